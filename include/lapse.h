@@ -1,0 +1,139 @@
+/* lapse: named regions (spans), counters and session control.
+ *
+ * A span carries only a name. What is measured is decided by the active session.
+ * With no active session every macro below is one predictable branch on a global.
+ *
+ *   LAPSE_SCOPE("solve");            span until the enclosing block ends
+ *   LAPSE_BEGIN("io"); ... LAPSE_END("io");   span across blocks
+ *   lapse_count("cells", n);         counter on the innermost open span
+ *
+ * A program linked with liblapse starts a session from the environment alone:
+ *   LAPSE_PROFILE=1 LAPSE_RUN_DIR=runs LAPSE_ROLE=worker ./program
+ */
+#ifndef LAPSE_H
+#define LAPSE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LAPSE_VERSION_MAJOR 0
+#define LAPSE_VERSION_MINOR 1
+
+#if defined(__GNUC__)
+#define LAPSE_API __attribute__((visibility("default")))
+#else
+#define LAPSE_API
+#endif
+
+/* A call site: a static descriptor interned to an integer id on first use.
+ * Sites with the same name share one id. */
+typedef struct lapse_site {
+    const char *name;
+    uint32_t id; /* 0 until interned */
+} lapse_site;
+
+/* Feature flags of a session. */
+enum lapse_feature {
+    LAPSE_FEATURE_SPANS = 1u << 0,    /* aggregate span tree (always on) */
+    LAPSE_FEATURE_TIMELINE = 1u << 1, /* raw (begin, end) records, bounded by max_spans */
+};
+#define LAPSE_FEATURES_DEFAULT (LAPSE_FEATURE_SPANS | LAPSE_FEATURE_TIMELINE)
+
+typedef struct lapse_options {
+    uint32_t features;             /* LAPSE_FEATURE_* bits; 0 means LAPSE_FEATURES_DEFAULT */
+    const char *role;              /* NULL: $LAPSE_ROLE, else "main" */
+    const char *run_dir;           /* NULL: $LAPSE_RUN_DIR, else "lapse-runs" */
+    uint64_t max_spans;            /* timeline bound; 0: $LAPSE_MAX_SPANS, else 100000 */
+    uint32_t snapshot_interval_ms; /* periodic write; 0: $LAPSE_SNAPSHOT_MS, else 5000 */
+    uint32_t max_depth;            /* deeper spans fold into their parent; 0: 64 */
+    uint32_t max_paths;            /* distinct paths per thread before folding; 0: 4096 */
+    int handle_signals;            /* flush on SIGTERM/SIGINT/SIGUSR1/SIGHUP; default 1 */
+} lapse_options;
+
+/* Fills *options with the defaults ("from the environment"). */
+LAPSE_API void lapse_options_init(lapse_options *options);
+
+/* Starts a session (NULL: options from the environment). Returns 0, or a negative
+ * errno-style code with lapse_last_error() saying why. */
+LAPSE_API int lapse_start(const lapse_options *options);
+/* Writes the final file and ends the session. Returns 0 or a negative code. */
+LAPSE_API int lapse_stop(void);
+/* Writes a snapshot now. */
+LAPSE_API int lapse_flush(void);
+/* Nonzero while a session records. */
+LAPSE_API int lapse_is_active(void);
+/* The message of the last failure of lapse_start/stop/flush in this process. */
+LAPSE_API const char *lapse_last_error(void);
+/* Changes the role of this process for the rest of the session (for example in a
+ * forked worker); the next write goes to a file named after the new role. */
+LAPSE_API int lapse_set_role(const char *role);
+/* Path of the file this process writes, or NULL when no session is active. */
+LAPSE_API const char *lapse_file_path(void);
+
+/* For language bindings: intern a name once, then begin/end by id. */
+LAPSE_API uint32_t lapse_intern(const char *name);
+LAPSE_API int lapse_span_begin_id(uint32_t name_id);
+LAPSE_API void lapse_span_end_id(uint32_t name_id);
+LAPSE_API void lapse_count_id(uint32_t name_id, int64_t n);
+LAPSE_API void lapse_count_name(const char *name, int64_t n);
+
+/* ---- implementation details used by the macros ---- */
+extern LAPSE_API volatile int lapse_enabled_;
+LAPSE_API int lapse_span_begin_site_(lapse_site *site);
+LAPSE_API void lapse_span_end_token_(int token);
+LAPSE_API void lapse_span_end_site_(lapse_site *site);
+LAPSE_API void lapse_count_site_(lapse_site *site, int64_t n);
+
+static inline int lapse_scope_begin_(lapse_site *site)
+{
+    if (__builtin_expect(lapse_enabled_, 0))
+        return lapse_span_begin_site_(site);
+    return 0;
+}
+
+static inline void lapse_scope_end_(int *token)
+{
+    if (__builtin_expect(*token, 0))
+        lapse_span_end_token_(*token);
+}
+
+#define LAPSE_CAT2_(a, b) a##b
+#define LAPSE_CAT_(a, b) LAPSE_CAT2_(a, b)
+
+/* A span that ends when the enclosing C block ends. */
+#define LAPSE_SCOPE(name)                                                              \
+    static lapse_site LAPSE_CAT_(lapse_site_, __LINE__) = {name, 0};                   \
+    int LAPSE_CAT_(lapse_token_, __LINE__) __attribute__((cleanup(lapse_scope_end_))) = \
+        lapse_scope_begin_(&LAPSE_CAT_(lapse_site_, __LINE__))
+
+/* A span that may cross blocks; LAPSE_END names the span it closes. A mismatched
+ * end is counted and reported, never a crash. */
+#define LAPSE_BEGIN(name)                                  \
+    do {                                                   \
+        static lapse_site lapse_begin_site_ = {name, 0};   \
+        if (__builtin_expect(lapse_enabled_, 0))           \
+            lapse_span_begin_site_(&lapse_begin_site_);    \
+    } while (0)
+
+#define LAPSE_END(name)                                    \
+    do {                                                   \
+        static lapse_site lapse_end_site_ = {name, 0};     \
+        if (__builtin_expect(lapse_enabled_, 0))           \
+            lapse_span_end_site_(&lapse_end_site_);        \
+    } while (0)
+
+/* Adds n to the counter `name` of the innermost open span of this thread. */
+#define lapse_count(name, n)                                   \
+    do {                                                       \
+        static lapse_site lapse_count_site_desc_ = {name, 0};  \
+        if (__builtin_expect(lapse_enabled_, 0))               \
+            lapse_count_site_(&lapse_count_site_desc_, (int64_t)(n)); \
+    } while (0)
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,1 @@
+typedef int lapse_analyze_unused;

@@ -1,0 +1,56 @@
+/* lapse: the command. Dispatches to one file per subcommand. */
+#include "commands.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    {"report", cmd_report, "what a run spent its time on, per role (--json for machines)"},
+    {"diff", cmd_diff, "compare two runs path by path, with a stated test for each change"},
+    {"export", cmd_export, "convert a run's timeline for other tools (--perfetto out.json)"},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: lapse <command> [options]\n"
+            "\n"
+            "lapse is a profiler for long, multi-process programs. A program linked with\n"
+            "liblapse writes one .lapse file per process under <run_dir>/<run_id>/<host>/;\n"
+            "these commands read them.\n"
+            "\n"
+            "commands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out,
+            "\n"
+            "Run `lapse <command> --help` for its options.\n"
+            "Record a run: LAPSE_PROFILE=1 LAPSE_RUN_DIR=runs ./your_program\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("lapse 0.1.0\n");
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "lapse: unknown command '%s' (see `lapse --help`)\n", argv[1]);
+    return 2;
+}

@@ -1,0 +1,119 @@
+/* The span engine: per-thread path trees, counters and the bounded timeline.
+ * Hot paths (begin, end, count) take no lock, allocate nothing after a path is
+ * first seen, and make no syscall. */
+#ifndef LAPSE_CORE_CORE_H
+#define LAPSE_CORE_CORE_H
+
+#include "hist.h"
+
+#include <stdint.h>
+
+#define CORE_ROOT 0u              /* node 0 of every thread: no span open */
+#define CORE_FRAME_FOLDED 1u      /* frame stands for a span folded into its parent */
+#define CORE_TIMELINE_CHUNK 64u   /* records a thread reserves at a time */
+#define CORE_MAX_THREADS 65535u
+
+typedef struct core_config {
+    uint32_t max_depth;    /* spans deeper than this fold into their parent */
+    uint32_t max_paths;    /* distinct paths per thread (root excluded) */
+    uint32_t max_counters; /* distinct (path, counter) pairs per thread */
+    uint64_t max_spans;    /* timeline records for the whole process; 0: no timeline */
+} core_config;
+
+typedef struct core_node {
+    uint32_t parent;
+    uint32_t name;
+    uint32_t depth;
+    uint32_t reserved;
+    uint64_t calls; /* written last on span end */
+    uint64_t total_ns, child_ns, min_ns, max_ns;
+    uint64_t folded;
+    uint64_t hist[HIST_BUCKETS];
+} core_node;
+
+typedef struct core_frame {
+    uint32_t node;  /* the span's node; for a folded frame, the node it folds into */
+    uint32_t name;
+    uint32_t flags;
+    uint32_t reserved;
+    uint64_t start; /* ticks */
+} core_frame;
+
+typedef struct core_counter {
+    uint32_t node;
+    uint32_t name;
+    int64_t sum;
+    uint64_t updates;
+} core_counter;
+
+typedef struct core_span_record {
+    uint64_t begin; /* ticks */
+    uint64_t end;   /* ticks; written last, 0 while the slot is unused */
+    uint32_t name;
+    uint16_t thread;
+    uint16_t depth;
+} core_span_record;
+
+typedef struct core_thread {
+    uint32_t gen;   /* the session generation this state belongs to */
+    uint32_t depth; /* frames open; stack[0] is the root frame */
+    core_frame *stack;
+    core_node *nodes;
+    uint32_t node_count; /* published with release after a node is filled */
+    uint32_t path_mask;
+    uint64_t *path_keys; /* (parent << 32 | name), UINT64_MAX when empty */
+    uint32_t *path_nodes;
+    core_counter *counters; /* name 0 marks an empty slot */
+    uint32_t counter_mask;
+    uint32_t counter_count;
+    core_span_record *tl_next, *tl_end;
+    int tl_exhausted;
+    uint64_t folded_depth, folded_paths, unmatched_ends, dropped_counters, timeline_dropped;
+    int64_t tid;
+    uint32_t index; /* position in the thread list, the thread id in files */
+    int exited;
+    char name[32];
+    struct core_thread *next;
+    void *mapping;
+    uint64_t mapping_size;
+} core_thread;
+
+/* The calling thread's state; checked against core_gen before use. */
+extern __thread core_thread *core_tls __attribute__((tls_model("initial-exec")));
+
+extern uint32_t core_gen;           /* 0 = no session; bumped at each start and fork */
+extern core_config core_cfg;
+extern core_span_record *core_timeline; /* max_spans records */
+extern uint64_t core_timeline_cursor;   /* next free record (atomic) */
+
+/* Starts a new generation with cfg: every thread starts from an empty tree.
+ * Returns 0 or -ENOMEM (timeline buffer). */
+int core_begin_session(const core_config *cfg);
+/* Ends the generation; the data stays readable until the next begin. */
+void core_end_session(void);
+
+/* Hot path. begin returns a token (the depth after the push), 0 if nothing was
+ * pushed. */
+int core_span_begin(uint32_t name);
+void core_span_end_token(int token);
+void core_span_end_name(uint32_t name);
+void core_count(uint32_t name, int64_t n);
+
+/* The state of the calling thread for the current generation, created on first use. */
+core_thread *core_thread_attach(void);
+
+/* Iteration by the writer: lock, walk, unlock. Only registration waits on it. */
+void core_threads_lock(void);
+void core_threads_unlock(void);
+core_thread *core_threads_first(void);
+uint32_t core_threads_count(void);
+/* Refreshes the names of live threads (reads /proc for other threads). */
+void core_threads_refresh_names(void);
+
+/* Fork handling: prepare locks, parent unlocks, child resets to a fresh
+ * generation with only the calling thread, an empty tree and a clean stack. */
+void core_fork_prepare(void);
+void core_fork_parent(void);
+void core_fork_child(void);
+
+#endif

@@ -1,0 +1,211 @@
+/* The hot path: span begin and end, counters, timeline records. */
+#include "core.h"
+
+#include "clock.h"
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+static inline core_thread *thread_state(void)
+{
+    core_thread *t = core_tls;
+    if (likely(t && t->gen == __atomic_load_n(&core_gen, __ATOMIC_RELAXED)))
+        return t;
+    return core_thread_attach();
+}
+
+static inline uint32_t path_hash(uint64_t key, uint32_t mask)
+{
+    return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 40) & mask;
+}
+
+/* The node of (parent, name), created on first sight; UINT32_MAX when the thread
+ * already has max_paths paths. */
+static inline uint32_t path_node(core_thread *t, uint32_t parent, uint32_t name)
+{
+    uint64_t key = ((uint64_t)parent << 32) | name;
+    uint32_t slot = path_hash(key, t->path_mask);
+    for (;;) {
+        uint64_t k = t->path_keys[slot];
+        if (likely(k == key))
+            return t->path_nodes[slot];
+        if (k == UINT64_MAX)
+            break;
+        slot = (slot + 1) & t->path_mask;
+    }
+    uint32_t idx = t->node_count;
+    if (unlikely(idx > core_cfg.max_paths))
+        return UINT32_MAX;
+    core_node *n = &t->nodes[idx];
+    n->parent = parent;
+    n->name = name;
+    n->depth = t->nodes[parent].depth + 1;
+    n->min_ns = UINT64_MAX;
+    t->path_keys[slot] = key;
+    t->path_nodes[slot] = idx;
+    __atomic_store_n(&t->node_count, idx + 1, __ATOMIC_RELEASE);
+    return idx;
+}
+
+int core_span_begin(uint32_t name)
+{
+    core_thread *t = thread_state();
+    if (unlikely(!t))
+        return 0;
+    uint32_t d = t->depth;
+    uint32_t parent = t->stack[d].node;
+    core_frame *f = &t->stack[d + 1];
+    f->name = name;
+    if (unlikely(d >= core_cfg.max_depth)) {
+        if (d >= core_cfg.max_depth + 1u) { /* the stack is full: count, push nothing */
+            t->folded_depth++;
+            t->nodes[parent].folded++;
+            return 0;
+        }
+        f->node = parent;
+        f->flags = CORE_FRAME_FOLDED;
+        t->folded_depth++;
+        t->nodes[parent].folded++;
+    } else {
+        uint32_t node = path_node(t, parent, name);
+        if (likely(node != UINT32_MAX)) {
+            f->node = node;
+            f->flags = 0;
+        } else {
+            f->node = parent;
+            f->flags = CORE_FRAME_FOLDED;
+            t->folded_paths++;
+            t->nodes[parent].folded++;
+        }
+    }
+    t->depth = d + 1;
+    f->start = core_ticks();
+    return (int)(d + 1);
+}
+
+static void timeline_record(core_thread *t, const core_frame *f, uint32_t depth, uint64_t end)
+{
+    if (unlikely(t->tl_next == t->tl_end)) {
+        if (t->tl_exhausted) {
+            t->timeline_dropped++;
+            return;
+        }
+        uint64_t cap = core_cfg.max_spans;
+        uint64_t pos = __atomic_fetch_add(&core_timeline_cursor, CORE_TIMELINE_CHUNK,
+                                          __ATOMIC_RELAXED);
+        if (pos >= cap) {
+            t->tl_exhausted = 1;
+            t->timeline_dropped++;
+            return;
+        }
+        uint64_t end_pos = pos + CORE_TIMELINE_CHUNK < cap ? pos + CORE_TIMELINE_CHUNK : cap;
+        t->tl_next = core_timeline + pos;
+        t->tl_end = core_timeline + end_pos;
+    }
+    core_span_record *r = t->tl_next++;
+    r->begin = f->start;
+    r->name = f->name;
+    r->thread = (uint16_t)t->index;
+    r->depth = (uint16_t)depth;
+    __atomic_store_n(&r->end, end, __ATOMIC_RELEASE);
+}
+
+/* Closes the top frame at tick `now`. */
+static inline void close_top(core_thread *t, uint64_t now)
+{
+    uint32_t d = t->depth;
+    core_frame *f = &t->stack[d];
+    t->depth = d - 1;
+    if (unlikely(f->flags & CORE_FRAME_FOLDED))
+        return; /* its time stays in the parent's self time */
+    uint64_t ns = core_ticks_to_ns(now - f->start);
+    core_node *n = &t->nodes[f->node];
+    n->hist[hist_bucket(ns)]++;
+    n->total_ns += ns;
+    if (ns < n->min_ns)
+        n->min_ns = ns;
+    if (ns > n->max_ns)
+        n->max_ns = ns;
+    __atomic_store_n(&n->calls, n->calls + 1, __ATOMIC_RELEASE);
+    t->nodes[t->stack[d - 1].node].child_ns += ns;
+    if (core_cfg.max_spans)
+        timeline_record(t, f, d, now);
+}
+
+void core_span_end_token(int token)
+{
+    uint64_t now = core_ticks();
+    core_thread *t = core_tls;
+    if (unlikely(!t || t->gen != __atomic_load_n(&core_gen, __ATOMIC_RELAXED)))
+        return; /* begun in an earlier session or before a fork */
+    uint32_t want = (uint32_t)token;
+    if (likely(t->depth == want)) {
+        close_top(t, now);
+        return;
+    }
+    if (t->depth < want) { /* already closed by a LAPSE_END */
+        t->unmatched_ends++;
+        return;
+    }
+    while (t->depth > want) { /* spans begun inside this scope and never ended */
+        t->unmatched_ends++;
+        close_top(t, now);
+    }
+    close_top(t, now);
+}
+
+void core_span_end_name(uint32_t name)
+{
+    uint64_t now = core_ticks();
+    core_thread *t = core_tls;
+    if (unlikely(!t || t->gen != __atomic_load_n(&core_gen, __ATOMIC_RELAXED))) {
+        if ((t = thread_state()) != NULL) /* nothing open in this session */
+            t->unmatched_ends++;
+        return;
+    }
+    uint32_t d = t->depth;
+    if (likely(d > 0 && t->stack[d].name == name)) {
+        close_top(t, now);
+        return;
+    }
+    uint32_t k = d;
+    while (k > 0 && t->stack[k].name != name)
+        k--;
+    t->unmatched_ends++;
+    if (k == 0)
+        return; /* nothing of that name is open: ignore the end */
+    while (t->depth > k) /* close what was opened inside it and never ended */
+        close_top(t, now);
+    close_top(t, now);
+}
+
+void core_count(uint32_t name, int64_t n)
+{
+    core_thread *t = thread_state();
+    if (unlikely(!t) || name == 0)
+        return;
+    uint32_t node = t->stack[t->depth].node;
+    uint64_t key = ((uint64_t)node << 32) | name;
+    uint32_t slot = path_hash(key, t->counter_mask);
+    for (;;) {
+        core_counter *c = &t->counters[slot];
+        if (likely(c->name == name && c->node == node)) {
+            c->sum += n;
+            c->updates++;
+            return;
+        }
+        if (c->name == 0)
+            break;
+        slot = (slot + 1) & t->counter_mask;
+    }
+    if (t->counter_count >= core_cfg.max_counters) {
+        t->dropped_counters++;
+        return;
+    }
+    core_counter *c = &t->counters[slot];
+    c->node = node;
+    c->sum = n;
+    c->updates = 1;
+    t->counter_count++;
+    __atomic_store_n(&c->name, name, __ATOMIC_RELEASE);
+}

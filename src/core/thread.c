@@ -1,0 +1,276 @@
+/* Per-thread state: creation, the list the writer walks, retirement, fork. */
+#include "core.h"
+
+#include "names.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+__thread core_thread *core_tls __attribute__((tls_model("initial-exec")));
+
+uint32_t core_gen;
+core_config core_cfg;
+core_span_record *core_timeline;
+uint64_t core_timeline_cursor;
+static uint64_t core_timeline_bytes;
+
+static pthread_mutex_t threads_mu = PTHREAD_MUTEX_INITIALIZER;
+static core_thread *threads_head, *threads_tail;
+static uint32_t threads_count;
+static core_thread *retired_head; /* states of earlier generations */
+static uint32_t retired_gen;      /* generation in which they were retired */
+
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+static void thread_exited(void *state)
+{
+    core_thread *t = state;
+    __atomic_store_n(&t->exited, 1, __ATOMIC_RELEASE);
+}
+
+static void exit_key_create(void) { pthread_key_create(&exit_key, thread_exited); }
+
+static uint32_t pow2_at_least(uint64_t n)
+{
+    uint32_t p = 16;
+    while (p < n)
+        p *= 2;
+    return p;
+}
+
+static void free_mapping(core_thread *t)
+{
+    if (t->mapping)
+        munmap(t->mapping, t->mapping_size);
+    t->mapping = NULL;
+    t->nodes = NULL;
+    t->stack = NULL;
+}
+
+/* One anonymous mapping holds the stack, nodes, path table and counters; pages a
+ * thread never touches cost no memory. */
+static core_thread *thread_create(void)
+{
+    const core_config *cfg = &core_cfg;
+    uint32_t path_slots = pow2_at_least(2ull * (cfg->max_paths + 1));
+    uint32_t counter_slots = pow2_at_least(2ull * cfg->max_counters);
+    size_t stack_bytes = (cfg->max_depth + 2) * sizeof(core_frame);
+    size_t node_bytes = (size_t)(cfg->max_paths + 1) * sizeof(core_node);
+    size_t key_bytes = (size_t)path_slots * sizeof(uint64_t);
+    size_t val_bytes = (size_t)path_slots * sizeof(uint32_t);
+    size_t counter_bytes = (size_t)counter_slots * sizeof(core_counter);
+    size_t total = stack_bytes + node_bytes + key_bytes + val_bytes + counter_bytes;
+
+    core_thread *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    void *map = mmap(NULL, total, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (map == MAP_FAILED) {
+        free(t);
+        return NULL;
+    }
+    char *p = map;
+    t->mapping = map;
+    t->mapping_size = total;
+    t->stack = (core_frame *)p;
+    p += stack_bytes;
+    t->nodes = (core_node *)p;
+    p += node_bytes;
+    t->path_keys = (uint64_t *)p;
+    p += key_bytes;
+    t->path_nodes = (uint32_t *)p;
+    p += val_bytes;
+    t->counters = (core_counter *)p;
+    memset(t->path_keys, 0xFF, key_bytes);
+    t->path_mask = path_slots - 1;
+    t->counter_mask = counter_slots - 1;
+
+    core_node *root = &t->nodes[CORE_ROOT];
+    root->parent = UINT32_MAX;
+    root->min_ns = UINT64_MAX;
+    t->node_count = 1;
+    t->stack[0].node = CORE_ROOT;
+    t->tid = (int64_t)syscall(SYS_gettid);
+    pthread_getname_np(pthread_self(), t->name, sizeof t->name);
+    return t;
+}
+
+core_thread *core_thread_attach(void)
+{
+    uint32_t gen = __atomic_load_n(&core_gen, __ATOMIC_ACQUIRE);
+    if (gen == 0)
+        return NULL;
+    core_thread *old = core_tls;
+    if (old && old->gen == gen)
+        return old;
+    pthread_once(&exit_key_once, exit_key_create);
+    core_thread *t = NULL;
+    pthread_mutex_lock(&threads_mu);
+    if (gen == core_gen && threads_count < CORE_MAX_THREADS && (t = thread_create()) != NULL) {
+        t->gen = gen;
+        t->index = threads_count++;
+        if (threads_tail)
+            threads_tail->next = t;
+        else
+            threads_head = t;
+        threads_tail = t;
+    }
+    pthread_mutex_unlock(&threads_mu);
+    if (!t)
+        return NULL;
+    core_tls = t;
+    pthread_setspecific(exit_key, t);
+    return t;
+}
+
+void core_threads_lock(void) { pthread_mutex_lock(&threads_mu); }
+void core_threads_unlock(void) { pthread_mutex_unlock(&threads_mu); }
+core_thread *core_threads_first(void) { return threads_head; }
+uint32_t core_threads_count(void) { return threads_count; }
+
+void core_threads_refresh_names(void)
+{
+    pthread_mutex_lock(&threads_mu);
+    for (core_thread *t = threads_head; t; t = t->next) {
+        if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
+            continue;
+        char path[64];
+        snprintf(path, sizeof path, "/proc/self/task/%lld/comm", (long long)t->tid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        char buf[32];
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0)
+            continue;
+        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == 0))
+            n--;
+        buf[n] = 0;
+        memcpy(t->name, buf, (size_t)n + 1);
+    }
+    pthread_mutex_unlock(&threads_mu);
+}
+
+/* Frees what earlier generations left, moves the current list to retired. Call
+ * with threads_mu held. */
+static void retire_threads(uint32_t new_gen)
+{
+    core_thread *keep = NULL;
+    for (core_thread *t = retired_head; t;) {
+        core_thread *next = t->next;
+        if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE)) {
+            free_mapping(t);
+            free(t);
+        } else {
+            /* a live thread may still hold this pointer: keep the small header, and
+             * free the mapping once a whole generation has passed */
+            if (retired_gen + 1 < new_gen)
+                free_mapping(t);
+            t->next = keep;
+            keep = t;
+        }
+        t = next;
+    }
+    retired_head = keep;
+    for (core_thread *t = threads_head; t;) {
+        core_thread *next = t->next;
+        t->next = retired_head;
+        retired_head = t;
+        t = next;
+    }
+    retired_gen = new_gen;
+    threads_head = threads_tail = NULL;
+    threads_count = 0;
+}
+
+static int timeline_alloc(uint64_t max_spans)
+{
+    if (core_timeline)
+        munmap(core_timeline, core_timeline_bytes);
+    core_timeline = NULL;
+    core_timeline_bytes = 0;
+    __atomic_store_n(&core_timeline_cursor, 0, __ATOMIC_RELAXED);
+    if (max_spans == 0)
+        return 0;
+    size_t bytes = (size_t)max_spans * sizeof(core_span_record);
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    if (p == MAP_FAILED)
+        return -ENOMEM;
+    core_timeline = p;
+    core_timeline_bytes = bytes;
+    return 0;
+}
+
+int core_begin_session(const core_config *cfg)
+{
+    pthread_mutex_lock(&threads_mu);
+    uint32_t gen = core_gen + 1;
+    if (gen == 0)
+        gen = 1;
+    retire_threads(gen);
+    core_cfg = *cfg;
+    if (core_cfg.max_depth == 0)
+        core_cfg.max_depth = 64;
+    if (core_cfg.max_paths == 0)
+        core_cfg.max_paths = 4096;
+    if (core_cfg.max_counters == 0)
+        core_cfg.max_counters = 1024;
+    int rc = timeline_alloc(core_cfg.max_spans);
+    if (rc)
+        core_cfg.max_spans = 0;
+    __atomic_store_n(&core_gen, gen, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&threads_mu);
+    return rc;
+}
+
+void core_end_session(void)
+{
+    /* nothing to free: the writer reads the data after the session ends */
+}
+
+void core_fork_prepare(void)
+{
+    names_lock_for_fork();
+    pthread_mutex_lock(&threads_mu);
+}
+
+void core_fork_parent(void)
+{
+    pthread_mutex_unlock(&threads_mu);
+    names_unlock_after_fork();
+}
+
+void core_fork_child(void)
+{
+    pthread_mutex_init(&threads_mu, NULL);
+    names_after_fork_child();
+    core_tls = NULL; /* the only thread here; its old state is freed below */
+    for (core_thread *lists[2] = {threads_head, retired_head}, **l = lists; l < lists + 2; l++)
+        for (core_thread *t = *l; t;) {
+            core_thread *next = t->next;
+            free_mapping(t);
+            free(t);
+            t = next;
+        }
+    threads_head = threads_tail = retired_head = NULL;
+    threads_count = 0;
+    if (core_gen) {
+        uint32_t gen = core_gen + 1;
+        core_gen = gen ? gen : 1;
+        if (core_timeline) {
+            memset(core_timeline, 0, core_timeline_bytes);
+            core_timeline_cursor = 0;
+        }
+    }
+}

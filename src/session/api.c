@@ -1,0 +1,61 @@
+/* The public span and counter entry points, and the session started from the
+ * environment (LAPSE_PROFILE=1). */
+#include "lapse.h"
+
+#include "../core/core.h"
+#include "../core/names.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+LAPSE_API volatile int lapse_enabled_;
+
+static inline uint32_t site_id(lapse_site *site)
+{
+    uint32_t id = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
+    if (__builtin_expect(id == 0, 0)) {
+        id = names_intern(site->name);
+        __atomic_store_n(&site->id, id, __ATOMIC_RELAXED);
+    }
+    return id;
+}
+
+int lapse_span_begin_site_(lapse_site *site) { return core_span_begin(site_id(site)); }
+void lapse_span_end_token_(int token) { core_span_end_token(token); }
+void lapse_span_end_site_(lapse_site *site) { core_span_end_name(site_id(site)); }
+void lapse_count_site_(lapse_site *site, int64_t n) { core_count(site_id(site), n); }
+
+uint32_t lapse_intern(const char *name) { return names_intern(name); }
+
+int lapse_span_begin_id(uint32_t name_id)
+{
+    return lapse_enabled_ ? core_span_begin(name_id) : 0;
+}
+
+void lapse_span_end_id(uint32_t name_id)
+{
+    if (lapse_enabled_)
+        core_span_end_name(name_id);
+}
+
+void lapse_count_id(uint32_t name_id, int64_t n)
+{
+    if (lapse_enabled_)
+        core_count(name_id, n);
+}
+
+void lapse_count_name(const char *name, int64_t n)
+{
+    if (lapse_enabled_)
+        core_count(names_intern(name), n);
+}
+
+__attribute__((constructor)) static void lapse_autostart(void)
+{
+    const char *v = getenv("LAPSE_PROFILE");
+    if (!v || strcmp(v, "1") != 0)
+        return;
+    if (lapse_start(NULL) != 0)
+        fprintf(stderr, "lapse: warning: profiling is off: %s\n", lapse_last_error());
+}

@@ -1,0 +1,475 @@
+/* Start, stop, the periodic flusher, exit and fork handling. */
+#include "session.h"
+
+#include "lapse.h"
+
+#include "../core/clock.h"
+#include "../core/core.h"
+#include "../core/names.h"
+#include "../store/file_io.h"
+#include "snapshot.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ENV_SAVED 3
+static const char *const exported_env[ENV_SAVED] = {"LAPSE_PROFILE", "LAPSE_RUN_DIR", "LAPSE_RUN_ID"};
+
+static struct session {
+    int active;
+    lapse_options opts;
+    char role[128];
+    char run_dir[PATH_MAX];
+    char run_id[64];
+    char host[256];
+    char job_id[128];
+    int64_t rank, world_size;
+    char dir[PATH_MAX];
+    char file[PATH_MAX];
+    uint64_t start_real_ns, start_mono_ns;
+    uint64_t write_seq;
+    int write_warned;
+    pthread_mutex_t write_mu;
+    pthread_t flusher;
+    int flusher_running;
+    int flusher_stop;
+    sem_t flusher_wake;
+    sem_t flusher_done;
+    volatile int signal_pending; /* a signal handler waits: 0 none, else 1 + final */
+    const char *signal_reason;
+    char *saved_env[ENV_SAVED];
+    int saved_env_set[ENV_SAVED];
+} S = {.write_mu = PTHREAD_MUTEX_INITIALIZER};
+
+static char last_error[512];
+static int process_hooks_installed;
+
+const char *lapse_last_error(void) { return last_error; }
+int lapse_is_active(void) { return S.active; }
+const char *lapse_file_path(void) { return S.active ? S.file : NULL; }
+
+/* Records "what: reason" as the last error and returns code. */
+static int set_error(int code, const char *what, const char *detail)
+{
+    snprintf(last_error, sizeof last_error, "%s%s: %s", what, detail ? detail : "",
+             strerror(-code));
+    return code;
+}
+
+static const char *env_or(const char *name, const char *fallback)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : fallback;
+}
+
+static uint64_t env_u64(const char *name, uint64_t fallback)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return fallback;
+    char *end;
+    unsigned long long x = strtoull(v, &end, 10);
+    return *end == 0 ? (uint64_t)x : fallback;
+}
+
+static int64_t env_first_int(const char *const *names)
+{
+    for (; *names; names++) {
+        const char *v = getenv(*names);
+        char *end;
+        if (v && *v) {
+            long long x = strtoll(v, &end, 10);
+            if (*end == 0 && x >= 0)
+                return x;
+        }
+    }
+    return -1;
+}
+
+void lapse_options_init(lapse_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->handle_signals = 1;
+}
+
+/* Characters that are safe in a file name; others become '_'. */
+static void sanitize(char *s)
+{
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              *s == '-' || *s == '_' || *s == '.'))
+            *s = '_';
+}
+
+static uint32_t random_u32(void)
+{
+    uint64_t x = core_mono_ns() ^ ((uint64_t)getpid() << 32) ^ core_real_ns();
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return (uint32_t)x;
+}
+
+static void make_run_id(char *out, size_t len)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    char stamp[32];
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%S", &tm);
+    snprintf(out, len, "%s-%06x", stamp, random_u32() & 0xffffff);
+}
+
+static void choose_file(void)
+{
+    char role[128];
+    snprintf(role, sizeof role, "%s", S.role);
+    sanitize(role);
+    snprintf(S.file, sizeof S.file, "%s/%s-%ld-%04x.lapse", S.dir, role, (long)getpid(),
+             random_u32() & 0xffff);
+}
+
+static void save_and_export_env(void)
+{
+    const char *values[ENV_SAVED] = {"1", S.run_dir, S.run_id};
+    for (int i = 0; i < ENV_SAVED; i++) {
+        const char *old = getenv(exported_env[i]);
+        S.saved_env_set[i] = old != NULL;
+        S.saved_env[i] = old ? strdup(old) : NULL;
+        setenv(exported_env[i], values[i], 1);
+    }
+}
+
+static void restore_env(void)
+{
+    for (int i = 0; i < ENV_SAVED; i++) {
+        if (S.saved_env_set[i] && S.saved_env[i])
+            setenv(exported_env[i], S.saved_env[i], 1);
+        else
+            unsetenv(exported_env[i]);
+        free(S.saved_env[i]);
+        S.saved_env[i] = NULL;
+    }
+}
+
+static void fill_meta(store_meta *m, int final, const char *reason)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    uint64_t mono = core_mono_ns();
+    m->format_version = STORE_FORMAT_VERSION;
+    m->lapse_version = "0.1.0";
+    m->host = S.host;
+    m->role = S.role;
+    m->run_id = S.run_id;
+    m->job_id = S.job_id;
+    m->end_reason = (char *)reason;
+    m->clock_source = core_clock_g.use_tsc ? "tsc" : "monotonic";
+    m->pid = getpid();
+    m->ppid = getppid();
+    m->rank = S.rank;
+    m->world_size = S.world_size;
+    m->start_real_ns = S.start_real_ns;
+    m->start_mono_ns = S.start_mono_ns;
+    m->write_mono_ns = mono;
+    m->write_real_ns = core_real_ns();
+    m->anchor_real_ns = core_clock_g.anchor_real_ns;
+    m->anchor_mono_ns = core_clock_g.anchor_mono_ns;
+    m->wall_ns = mono - S.start_mono_ns;
+    m->cpu_user_ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000ull + (uint64_t)ru.ru_utime.tv_usec * 1000ull;
+    m->cpu_sys_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000ull + (uint64_t)ru.ru_stime.tv_usec * 1000ull;
+    m->max_rss_kb = (uint64_t)ru.ru_maxrss;
+    m->tsc_hz = core_clock_g.tsc_hz;
+    m->write_seq = ++S.write_seq;
+    m->final = (uint32_t)final;
+    m->snapshot_interval_ms = S.opts.snapshot_interval_ms;
+    m->max_spans = core_cfg.max_spans;
+    m->max_depth = core_cfg.max_depth;
+    m->max_paths = core_cfg.max_paths;
+    m->max_counters = core_cfg.max_counters;
+}
+
+int session_write(int final, const char *reason)
+{
+    pthread_mutex_lock(&S.write_mu);
+    if (!S.file[0]) {
+        pthread_mutex_unlock(&S.write_mu);
+        return -EINVAL;
+    }
+    store_file f;
+    memset(&f, 0, sizeof f);
+    char err[512] = "";
+    int rc = snapshot_take(&f);
+    if (rc == 0) {
+        fill_meta(&f.meta, final, reason);
+        rc = store_write_file(S.file, &f, err, sizeof err);
+    } else {
+        snprintf(err, sizeof err, "out of memory taking a snapshot");
+    }
+    snapshot_free(&f);
+    if (rc && !S.write_warned) {
+        /* never break the host program: one line, and carry on */
+        S.write_warned = 1;
+        fprintf(stderr, "lapse: warning: %s (profiling continues; later failures are silent)\n",
+                err);
+    }
+    if (rc)
+        snprintf(last_error, sizeof last_error, "%s", err);
+    pthread_mutex_unlock(&S.write_mu);
+    return rc;
+}
+
+int lapse_flush(void)
+{
+    if (!S.active)
+        return set_error(-EINVAL, "lapse_flush: no active session", NULL);
+    return session_write(0, "");
+}
+
+static void timespec_after_ms(struct timespec *ts, uint32_t ms)
+{
+    clock_gettime(CLOCK_REALTIME, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+static void *flusher_main(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        struct timespec deadline;
+        timespec_after_ms(&deadline, S.opts.snapshot_interval_ms);
+        int woke = sem_timedwait(&S.flusher_wake, &deadline) == 0;
+        if (__atomic_load_n(&S.flusher_stop, __ATOMIC_ACQUIRE))
+            break;
+        int pending = S.signal_pending;
+        if (woke && pending) {
+            session_write(pending - 1, S.signal_reason);
+            S.signal_pending = 0;
+            sem_post(&S.flusher_done);
+        } else if (!woke) {
+            session_write(0, "");
+        }
+    }
+    return NULL;
+}
+
+int session_write_from_signal(int final, const char *reason)
+{
+    if (!S.active)
+        return 0;
+    if (S.flusher_running && !pthread_equal(pthread_self(), S.flusher) && !S.signal_pending) {
+        S.signal_reason = reason;
+        S.signal_pending = 1 + final;
+        sem_post(&S.flusher_wake);
+        struct timespec deadline;
+        timespec_after_ms(&deadline, 3000);
+        while (sem_timedwait(&S.flusher_done, &deadline) != 0)
+            if (errno != EINTR)
+                return -1;
+        return 0;
+    }
+    return -1;
+}
+
+static int flusher_start(void)
+{
+    S.flusher_stop = 0;
+    S.signal_pending = 0;
+    sem_init(&S.flusher_wake, 0, 0);
+    sem_init(&S.flusher_done, 0, 0);
+    S.flusher_running = pthread_create(&S.flusher, NULL, flusher_main, NULL) == 0;
+    if (S.flusher_running)
+        pthread_setname_np(S.flusher, "lapse-flush");
+    return S.flusher_running ? 0 : -EAGAIN;
+}
+
+static void flusher_stop(void)
+{
+    if (!S.flusher_running)
+        return;
+    __atomic_store_n(&S.flusher_stop, 1, __ATOMIC_RELEASE);
+    sem_post(&S.flusher_wake);
+    pthread_join(S.flusher, NULL);
+    S.flusher_running = 0;
+    sem_destroy(&S.flusher_wake);
+    sem_destroy(&S.flusher_done);
+}
+
+static void end_session(const char *reason)
+{
+    lapse_enabled_ = 0;
+    flusher_stop();
+    int rc = session_write(1, reason);
+    (void)rc;
+    core_end_session();
+    if (S.opts.handle_signals)
+        signals_restore();
+    restore_env();
+    S.active = 0;
+}
+
+static void at_exit(void)
+{
+    if (S.active)
+        end_session("exit");
+}
+
+static void fork_prepare(void)
+{
+    /* no write may be in progress across fork, and no lock held by our thread */
+    pthread_mutex_lock(&S.write_mu);
+    core_fork_prepare();
+}
+
+static void fork_parent(void)
+{
+    core_fork_parent();
+    pthread_mutex_unlock(&S.write_mu);
+}
+
+static void fork_child(void)
+{
+    core_fork_child();
+    pthread_mutex_init(&S.write_mu, NULL);
+    if (!S.active)
+        return;
+    /* a new process: its own file, an empty tree, its own clock of time and CPU */
+    S.flusher_running = 0;
+    S.write_seq = 0;
+    S.write_warned = 0;
+    S.start_real_ns = core_real_ns();
+    S.start_mono_ns = core_mono_ns();
+    choose_file();
+    flusher_start();
+}
+
+static void install_process_hooks(void)
+{
+    if (process_hooks_installed)
+        return;
+    process_hooks_installed = 1;
+    atexit(at_exit);
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+int lapse_start(const lapse_options *options)
+{
+    if (S.active)
+        return set_error(-EBUSY, "lapse_start: a session is already active", NULL);
+    lapse_options o;
+    if (options)
+        o = *options;
+    else
+        lapse_options_init(&o);
+    if (o.features == 0)
+        o.features = LAPSE_FEATURES_DEFAULT;
+    if (!o.role)
+        o.role = env_or("LAPSE_ROLE", "main");
+    if (!o.run_dir)
+        o.run_dir = env_or("LAPSE_RUN_DIR", "lapse-runs");
+    if (!o.max_spans)
+        o.max_spans = env_u64("LAPSE_MAX_SPANS", 100000);
+    if (!o.snapshot_interval_ms)
+        o.snapshot_interval_ms = (uint32_t)env_u64("LAPSE_SNAPSHOT_MS", 5000);
+    if (o.snapshot_interval_ms < 10)
+        o.snapshot_interval_ms = 10;
+    if (!(o.features & LAPSE_FEATURE_TIMELINE) || env_u64("LAPSE_TIMELINE", 1) == 0)
+        o.max_spans = 0;
+
+    memset(S.role, 0, sizeof S.role);
+    snprintf(S.role, sizeof S.role, "%s", o.role);
+    if (o.run_dir[0] == '/') {
+        snprintf(S.run_dir, sizeof S.run_dir, "%s", o.run_dir);
+    } else {
+        /* absolute, so that children in other working directories join the same run */
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof cwd))
+            return set_error(-errno, "lapse_start: cannot resolve ", o.run_dir);
+        snprintf(S.run_dir, sizeof S.run_dir, "%.2000s/%.2000s", cwd, o.run_dir);
+    }
+    const char *inherited = getenv("LAPSE_RUN_ID");
+    if (inherited && *inherited) {
+        snprintf(S.run_id, sizeof S.run_id, "%s", inherited);
+        sanitize(S.run_id);
+    } else {
+        make_run_id(S.run_id, sizeof S.run_id);
+    }
+    if (gethostname(S.host, sizeof S.host) != 0)
+        snprintf(S.host, sizeof S.host, "unknown-host");
+    S.host[sizeof S.host - 1] = 0;
+    char host_dir[256];
+    snprintf(host_dir, sizeof host_dir, "%s", S.host);
+    sanitize(host_dir);
+    snprintf(S.job_id, sizeof S.job_id, "%s",
+             env_or("SLURM_JOB_ID", env_or("PBS_JOBID", env_or("LSB_JOBID", ""))));
+    static const char *const rank_vars[] = {"SLURM_PROCID", "RANK", "OMPI_COMM_WORLD_RANK",
+                                            "PMI_RANK", NULL};
+    static const char *const size_vars[] = {"SLURM_NTASKS", "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE",
+                                            "PMI_SIZE", NULL};
+    S.rank = env_first_int(rank_vars);
+    S.world_size = env_first_int(size_vars);
+
+    if (snprintf(S.dir, sizeof S.dir, "%s/%s/%s", S.run_dir, S.run_id, host_dir) >=
+        (int)sizeof S.dir)
+        return set_error(-ENAMETOOLONG, "lapse_start: run directory too long: ", S.run_dir);
+    int rc = store_make_dirs(S.dir);
+    if (rc)
+        return set_error(rc, "lapse_start: cannot create ", S.dir);
+    choose_file();
+
+    core_clock_calibrate(5, getenv("LAPSE_CLOCK") && strcmp(getenv("LAPSE_CLOCK"), "monotonic") == 0);
+    core_config cfg = {o.max_depth, o.max_paths, 0, o.max_spans};
+    core_begin_session(&cfg);
+    S.opts = o;
+    S.write_seq = 0;
+    S.write_warned = 0;
+    S.start_real_ns = core_real_ns();
+    S.start_mono_ns = core_mono_ns();
+    install_process_hooks();
+    save_and_export_env();
+    S.active = 1;
+    if (o.handle_signals)
+        signals_install();
+    flusher_start();
+    __atomic_store_n(&lapse_enabled_, 1, __ATOMIC_RELEASE);
+    return 0;
+}
+
+int lapse_set_role(const char *role)
+{
+    if (!S.active)
+        return set_error(-EINVAL, "lapse_set_role: no active session", NULL);
+    if (!role || !*role)
+        return set_error(-EINVAL, "lapse_set_role: empty role", NULL);
+    pthread_mutex_lock(&S.write_mu);
+    char old[PATH_MAX];
+    snprintf(old, sizeof old, "%s", S.file);
+    snprintf(S.role, sizeof S.role, "%s", role);
+    choose_file();
+    int moved = S.write_seq > 0;
+    pthread_mutex_unlock(&S.write_mu);
+    if (moved && session_write(0, "") == 0)
+        unlink(old); /* its content now lives in the new file */
+    return 0;
+}
+
+int lapse_stop(void)
+{
+    if (!S.active)
+        return set_error(-EINVAL, "lapse_stop: no active session", NULL);
+    end_session("stop");
+    return 0;
+}

@@ -1,0 +1,131 @@
+#include "snapshot.h"
+
+#include "../core/clock.h"
+#include "../core/core.h"
+#include "../core/names.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void copy_node(store_node *dst, const core_node *src, int32_t base, uint32_t thread)
+{
+    /* calls first: what it counts is already in the other fields */
+    dst->calls = __atomic_load_n(&src->calls, __ATOMIC_ACQUIRE);
+    dst->parent = src->parent == UINT32_MAX ? -1 : base + (int32_t)src->parent;
+    dst->thread = thread;
+    dst->name = src->name;
+    dst->depth = src->depth;
+    dst->total_ns = src->total_ns;
+    dst->child_ns = src->child_ns;
+    dst->min_ns = src->min_ns == UINT64_MAX ? 0 : src->min_ns;
+    dst->max_ns = src->max_ns;
+    dst->folded = src->folded;
+    dst->hist = (uint64_t *)src->hist;
+}
+
+static int take_timeline(store_file *f)
+{
+    if (!core_timeline || core_cfg.max_spans == 0)
+        return 0;
+    uint64_t used = __atomic_load_n(&core_timeline_cursor, __ATOMIC_ACQUIRE);
+    if (used > core_cfg.max_spans)
+        used = core_cfg.max_spans;
+    if (used == 0)
+        return 0;
+    f->spans = malloc(used * sizeof(store_span));
+    if (!f->spans)
+        return -ENOMEM;
+    uint64_t n = 0;
+    for (uint64_t i = 0; i < used; i++) {
+        const core_span_record *r = &core_timeline[i];
+        uint64_t end = __atomic_load_n(&r->end, __ATOMIC_ACQUIRE);
+        if (end == 0 || r->thread >= f->thread_count)
+            continue; /* reserved, not yet written */
+        store_span *s = &f->spans[n++];
+        s->thread = r->thread;
+        s->name = r->name;
+        s->depth = r->depth;
+        s->begin_ns = core_ticks_to_mono_ns(r->begin);
+        s->end_ns = core_ticks_to_mono_ns(end);
+        if (s->end_ns < s->begin_ns)
+            s->end_ns = s->begin_ns;
+    }
+    f->span_count = n;
+    return 0;
+}
+
+int snapshot_take(store_file *f)
+{
+    uint32_t name_count = names_count();
+    f->names = malloc(name_count * sizeof(char *));
+    if (!f->names)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < name_count; i++)
+        f->names[i] = (char *)names_get(i);
+    f->name_count = name_count;
+
+    core_threads_refresh_names();
+    core_threads_lock();
+    uint32_t threads = core_threads_count();
+    uint64_t nodes = 0, counters = 0;
+    for (core_thread *t = core_threads_first(); t; t = t->next) {
+        nodes += __atomic_load_n(&t->node_count, __ATOMIC_ACQUIRE);
+        counters += t->counter_mask + 1u;
+    }
+    f->threads = calloc(threads ? threads : 1, sizeof(store_thread));
+    f->nodes = calloc(nodes ? nodes : 1, sizeof(store_node));
+    f->counters = calloc(counters ? counters : 1, sizeof(store_counter));
+    if (!f->threads || !f->nodes || !f->counters) {
+        core_threads_unlock();
+        return -ENOMEM;
+    }
+    uint32_t ni = 0, ci = 0, ti = 0;
+    for (core_thread *t = core_threads_first(); t && ti < threads; t = t->next, ti++) {
+        f->threads[ti].tid = t->tid;
+        f->threads[ti].name = t->name;
+        uint32_t count = __atomic_load_n(&t->node_count, __ATOMIC_ACQUIRE);
+        if (ni + (uint64_t)count > nodes)
+            count = (uint32_t)(nodes - ni); /* nodes appeared since we counted */
+        int32_t base = (int32_t)ni;
+        for (uint32_t i = 0; i < count; i++)
+            copy_node(&f->nodes[ni + i], &t->nodes[i], base, ti);
+        for (uint32_t s = 0; s <= t->counter_mask; s++) {
+            const core_counter *c = &t->counters[s];
+            uint32_t name = __atomic_load_n(&c->name, __ATOMIC_ACQUIRE);
+            if (name == 0 || c->node >= count || name >= name_count)
+                continue;
+            store_counter *dst = &f->counters[ci++];
+            dst->node = (uint32_t)base + c->node;
+            dst->name = name;
+            dst->sum = c->sum;
+            dst->updates = c->updates;
+        }
+        ni += count;
+        f->meta.folded_depth += t->folded_depth;
+        f->meta.folded_paths += t->folded_paths;
+        f->meta.unmatched_ends += t->unmatched_ends;
+        f->meta.dropped_counters += t->dropped_counters;
+        f->meta.timeline_dropped += t->timeline_dropped;
+    }
+    f->thread_count = ti;
+    f->node_count = ni;
+    f->counter_count = ci;
+    int rc = take_timeline(f);
+    core_threads_unlock();
+    return rc;
+}
+
+void snapshot_free(store_file *f)
+{
+    free(f->names);
+    free(f->threads);
+    free(f->nodes);
+    free(f->counters);
+    free(f->spans);
+    f->names = NULL;
+    f->threads = NULL;
+    f->nodes = NULL;
+    f->counters = NULL;
+    f->spans = NULL;
+}

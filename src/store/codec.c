@@ -1,0 +1,550 @@
+#include "codec.h"
+
+#include "../core/hist.h"
+#include "crc32.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const uint8_t store_magic[8] = {0x89, 'L', 'A', 'P', 'S', 'E', '\r', '\n'};
+#define FILE_HEADER_SIZE 32u
+#define SECTION_HEADER_SIZE 24u
+
+/* ---- meta fields: one table drives both directions ---- */
+
+enum meta_type { META_U64 = 1, META_I64 = 2, META_F64 = 3, META_STR = 4, META_U32 = 5 };
+
+typedef struct meta_field {
+    const char *key;
+    int type;
+    size_t offset;
+} meta_field;
+
+#define M(key, type, field) {key, type, offsetof(store_meta, field)}
+static const meta_field meta_fields[] = {
+    M("lapse_version", META_STR, lapse_version),
+    M("host", META_STR, host),
+    M("role", META_STR, role),
+    M("run_id", META_STR, run_id),
+    M("job_id", META_STR, job_id),
+    M("end_reason", META_STR, end_reason),
+    M("clock_source", META_STR, clock_source),
+    M("pid", META_I64, pid),
+    M("ppid", META_I64, ppid),
+    M("rank", META_I64, rank),
+    M("world_size", META_I64, world_size),
+    M("start_real_ns", META_U64, start_real_ns),
+    M("start_mono_ns", META_U64, start_mono_ns),
+    M("write_real_ns", META_U64, write_real_ns),
+    M("write_mono_ns", META_U64, write_mono_ns),
+    M("anchor_real_ns", META_U64, anchor_real_ns),
+    M("anchor_mono_ns", META_U64, anchor_mono_ns),
+    M("wall_ns", META_U64, wall_ns),
+    M("cpu_user_ns", META_U64, cpu_user_ns),
+    M("cpu_sys_ns", META_U64, cpu_sys_ns),
+    M("max_rss_kb", META_U64, max_rss_kb),
+    M("tsc_hz", META_F64, tsc_hz),
+    M("write_seq", META_U64, write_seq),
+    M("final", META_U32, final),
+    M("snapshot_interval_ms", META_U32, snapshot_interval_ms),
+    M("max_spans", META_U64, max_spans),
+    M("max_depth", META_U64, max_depth),
+    M("max_paths", META_U64, max_paths),
+    M("max_counters", META_U64, max_counters),
+    M("timeline_dropped", META_U64, timeline_dropped),
+    M("folded_depth", META_U64, folded_depth),
+    M("folded_paths", META_U64, folded_paths),
+    M("unmatched_ends", META_U64, unmatched_ends),
+    M("dropped_counters", META_U64, dropped_counters),
+};
+#undef M
+#define META_FIELD_COUNT (sizeof meta_fields / sizeof meta_fields[0])
+
+/* ---- encoding ---- */
+
+static size_t section_begin(bytes_out *out, uint32_t type, uint32_t count)
+{
+    size_t at = out->len;
+    bytes_put_u32(out, type);
+    bytes_put_u32(out, count);
+    bytes_put_u64(out, 0); /* payload length, patched */
+    bytes_put_u32(out, 0); /* payload crc, patched */
+    bytes_put_u32(out, 0); /* header crc, patched */
+    return at;
+}
+
+static void section_end(bytes_out *out, size_t at)
+{
+    if (out->failed)
+        return;
+    size_t payload = at + SECTION_HEADER_SIZE;
+    uint64_t len = out->len - payload;
+    bytes_patch_u64(out, at + 8, len);
+    bytes_patch_u32(out, at + 16, store_crc32(out->data + payload, (size_t)len));
+    bytes_patch_u32(out, at + 20, store_crc32(out->data + at, 20));
+    static const uint8_t pad[8];
+    bytes_put(out, pad, (8 - (len & 7)) & 7);
+}
+
+static void encode_meta(const store_meta *m, bytes_out *out)
+{
+    size_t at = section_begin(out, STORE_SECTION_META, (uint32_t)META_FIELD_COUNT);
+    for (size_t i = 0; i < META_FIELD_COUNT; i++) {
+        const meta_field *fd = &meta_fields[i];
+        const char *base = (const char *)m + fd->offset;
+        size_t klen = strlen(fd->key);
+        bytes_put_u16(out, (uint16_t)klen);
+        bytes_put(out, fd->key, klen);
+        uint8_t type = (uint8_t)fd->type;
+        bytes_put(out, &type, 1);
+        uint64_t v = 0;
+        switch (fd->type) {
+        case META_STR:
+            bytes_put_str(out, *(char *const *)base);
+            continue;
+        case META_U32:
+            v = *(const uint32_t *)base;
+            break;
+        default: /* U64, I64 and F64 are all 8 bytes */
+            memcpy(&v, base, 8);
+            break;
+        }
+        bytes_put_u64(out, v);
+    }
+    section_end(out, at);
+}
+
+int store_encode(const store_file *f, bytes_out *out)
+{
+    size_t start = out->len;
+    bytes_put(out, store_magic, 8);
+    bytes_put_u32(out, STORE_FORMAT_VERSION);
+    bytes_put_u32(out, 0); /* flags */
+    bytes_put_u64(out, 0); /* total length, patched */
+    bytes_put_u32(out, 6); /* section count */
+    bytes_put_u32(out, 0); /* header crc, patched */
+
+    encode_meta(&f->meta, out);
+
+    size_t at = section_begin(out, STORE_SECTION_NAMES, f->name_count);
+    for (uint32_t i = 0; i < f->name_count; i++)
+        bytes_put_str(out, f->names[i] ? f->names[i] : "");
+    section_end(out, at);
+
+    at = section_begin(out, STORE_SECTION_THREADS, f->thread_count);
+    for (uint32_t i = 0; i < f->thread_count; i++) {
+        bytes_put_u64(out, (uint64_t)f->threads[i].tid);
+        bytes_put_str(out, f->threads[i].name);
+    }
+    section_end(out, at);
+
+    at = section_begin(out, STORE_SECTION_NODES, f->node_count);
+    for (uint32_t i = 0; i < f->node_count; i++) {
+        const store_node *n = &f->nodes[i];
+        bytes_put_u32(out, (uint32_t)n->parent);
+        bytes_put_u32(out, n->thread);
+        bytes_put_u32(out, n->name);
+        bytes_put_u32(out, n->depth);
+        bytes_put_u64(out, n->calls);
+        bytes_put_u64(out, n->total_ns);
+        bytes_put_u64(out, n->child_ns);
+        bytes_put_u64(out, n->min_ns);
+        bytes_put_u64(out, n->max_ns);
+        bytes_put_u64(out, n->folded);
+        uint16_t used = 0;
+        if (n->hist)
+            for (unsigned b = 0; b < HIST_BUCKETS; b++)
+                used += n->hist[b] != 0;
+        bytes_put_u16(out, used);
+        if (n->hist)
+            for (unsigned b = 0; b < HIST_BUCKETS; b++)
+                if (n->hist[b]) {
+                    bytes_put_u16(out, (uint16_t)b);
+                    bytes_put_u64(out, n->hist[b]);
+                }
+    }
+    section_end(out, at);
+
+    at = section_begin(out, STORE_SECTION_COUNTERS, f->counter_count);
+    for (uint32_t i = 0; i < f->counter_count; i++) {
+        bytes_put_u32(out, f->counters[i].node);
+        bytes_put_u32(out, f->counters[i].name);
+        bytes_put_u64(out, (uint64_t)f->counters[i].sum);
+        bytes_put_u64(out, f->counters[i].updates);
+    }
+    section_end(out, at);
+
+    uint32_t spans = f->span_count > UINT32_MAX ? UINT32_MAX : (uint32_t)f->span_count;
+    at = section_begin(out, STORE_SECTION_SPANS, spans);
+    for (uint32_t i = 0; i < spans; i++) {
+        const store_span *s = &f->spans[i];
+        bytes_put_u32(out, s->thread);
+        bytes_put_u32(out, s->name);
+        bytes_put_u32(out, s->depth);
+        bytes_put_u32(out, 0);
+        bytes_put_u64(out, s->begin_ns);
+        bytes_put_u64(out, s->end_ns);
+    }
+    section_end(out, at);
+
+    if (out->failed)
+        return -ENOMEM;
+    bytes_patch_u64(out, start + 16, out->len - start);
+    bytes_patch_u32(out, start + 28, store_crc32(out->data + start, 28));
+    return 0;
+}
+
+/* ---- decoding ---- */
+
+typedef struct arena_block {
+    struct arena_block *next;
+    max_align_t align[];
+} arena_block;
+
+static void *arena_alloc(store_file *f, size_t size)
+{
+    arena_block *b = calloc(1, sizeof(arena_block) + (size ? size : 1));
+    if (!b)
+        return NULL;
+    b->next = f->owned;
+    f->owned = b;
+    return b->align;
+}
+
+void store_file_free(store_file *f)
+{
+    arena_block *b = f->owned;
+    while (b) {
+        arena_block *next = b->next;
+        free(b);
+        b = next;
+    }
+    memset(f, 0, sizeof *f);
+}
+
+typedef struct decoder {
+    store_file *f;
+    char *err;
+    size_t errlen;
+    unsigned flags;
+} decoder;
+
+static int fail(decoder *d, const char *fmt, ...)
+{
+    if (d->err && d->errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(d->err, d->errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -EINVAL;
+}
+
+static char *dup_span(decoder *d, const uint8_t *p, size_t n)
+{
+    char *s = arena_alloc(d->f, n + 1);
+    if (!s)
+        return NULL;
+    memcpy(s, p, n);
+    s[n] = 0;
+    /* names end up in text reports: keep them printable */
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+            s[i] = '?';
+    return s;
+}
+
+static char *get_str(decoder *d, bytes_in *in)
+{
+    uint32_t n = bytes_get_u32(in);
+    const uint8_t *p = bytes_get_span(in, n);
+    if (!p)
+        return NULL;
+    return dup_span(d, p, n);
+}
+
+/* A count read from the file must fit in what is left of its payload. */
+static int count_fits(const bytes_in *in, uint64_t count, size_t min_item)
+{
+    return count <= bytes_left(in) / min_item;
+}
+
+static int decode_meta(decoder *d, bytes_in *in, uint32_t count)
+{
+    store_meta *m = &d->f->meta;
+    for (uint32_t i = 0; i < count; i++) {
+        uint16_t klen = bytes_get_u16(in);
+        const uint8_t *key = bytes_get_span(in, klen);
+        uint8_t type = bytes_get_u8(in);
+        if (!key)
+            return fail(d, "meta section is cut short");
+        const meta_field *fd = NULL;
+        for (size_t k = 0; k < META_FIELD_COUNT; k++)
+            if (strlen(meta_fields[k].key) == klen && !memcmp(meta_fields[k].key, key, klen))
+                fd = &meta_fields[k];
+        if (type == META_STR) {
+            char *s = get_str(d, in);
+            if (!s)
+                return fail(d, "meta section is cut short");
+            if (fd && fd->type == META_STR)
+                *(char **)((char *)m + fd->offset) = s;
+            continue;
+        }
+        if (type < META_U64 || type > META_U32)
+            return fail(d, "meta field has unknown type %u", type);
+        uint64_t v = bytes_get_u64(in);
+        if (in->failed)
+            return fail(d, "meta section is cut short");
+        if (!fd || fd->type == META_STR)
+            continue;
+        if (fd->type == META_U32)
+            *(uint32_t *)((char *)m + fd->offset) = (uint32_t)v;
+        else
+            memcpy((char *)m + fd->offset, &v, 8);
+    }
+    return 0;
+}
+
+static int decode_names(decoder *d, bytes_in *in, uint32_t count)
+{
+    store_file *f = d->f;
+    if (!count_fits(in, count, 4))
+        return fail(d, "names section claims %u names, more than it holds", count);
+    f->names = arena_alloc(f, (size_t)count * sizeof(char *));
+    if (!f->names)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < count; i++) {
+        f->names[i] = get_str(d, in);
+        if (!f->names[i])
+            return fail(d, "names section is cut short");
+    }
+    f->name_count = count;
+    return 0;
+}
+
+static int decode_threads(decoder *d, bytes_in *in, uint32_t count)
+{
+    store_file *f = d->f;
+    if (!count_fits(in, count, 12))
+        return fail(d, "threads section claims %u threads, more than it holds", count);
+    f->threads = arena_alloc(f, (size_t)count * sizeof(store_thread));
+    if (!f->threads)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < count; i++) {
+        f->threads[i].tid = (int64_t)bytes_get_u64(in);
+        f->threads[i].name = get_str(d, in);
+        if (!f->threads[i].name)
+            return fail(d, "threads section is cut short");
+    }
+    f->thread_count = count;
+    return 0;
+}
+
+static int decode_nodes(decoder *d, bytes_in *in, uint32_t count)
+{
+    store_file *f = d->f;
+    const size_t node_min = 16 + 6 * 8 + 2;
+    if (!count_fits(in, count, node_min))
+        return fail(d, "nodes section claims %u nodes, more than it holds", count);
+    f->nodes = arena_alloc(f, (size_t)count * sizeof(store_node));
+    if (!f->nodes)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < count; i++) {
+        store_node *n = &f->nodes[i];
+        n->parent = (int32_t)bytes_get_u32(in);
+        n->thread = bytes_get_u32(in);
+        n->name = bytes_get_u32(in);
+        n->depth = bytes_get_u32(in);
+        n->calls = bytes_get_u64(in);
+        n->total_ns = bytes_get_u64(in);
+        n->child_ns = bytes_get_u64(in);
+        n->min_ns = bytes_get_u64(in);
+        n->max_ns = bytes_get_u64(in);
+        n->folded = bytes_get_u64(in);
+        uint16_t used = bytes_get_u16(in);
+        if (in->failed)
+            return fail(d, "nodes section is cut short at node %u", i);
+        if (n->thread >= f->thread_count || n->name >= f->name_count)
+            return fail(d, "node %u names a thread or name that does not exist", i);
+        if (n->parent < 0) {
+            if (n->parent != -1 || n->depth != 0)
+                return fail(d, "node %u has a bad parent", i);
+        } else if ((uint32_t)n->parent >= i || f->nodes[n->parent].thread != n->thread ||
+                   f->nodes[n->parent].depth + 1 != n->depth) {
+            return fail(d, "node %u has a bad parent", i);
+        }
+        if (used > HIST_BUCKETS || !count_fits(in, used, 10))
+            return fail(d, "node %u has a bad histogram", i);
+        if (used && !(d->flags & STORE_READ_SKIP_HIST)) {
+            n->hist = arena_alloc(f, HIST_BUCKETS * sizeof(uint64_t));
+            if (!n->hist)
+                return -ENOMEM;
+        }
+        int last = -1;
+        for (uint16_t k = 0; k < used; k++) {
+            uint16_t b = bytes_get_u16(in);
+            uint64_t c = bytes_get_u64(in);
+            if ((int)b <= last || b >= HIST_BUCKETS)
+                return fail(d, "node %u has a bad histogram", i);
+            last = b;
+            if (n->hist)
+                n->hist[b] = c;
+        }
+    }
+    f->node_count = count;
+    return 0;
+}
+
+static int decode_counters(decoder *d, bytes_in *in, uint32_t count)
+{
+    store_file *f = d->f;
+    if (!count_fits(in, count, 24))
+        return fail(d, "counters section claims %u counters, more than it holds", count);
+    f->counters = arena_alloc(f, (size_t)count * sizeof(store_counter));
+    if (!f->counters)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < count; i++) {
+        store_counter *c = &f->counters[i];
+        c->node = bytes_get_u32(in);
+        c->name = bytes_get_u32(in);
+        c->sum = (int64_t)bytes_get_u64(in);
+        c->updates = bytes_get_u64(in);
+        if (c->node >= f->node_count || c->name >= f->name_count)
+            return fail(d, "counter %u names a node or name that does not exist", i);
+    }
+    f->counter_count = count;
+    return 0;
+}
+
+static int decode_spans(decoder *d, bytes_in *in, uint32_t count)
+{
+    store_file *f = d->f;
+    if (!count_fits(in, count, 32))
+        return fail(d, "spans section claims %u spans, more than it holds", count);
+    if (d->flags & STORE_READ_SKIP_SPANS)
+        return 0;
+    f->spans = arena_alloc(f, (size_t)count * sizeof(store_span));
+    if (!f->spans)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < count; i++) {
+        store_span *s = &f->spans[i];
+        s->thread = bytes_get_u32(in);
+        s->name = bytes_get_u32(in);
+        s->depth = bytes_get_u32(in);
+        (void)bytes_get_u32(in);
+        s->begin_ns = bytes_get_u64(in);
+        s->end_ns = bytes_get_u64(in);
+        if (s->thread >= f->thread_count || s->name >= f->name_count || s->end_ns < s->begin_ns)
+            return fail(d, "span %u is malformed", i);
+    }
+    f->span_count = count;
+    return 0;
+}
+
+static int decode_sections(decoder *d, const uint8_t *data, size_t len, uint32_t sections)
+{
+    /* sections must come in this order; later ones refer to earlier ones */
+    static const uint32_t order[] = {STORE_SECTION_META, STORE_SECTION_NAMES,
+                                     STORE_SECTION_THREADS, STORE_SECTION_NODES,
+                                     STORE_SECTION_COUNTERS, STORE_SECTION_SPANS};
+    size_t pos = FILE_HEADER_SIZE;
+    unsigned next = 0;
+    for (uint32_t s = 0; s < sections; s++) {
+        if (len - pos < SECTION_HEADER_SIZE)
+            return fail(d, "section %u is cut short", s);
+        bytes_in h = {data + pos, SECTION_HEADER_SIZE, 0, 0};
+        uint32_t type = bytes_get_u32(&h);
+        uint32_t count = bytes_get_u32(&h);
+        uint64_t plen = bytes_get_u64(&h);
+        uint32_t pcrc = bytes_get_u32(&h);
+        uint32_t hcrc = bytes_get_u32(&h);
+        if (store_crc32(data + pos, 20) != hcrc)
+            return fail(d, "section %u header checksum mismatch", s);
+        pos += SECTION_HEADER_SIZE;
+        if (plen > len - pos)
+            return fail(d, "section %u is cut short", s);
+        if (store_crc32(data + pos, (size_t)plen) != pcrc)
+            return fail(d, "section %u checksum mismatch", s);
+        bytes_in in = {data + pos, (size_t)plen, 0, 0};
+        int rc = 0;
+        int known = 0;
+        for (unsigned k = 0; k < sizeof order / sizeof order[0]; k++)
+            if (order[k] == type) {
+                known = 1;
+                if (k < next)
+                    return fail(d, "section %u (type %u) is out of order", s, type);
+                if (k > next && type != STORE_SECTION_META) {
+                    /* a later section needs those before it */
+                    for (unsigned j = next; j < k; j++)
+                        if (order[j] != STORE_SECTION_COUNTERS && order[j] != STORE_SECTION_SPANS)
+                            return fail(d, "section type %u is missing", order[j]);
+                }
+                next = k + 1;
+            }
+        switch (known ? type : 0) {
+        case STORE_SECTION_META: rc = decode_meta(d, &in, count); break;
+        case STORE_SECTION_NAMES: rc = decode_names(d, &in, count); break;
+        case STORE_SECTION_THREADS: rc = decode_threads(d, &in, count); break;
+        case STORE_SECTION_NODES: rc = decode_nodes(d, &in, count); break;
+        case STORE_SECTION_COUNTERS: rc = decode_counters(d, &in, count); break;
+        case STORE_SECTION_SPANS: rc = decode_spans(d, &in, count); break;
+        default: break; /* a section from a newer writer: skip it */
+        }
+        if (rc == -ENOMEM) {
+            fail(d, "out of memory");
+            return rc;
+        }
+        if (rc)
+            return rc;
+        pos += (size_t)plen;
+        size_t pad = (8 - (plen & 7)) & 7;
+        if (pad > len - pos)
+            return fail(d, "section %u is cut short", s);
+        pos += pad;
+    }
+    if (next < 4)
+        return fail(d, "file has no span tree");
+    return 0;
+}
+
+int store_decode(const uint8_t *data, size_t len, unsigned flags, store_file *f, char *err,
+                 size_t errlen)
+{
+    memset(f, 0, sizeof *f);
+    decoder d = {f, err, errlen, flags};
+    if (len < 8 || memcmp(data, store_magic, 8) != 0)
+        return fail(&d, "not a .lapse file (bad magic)");
+    if (len < FILE_HEADER_SIZE)
+        return fail(&d, "file is truncated: %zu bytes, the header alone is %u", len,
+                    FILE_HEADER_SIZE);
+    bytes_in h = {data, FILE_HEADER_SIZE, 8, 0};
+    uint32_t version = bytes_get_u32(&h);
+    (void)bytes_get_u32(&h);
+    uint64_t total = bytes_get_u64(&h);
+    uint32_t sections = bytes_get_u32(&h);
+    uint32_t hcrc = bytes_get_u32(&h);
+    if (store_crc32(data, 28) != hcrc)
+        return fail(&d, "file header checksum mismatch");
+    if (version != STORE_FORMAT_VERSION)
+        return fail(&d, "format version %u is not supported (this lapse reads %u)", version,
+                    STORE_FORMAT_VERSION);
+    if (total != len)
+        return fail(&d, "file is truncated: %zu of %llu bytes", len, (unsigned long long)total);
+    int rc = decode_sections(&d, data, len, sections);
+    if (rc) {
+        store_file_free(f);
+        return rc;
+    }
+    static char empty[] = "";
+    char **strs[] = {&f->meta.lapse_version, &f->meta.host, &f->meta.role, &f->meta.run_id,
+                     &f->meta.job_id, &f->meta.end_reason, &f->meta.clock_source};
+    for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
+        if (!*strs[i])
+            *strs[i] = empty;
+    f->meta.format_version = version;
+    return 0;
+}

@@ -1,0 +1,34 @@
+/* Encoding and decoding of a .lapse file (docs/format.md). */
+#ifndef LAPSE_STORE_CODEC_H
+#define LAPSE_STORE_CODEC_H
+
+#include "bytes.h"
+#include "model.h"
+
+enum store_section_type {
+    STORE_SECTION_META = 1,
+    STORE_SECTION_NAMES = 2,
+    STORE_SECTION_THREADS = 3,
+    STORE_SECTION_NODES = 4,
+    STORE_SECTION_COUNTERS = 5,
+    STORE_SECTION_SPANS = 6,
+};
+
+enum store_read_flags {
+    STORE_READ_SKIP_SPANS = 1u << 0, /* leave spans out (span_count stays 0) */
+    STORE_READ_SKIP_HIST = 1u << 1,  /* leave histograms out (hist stays NULL) */
+};
+
+/* Appends the encoding of f to out. Returns 0, or -ENOMEM. */
+int store_encode(const store_file *f, bytes_out *out);
+
+/* Decodes a whole file. On failure returns a negative code, writes one line into
+ * err and leaves *f empty. Never trusts the input: every count, index and length
+ * is checked before use. */
+int store_decode(const uint8_t *data, size_t len, unsigned flags, store_file *f, char *err,
+                 size_t errlen);
+
+/* Frees what store_decode allocated. */
+void store_file_free(store_file *f);
+
+#endif

@@ -1,0 +1,7 @@
+#ifndef LAPSE_STORE_CRC32_H
+#define LAPSE_STORE_CRC32_H
+#include <stddef.h>
+#include <stdint.h>
+/* CRC-32 (IEEE 802.3, reflected 0xEDB88320), as zlib's crc32(). */
+uint32_t store_crc32(const void *data, size_t len);
+#endif

@@ -1,0 +1,85 @@
+/* The content of one .lapse file, as the writer takes it and the reader gives it.
+ * The byte layout is specified in docs/format.md. */
+#ifndef LAPSE_STORE_MODEL_H
+#define LAPSE_STORE_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define STORE_FORMAT_VERSION 1u
+
+typedef struct store_meta {
+    uint32_t format_version;
+    char *lapse_version;
+    char *host;
+    char *role;
+    char *run_id;
+    char *job_id;       /* "" when unknown */
+    char *end_reason;   /* "" for a periodic snapshot; "exit", "stop", "SIGTERM", ... */
+    char *clock_source; /* "tsc" or "monotonic" */
+    int64_t pid, ppid;
+    int64_t rank, world_size; /* -1 when unknown */
+    uint64_t start_real_ns, start_mono_ns; /* session start */
+    uint64_t write_real_ns, write_mono_ns; /* when this file was written */
+    uint64_t anchor_real_ns, anchor_mono_ns; /* one instant on both clocks */
+    uint64_t wall_ns, cpu_user_ns, cpu_sys_ns, max_rss_kb; /* this process so far */
+    double tsc_hz; /* 0 with the monotonic clock */
+    uint64_t write_seq; /* 1 for the first write of the session, then +1 */
+    uint32_t final;     /* 1: written at stop, exit or a terminating signal */
+    uint32_t snapshot_interval_ms;
+    uint64_t max_spans, max_depth, max_paths, max_counters;
+    uint64_t timeline_dropped; /* completed spans the timeline had no room for */
+    uint64_t folded_depth;     /* spans folded into their parent: depth bound */
+    uint64_t folded_paths;     /* spans folded into their parent: path bound */
+    uint64_t unmatched_ends;   /* LAPSE_END without a matching open span, or spans closed implicitly */
+    uint64_t dropped_counters; /* counter updates with no room in the counter table */
+} store_meta;
+
+typedef struct store_thread {
+    int64_t tid;
+    char *name;
+} store_thread;
+
+/* One path of one thread. Each thread has a root node (depth 0, name 0, parent -1)
+ * whose child_ns is the time of its top-level spans. */
+typedef struct store_node {
+    int32_t parent; /* index in nodes, -1 for a thread root */
+    uint32_t thread;
+    uint32_t name;
+    uint32_t depth;
+    uint64_t calls, total_ns, child_ns, min_ns, max_ns;
+    uint64_t folded; /* spans folded into this node by the depth or path bound */
+    uint64_t *hist;  /* HIST_BUCKETS counts; NULL means all zero */
+} store_node;
+
+typedef struct store_counter {
+    uint32_t node;
+    uint32_t name;
+    int64_t sum;
+    uint64_t updates;
+} store_counter;
+
+/* One completed span of the timeline, on CLOCK_MONOTONIC. */
+typedef struct store_span {
+    uint32_t thread;
+    uint32_t name;
+    uint32_t depth;
+    uint64_t begin_ns, end_ns;
+} store_span;
+
+typedef struct store_file {
+    store_meta meta;
+    char **names; /* names[0] is "" */
+    uint32_t name_count;
+    store_thread *threads;
+    uint32_t thread_count;
+    store_node *nodes;
+    uint32_t node_count;
+    store_counter *counters;
+    uint32_t counter_count;
+    store_span *spans;
+    uint64_t span_count;
+    void *owned; /* reader: one allocation arena behind the pointers above */
+} store_file;
+
+#endif

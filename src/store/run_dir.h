@@ -1,0 +1,27 @@
+/* Finding the files of a run: a single file, a run directory
+ * (<run>/<host>/NAME.lapse), or a directory of runs (attempts). */
+#ifndef LAPSE_STORE_RUN_DIR_H
+#define LAPSE_STORE_RUN_DIR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct store_attempt {
+    char *dir;             /* the run directory (or the file itself) */
+    char **files;          /* sorted paths of its .lapse files */
+    size_t file_count;
+    uint64_t newest_mtime_ns; /* newest modification among its files */
+} store_attempt;
+
+typedef struct store_run_listing {
+    store_attempt *attempts; /* oldest first */
+    size_t count;
+    size_t newest;           /* index of the attempt a report shows */
+} store_run_listing;
+
+/* Lists what PATH holds. Returns 0, or a negative code with one line in err
+ * (no such path, or no .lapse file under it). */
+int store_list_run(const char *path, store_run_listing *out, char *err, size_t errlen);
+void store_run_listing_free(store_run_listing *l);
+
+#endif
