@@ -13,6 +13,8 @@
 #define CORE_HAVE_TSC 0
 #endif
 
+#pragma GCC visibility push(hidden)
+
 typedef struct core_clock {
     int use_tsc;           /* 1: ticks are TSC cycles; 0: ticks are monotonic ns */
     uint64_t mult;         /* ns per tick, as a 32.32 fixed-point number */
@@ -51,5 +53,7 @@ void core_clock_calibrate(unsigned window_ms, int force_monotonic);
 
 /* 1 when the CPU reports an invariant TSC. */
 int core_clock_tsc_invariant(void);
+
+#pragma GCC visibility pop
 
 #endif

@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#pragma GCC visibility push(hidden)
+
 #define HIST_EXACT 16u
 #define HIST_SUB_BITS 3u
 #define HIST_BUCKETS 496u /* 16 exact + 60 octaves (2^4 .. 2^63) x 8 */
@@ -31,5 +33,7 @@ double hist_quantile(const uint64_t *h, double q);
 void hist_merge(uint64_t *dst, const uint64_t *src);
 /* dst = a - b; returns -1 (dst unchanged) if b is not contained in a. */
 int hist_subtract(uint64_t *dst, const uint64_t *a, const uint64_t *b);
+
+#pragma GCC visibility pop
 
 #endif

@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#pragma GCC visibility push(hidden)
+
 #define NAMES_MAX (1u << 20)
 
 /* Returns the id of name (interning it on first sight), or 0 when the table is full
@@ -18,5 +20,7 @@ const char *names_get(uint32_t id);
 void names_after_fork_child(void);
 void names_lock_for_fork(void);
 void names_unlock_after_fork(void);
+
+#pragma GCC visibility pop
 
 #endif

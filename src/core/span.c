@@ -1,7 +1,10 @@
 /* The hot path: span begin and end, counters, timeline records. */
 #include "core.h"
 
+#include "lapse.h"
+
 #include "clock.h"
+#include "names.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -47,7 +50,7 @@ static inline uint32_t path_node(core_thread *t, uint32_t parent, uint32_t name)
     return idx;
 }
 
-int core_span_begin(uint32_t name)
+__attribute__((noinline)) static int span_begin_slow(uint32_t name)
 {
     core_thread *t = thread_state();
     if (unlikely(!t))
@@ -83,12 +86,13 @@ int core_span_begin(uint32_t name)
     return (int)(d + 1);
 }
 
-static void timeline_record(core_thread *t, const core_frame *f, uint32_t depth, uint64_t end)
+/* Reserves the next chunk of the timeline for t; 0 when there is no room. */
+__attribute__((noinline)) static int timeline_refill(core_thread *t)
 {
-    if (unlikely(t->tl_next == t->tl_end)) {
+    {
         if (t->tl_exhausted) {
             t->timeline_dropped++;
-            return;
+            return 0;
         }
         uint64_t cap = core_cfg.max_spans;
         uint64_t pos = __atomic_fetch_add(&core_timeline_cursor, CORE_TIMELINE_CHUNK,
@@ -96,12 +100,19 @@ static void timeline_record(core_thread *t, const core_frame *f, uint32_t depth,
         if (pos >= cap) {
             t->tl_exhausted = 1;
             t->timeline_dropped++;
-            return;
+            return 0;
         }
         uint64_t end_pos = pos + CORE_TIMELINE_CHUNK < cap ? pos + CORE_TIMELINE_CHUNK : cap;
         t->tl_next = core_timeline + pos;
         t->tl_end = core_timeline + end_pos;
     }
+    return 1;
+}
+
+static inline void timeline_record(core_thread *t, const core_frame *f, uint32_t depth, uint64_t end)
+{
+    if (unlikely(t->tl_next == t->tl_end) && !timeline_refill(t))
+        return;
     core_span_record *r = t->tl_next++;
     r->begin = f->start;
     r->name = f->name;
@@ -111,7 +122,7 @@ static void timeline_record(core_thread *t, const core_frame *f, uint32_t depth,
 }
 
 /* Closes the top frame at tick `now`. */
-static inline void close_top(core_thread *t, uint64_t now)
+static inline __attribute__((always_inline)) void close_top(core_thread *t, uint64_t now)
 {
     uint32_t d = t->depth;
     core_frame *f = &t->stack[d];
@@ -120,7 +131,8 @@ static inline void close_top(core_thread *t, uint64_t now)
         return; /* its time stays in the parent's self time */
     uint64_t ns = core_ticks_to_ns(now - f->start);
     core_node *n = &t->nodes[f->node];
-    n->hist[hist_bucket(ns)]++;
+    (*t->hist_pending)++;
+    t->hist_pending = &n->hist[hist_bucket(ns)];
     n->total_ns += ns;
     if (ns < n->min_ns)
         n->min_ns = ns;
@@ -132,9 +144,13 @@ static inline void close_top(core_thread *t, uint64_t now)
         timeline_record(t, f, d, now);
 }
 
-void core_span_end_token(int token)
+__attribute__((noinline)) static void close_top_outlined(core_thread *t, uint64_t now)
 {
-    uint64_t now = core_ticks();
+    close_top(t, now);
+}
+
+__attribute__((noinline)) static void span_end_token_slow(int token, uint64_t now)
+{
     core_thread *t = core_tls;
     if (unlikely(!t || t->gen != __atomic_load_n(&core_gen, __ATOMIC_RELAXED)))
         return; /* begun in an earlier session or before a fork */
@@ -149,12 +165,48 @@ void core_span_end_token(int token)
     }
     while (t->depth > want) { /* spans begun inside this scope and never ended */
         t->unmatched_ends++;
-        close_top(t, now);
+        close_top_outlined(t, now);
     }
-    close_top(t, now);
+    close_top_outlined(t, now);
 }
 
-void core_span_end_name(uint32_t name)
+/* The common case inline: the scope's span is on top of this thread's stack. */
+static inline __attribute__((always_inline)) void span_end_token(int token)
+{
+    uint64_t now = core_ticks();
+    core_thread *t = core_tls;
+    if (likely(t && t->gen == __atomic_load_n(&core_gen, __ATOMIC_RELAXED) &&
+               t->depth == (uint32_t)token)) {
+        close_top(t, now);
+        return;
+    }
+    span_end_token_slow(token, now);
+}
+
+/* The common case inline: a known path below the depth bound. */
+static inline __attribute__((always_inline)) int span_begin(uint32_t name)
+{
+    core_thread *t = core_tls;
+    if (unlikely(!t || t->gen != __atomic_load_n(&core_gen, __ATOMIC_RELAXED)))
+        return span_begin_slow(name);
+    uint32_t d = t->depth;
+    if (unlikely(d >= core_cfg.max_depth))
+        return span_begin_slow(name);
+    uint32_t parent = t->stack[d].node;
+    uint64_t key = ((uint64_t)parent << 32) | name;
+    uint32_t slot = path_hash(key, t->path_mask);
+    if (unlikely(t->path_keys[slot] != key))
+        return span_begin_slow(name);
+    core_frame *f = &t->stack[d + 1];
+    f->node = t->path_nodes[slot];
+    f->name = name;
+    f->flags = 0;
+    t->depth = d + 1;
+    f->start = core_ticks();
+    return (int)(d + 1);
+}
+
+static inline void span_end_name(uint32_t name)
 {
     uint64_t now = core_ticks();
     core_thread *t = core_tls;
@@ -175,11 +227,11 @@ void core_span_end_name(uint32_t name)
     if (k == 0)
         return; /* nothing of that name is open: ignore the end */
     while (t->depth > k) /* close what was opened inside it and never ended */
-        close_top(t, now);
-    close_top(t, now);
+        close_top_outlined(t, now);
+    close_top_outlined(t, now);
 }
 
-void core_count(uint32_t name, int64_t n)
+static inline void count_add(uint32_t name, int64_t n)
 {
     core_thread *t = thread_state();
     if (unlikely(!t) || name == 0)
@@ -209,3 +261,25 @@ void core_count(uint32_t name, int64_t n)
     t->counter_count++;
     __atomic_store_n(&c->name, name, __ATOMIC_RELEASE);
 }
+
+int core_span_begin(uint32_t name) { return span_begin(name); }
+void core_span_end_token(int token) { span_end_token(token); }
+void core_span_end_name(uint32_t name) { span_end_name(name); }
+void core_count(uint32_t name, int64_t n) { count_add(name, n); }
+
+/* The entry points of the public macros live here so that the hot path is one
+ * call from the user's code. */
+static inline uint32_t site_id(lapse_site *site)
+{
+    uint32_t id = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
+    if (unlikely(id == 0)) {
+        id = names_intern(site->name);
+        __atomic_store_n(&site->id, id, __ATOMIC_RELAXED);
+    }
+    return id;
+}
+
+int lapse_span_begin_site_(lapse_site *site) { return span_begin(site_id(site)); }
+void lapse_span_end_token_(int token) { span_end_token(token); }
+void lapse_span_end_site_(lapse_site *site) { span_end_name(site_id(site)); }
+void lapse_count_site_(lapse_site *site, int64_t n) { count_add(site_id(site), n); }

@@ -81,10 +81,10 @@ static core_thread *thread_create(void)
     char *p = map;
     t->mapping = map;
     t->mapping_size = total;
+    t->nodes = (core_node *)p; /* first: page-aligned */
+    p += node_bytes;
     t->stack = (core_frame *)p;
     p += stack_bytes;
-    t->nodes = (core_node *)p;
-    p += node_bytes;
     t->path_keys = (uint64_t *)p;
     p += key_bytes;
     t->path_nodes = (uint32_t *)p;
@@ -99,6 +99,7 @@ static core_thread *thread_create(void)
     root->min_ns = UINT64_MAX;
     t->node_count = 1;
     t->stack[0].node = CORE_ROOT;
+    t->hist_pending = &t->hist_sink;
     t->tid = (int64_t)syscall(SYS_gettid);
     pthread_getname_np(pthread_self(), t->name, sizeof t->name);
     return t;

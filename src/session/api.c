@@ -11,21 +11,6 @@
 
 LAPSE_API volatile int lapse_enabled_;
 
-static inline uint32_t site_id(lapse_site *site)
-{
-    uint32_t id = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
-    if (__builtin_expect(id == 0, 0)) {
-        id = names_intern(site->name);
-        __atomic_store_n(&site->id, id, __ATOMIC_RELAXED);
-    }
-    return id;
-}
-
-int lapse_span_begin_site_(lapse_site *site) { return core_span_begin(site_id(site)); }
-void lapse_span_end_token_(int token) { core_span_end_token(token); }
-void lapse_span_end_site_(lapse_site *site) { core_span_end_name(site_id(site)); }
-void lapse_count_site_(lapse_site *site, int64_t n) { core_count(site_id(site), n); }
-
 uint32_t lapse_intern(const char *name) { return names_intern(name); }
 
 int lapse_span_begin_id(uint32_t name_id)

@@ -55,6 +55,25 @@ static int take_timeline(store_file *f)
     return 0;
 }
 
+/* The histogram of the node a thread's pending increment belongs to, copied
+ * with that increment applied (see core_thread.hist_pending). */
+static void apply_pending(store_file *f, const core_thread *t, uint32_t base, uint32_t count,
+                          uint64_t *copy)
+{
+    const uint64_t *p = __atomic_load_n(&t->hist_pending, __ATOMIC_ACQUIRE);
+    const char *first = (const char *)t->nodes;
+    if ((const char *)p < first || (const char *)p >= first + (size_t)count * sizeof(core_node))
+        return;
+    size_t node = (size_t)((const char *)p - first) / sizeof(core_node);
+    const core_node *n = &t->nodes[node];
+    size_t bucket = (size_t)(p - n->hist);
+    if (bucket >= HIST_BUCKETS)
+        return;
+    memcpy(copy, n->hist, HIST_BUCKETS * sizeof(uint64_t));
+    copy[bucket]++;
+    f->nodes[base + node].hist = copy;
+}
+
 int snapshot_take(store_file *f)
 {
     uint32_t name_count = names_count();
@@ -76,7 +95,8 @@ int snapshot_take(store_file *f)
     f->threads = calloc(threads ? threads : 1, sizeof(store_thread));
     f->nodes = calloc(nodes ? nodes : 1, sizeof(store_node));
     f->counters = calloc(counters ? counters : 1, sizeof(store_counter));
-    if (!f->threads || !f->nodes || !f->counters) {
+    f->owned = malloc((size_t)(threads ? threads : 1) * HIST_BUCKETS * sizeof(uint64_t));
+    if (!f->threads || !f->nodes || !f->counters || !f->owned) {
         core_threads_unlock();
         return -ENOMEM;
     }
@@ -90,6 +110,7 @@ int snapshot_take(store_file *f)
         int32_t base = (int32_t)ni;
         for (uint32_t i = 0; i < count; i++)
             copy_node(&f->nodes[ni + i], &t->nodes[i], base, ti);
+        apply_pending(f, t, ni, count, (uint64_t *)f->owned + (size_t)ti * HIST_BUCKETS);
         for (uint32_t s = 0; s <= t->counter_mask; s++) {
             const core_counter *c = &t->counters[s];
             uint32_t name = __atomic_load_n(&c->name, __ATOMIC_ACQUIRE);
@@ -123,6 +144,8 @@ void snapshot_free(store_file *f)
     free(f->nodes);
     free(f->counters);
     free(f->spans);
+    free(f->owned);
+    f->owned = NULL;
     f->names = NULL;
     f->threads = NULL;
     f->nodes = NULL;

@@ -79,7 +79,8 @@ typedef struct store_file {
     uint32_t counter_count;
     store_span *spans;
     uint64_t span_count;
-    void *owned; /* reader: one allocation arena behind the pointers above */
+    void *owned; /* memory behind the pointers above: the reader's arena, or the
+                  * writer's copies of histograms with a pending increment */
 } store_file;
 
 #endif

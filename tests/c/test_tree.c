@@ -1,0 +1,339 @@
+/* The span engine through the public API: path tree, self time, folding,
+ * counters, the timeline bound, threads, unmatched ends, restart and fork. */
+#include "lapse.h"
+
+#include "../../src/core/hist.h"
+#include "../../src/store/codec.h"
+#include "../../src/store/file_io.h"
+#include "check.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char run_dir[256];
+
+static void start(uint32_t max_depth, uint32_t max_paths, uint64_t max_spans)
+{
+    lapse_options o;
+    lapse_options_init(&o);
+    o.run_dir = run_dir;
+    o.role = "test";
+    o.max_depth = max_depth;
+    o.max_paths = max_paths;
+    o.max_spans = max_spans;
+    o.snapshot_interval_ms = 60000;
+    o.handle_signals = 0;
+    if (lapse_start(&o) != 0) {
+        fprintf(stderr, "lapse_start: %s\n", lapse_last_error());
+        exit(1);
+    }
+}
+
+/* Stops the session and reads its file into f. */
+static void stop_and_read(store_file *f)
+{
+    char path[4096], err[256];
+    snprintf(path, sizeof path, "%s", lapse_file_path());
+    CHECK(lapse_stop() == 0);
+    int rc = store_read_file(path, 0, f, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "read %s: %s\n", path, err);
+        exit(1);
+    }
+}
+
+/* Index of the node at the path "a/b/c" of thread t, or -1. */
+static int find(const store_file *f, uint32_t thread, const char *path)
+{
+    int parent = -1;
+    for (uint32_t i = 0; i < f->node_count; i++)
+        if (f->nodes[i].thread == thread && f->nodes[i].parent == -1)
+            parent = (int)i;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *save, *name = strtok_r(buf, "/", &save); name; name = strtok_r(NULL, "/", &save)) {
+        int found = -1;
+        for (uint32_t i = 0; i < f->node_count; i++)
+            if (f->nodes[i].parent == parent && !strcmp(f->names[f->nodes[i].name], name))
+                found = (int)i;
+        if (found < 0)
+            return -1;
+        parent = found;
+    }
+    return parent;
+}
+
+static int64_t counter(const store_file *f, int node, const char *name)
+{
+    for (uint32_t i = 0; i < f->counter_count; i++)
+        if ((int)f->counters[i].node == node && !strcmp(f->names[f->counters[i].name], name))
+            return f->counters[i].sum;
+    return -1;
+}
+
+static void busy(int n)
+{
+    volatile int x = 0;
+    for (int i = 0; i < n; i++)
+        x += i;
+}
+
+static void test_tree_and_self_time(void)
+{
+    start(0, 0, 0);
+    for (int i = 0; i < 100; i++) {
+        LAPSE_SCOPE("outer");
+        busy(100);
+        for (int k = 0; k < 3; k++) {
+            LAPSE_SCOPE("inner");
+            busy(100);
+            lapse_count("items", 2);
+        }
+    }
+    lapse_count("loose", 7); /* no span open: the thread root */
+    store_file f;
+    stop_and_read(&f);
+    int outer = find(&f, 0, "outer"), inner = find(&f, 0, "outer/inner");
+    CHECK(outer >= 0 && inner >= 0);
+    if (outer >= 0 && inner >= 0) {
+        CHECK_EQ_U64(f.nodes[outer].calls, 100);
+        CHECK_EQ_U64(f.nodes[inner].calls, 300);
+        CHECK_EQ_U64(f.nodes[outer].child_ns, f.nodes[inner].total_ns);
+        CHECK(f.nodes[outer].total_ns > f.nodes[outer].child_ns);
+        CHECK(f.nodes[inner].min_ns <= f.nodes[inner].max_ns);
+        uint64_t in_hist = 0;
+        for (unsigned b = 0; b < HIST_BUCKETS; b++)
+            in_hist += f.nodes[inner].hist[b];
+        CHECK_EQ_U64(in_hist, 300);
+        CHECK_EQ_U64(counter(&f, inner, "items"), 600);
+        CHECK_EQ_U64(counter(&f, find(&f, 0, ""), "loose"), 7);
+        CHECK_EQ_U64(f.span_count, 400);
+    }
+    CHECK(f.meta.final == 1);
+    CHECK(!strcmp(f.meta.end_reason, "stop"));
+    store_file_free(&f);
+}
+
+static void nest(int depth)
+{
+    LAPSE_SCOPE("level");
+    if (depth > 1)
+        nest(depth - 1);
+}
+
+static void test_depth_fold(void)
+{
+    start(3, 0, 0);
+    for (int i = 0; i < 10; i++)
+        nest(6); /* levels 4, 5, 6 fold into level 3 */
+    store_file f;
+    stop_and_read(&f);
+    int l3 = find(&f, 0, "level/level/level");
+    CHECK(l3 >= 0);
+    CHECK(find(&f, 0, "level/level/level/level") < 0);
+    if (l3 >= 0) {
+        CHECK_EQ_U64(f.nodes[l3].calls, 10);
+        CHECK_EQ_U64(f.nodes[l3].folded, 30);
+        CHECK_EQ_U64(f.nodes[l3].child_ns, 0); /* folded time stays in its self time */
+    }
+    CHECK_EQ_U64(f.meta.folded_depth, 30);
+    store_file_free(&f);
+}
+
+static void test_path_fold(void)
+{
+    start(0, 10, 0);
+    for (int i = 0; i < 20; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "name_%d", i);
+        uint32_t id = lapse_intern(name);
+        for (int k = 0; k < 5; k++) {
+            lapse_span_begin_id(id);
+            lapse_span_end_id(id);
+        }
+    }
+    store_file f;
+    stop_and_read(&f);
+    CHECK_EQ_U64(f.node_count, 11); /* root + 10 paths */
+    CHECK_EQ_U64(f.meta.folded_paths, 50);
+    CHECK_EQ_U64(f.nodes[find(&f, 0, "")].folded, 50);
+    CHECK(find(&f, 0, "name_9") >= 0);
+    CHECK(find(&f, 0, "name_10") < 0);
+    store_file_free(&f);
+}
+
+static void test_timeline_bound(void)
+{
+    start(0, 0, 100);
+    for (int i = 0; i < 1000; i++) {
+        LAPSE_SCOPE("tick");
+    }
+    store_file f;
+    stop_and_read(&f);
+    CHECK_EQ_U64(f.span_count, 100);
+    CHECK_EQ_U64(f.meta.timeline_dropped, 900);
+    CHECK_EQ_U64(f.meta.max_spans, 100);
+    for (uint64_t i = 1; i < f.span_count; i++)
+        CHECK(f.spans[i].begin_ns >= f.spans[i - 1].end_ns);
+    store_file_free(&f);
+}
+
+static void *thread_body(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 1000; i++) {
+        LAPSE_SCOPE("work");
+        lapse_count("n", 1);
+    }
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    start(0, 0, 0);
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&th[i], NULL, thread_body, NULL);
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    store_file f;
+    stop_and_read(&f);
+    CHECK_EQ_U64(f.thread_count, 4);
+    uint64_t calls = 0;
+    for (uint32_t t = 0; t < f.thread_count; t++) {
+        int n = find(&f, t, "work");
+        CHECK(n >= 0);
+        if (n >= 0) {
+            CHECK_EQ_U64(f.nodes[n].calls, 1000);
+            CHECK_EQ_U64(counter(&f, n, "n"), 1000);
+            calls += f.nodes[n].calls;
+        }
+        CHECK(f.threads[t].tid > 0);
+    }
+    CHECK_EQ_U64(calls, 4000);
+    store_file_free(&f);
+}
+
+static void test_unmatched(void)
+{
+    start(0, 0, 0);
+    LAPSE_END("never_begun"); /* counted, ignored */
+    {
+        LAPSE_SCOPE("scope");
+        LAPSE_BEGIN("left_open"); /* closed implicitly when the scope ends */
+    }
+    LAPSE_BEGIN("a");
+    LAPSE_BEGIN("b");
+    LAPSE_END("a"); /* closes b implicitly, then a */
+    store_file f;
+    stop_and_read(&f);
+    CHECK_EQ_U64(f.meta.unmatched_ends, 3);
+    CHECK(find(&f, 0, "scope/left_open") >= 0);
+    int a = find(&f, 0, "a"), b = find(&f, 0, "a/b");
+    CHECK(a >= 0 && b >= 0);
+    if (a >= 0 && b >= 0) {
+        CHECK_EQ_U64(f.nodes[a].calls, 1);
+        CHECK_EQ_U64(f.nodes[b].calls, 1);
+    }
+    store_file_free(&f);
+}
+
+static void test_restart_is_fresh(void)
+{
+    start(0, 0, 0);
+    {
+        LAPSE_SCOPE("first_session");
+    }
+    store_file f;
+    stop_and_read(&f);
+    store_file_free(&f);
+    start(0, 0, 0);
+    {
+        LAPSE_SCOPE("second_session");
+    }
+    stop_and_read(&f);
+    CHECK(find(&f, 0, "first_session") < 0);
+    CHECK(find(&f, 0, "second_session") >= 0);
+    store_file_free(&f);
+    /* dormant: nothing is recorded and nothing breaks */
+    {
+        LAPSE_SCOPE("dormant");
+        lapse_count("dormant_count", 1);
+    }
+    CHECK(lapse_stop() != 0);
+}
+
+static void test_fork_child_has_own_file(void)
+{
+    start(0, 0, 0);
+    char parent_path[4096];
+    snprintf(parent_path, sizeof parent_path, "%s", lapse_file_path());
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    pid_t pid;
+    {
+        LAPSE_SCOPE("before_fork");
+        pid = fork();
+        if (pid == 0) {
+            for (int i = 0; i < 10; i++) {
+                LAPSE_SCOPE("child_work");
+            }
+            const char *p = lapse_file_path();
+            if (write(fds[1], p, strlen(p)) < 0)
+                _exit(3);
+            exit(0); /* atexit writes the child's final file */
+        }
+    }
+    close(fds[1]);
+    char child_path[4096] = "";
+    ssize_t n = read(fds[0], child_path, sizeof child_path - 1);
+    child_path[n > 0 ? n : 0] = 0;
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(strcmp(child_path, parent_path) != 0);
+    store_file child;
+    char err[256];
+    CHECK(store_read_file(child_path, 0, &child, err, sizeof err) == 0);
+    CHECK_EQ_U64(child.meta.pid, pid);
+    CHECK(child.meta.final == 1);
+    int w = find(&child, 0, "child_work");
+    CHECK(w >= 0); /* at top level: the child's stack is clean */
+    if (w >= 0)
+        CHECK_EQ_U64(child.nodes[w].calls, 10);
+    CHECK(find(&child, 0, "before_fork") < 0);
+    char child_run[64];
+    snprintf(child_run, sizeof child_run, "%s", child.meta.run_id);
+    store_file_free(&child);
+    store_file f;
+    stop_and_read(&f);
+    int bf = find(&f, 0, "before_fork");
+    CHECK(bf >= 0 && f.nodes[bf].calls == 1);
+    CHECK(find(&f, 0, "child_work") < 0);
+    CHECK(!strcmp(f.meta.run_id, child_run)); /* the child joined the parent's run */
+    store_file_free(&f);
+}
+
+int main(void)
+{
+    snprintf(run_dir, sizeof run_dir, "/tmp/lapse-test-tree-XXXXXX");
+    if (!mkdtemp(run_dir))
+        return 1;
+    test_tree_and_self_time();
+    test_depth_fold();
+    test_path_fold();
+    test_timeline_bound();
+    test_threads();
+    test_unmatched();
+    test_restart_is_fresh();
+    test_fork_child_has_own_file();
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", run_dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", run_dir);
+    return check_done("test_tree");
+}
