@@ -1,11 +1,146 @@
+/* lapse report PATH [--json] [--top N] */
 #include "commands.h"
 
+#include "analyze/run_model.h"
+#include "analyze/run_stats.h"
+#include "render/report_render.h"
+
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_line[] = "usage: lapse report PATH [--json] [--top N]\n";
+
+static void help(FILE *out)
+{
+    fputs(usage_line, out);
+    fputs(
+        "\n"
+        "What a run spent its time on, per role, and what is missing from it.\n"
+        "\n"
+        "PATH is one .lapse file, a run directory (<run_dir>/<run_id>/, holding\n"
+        "<host>/*.lapse, one file per process), or a directory of runs: then the newest\n"
+        "attempt is reported and the older ones are named as superseded.\n"
+        "\n"
+        "options:\n"
+        "  --json     the same content as one JSON document (schema \"lapse.report\",\n"
+        "             version 1; docs/report.md documents every field)\n"
+        "  --top N    rows of DOMINANT PHASES and top-level shares per role (default 10)\n"
+        "  -h, --help this text\n"
+        "\n"
+        "The report, block by block:\n"
+        "  header            run id, runtime (latest write - earliest start), processes,\n"
+        "                    roles with their process counts, hosts\n"
+        "  ROLE (n processes, imbalance X)\n"
+        "                    one block per role; processes of a role are merged by path\n"
+        "                    (names joined with \"/\"). imbalance = max / mean of the\n"
+        "                    processes' busy time (sum of their top-level spans)\n"
+        "  share of ROLE busy time\n"
+        "                    each top-level span's total as a share of the role's busy\n"
+        "                    time, the denominator named on the line\n"
+        "  DOMINANT PHASES   paths by self time (total minus child spans), with calls,\n"
+        "                    the processes that ran them, and p50/p99 wall time per call;\n"
+        "                    counters follow their path: + name, total, per second of the\n"
+        "                    path's time, time per unit\n"
+        "  MOST-CALLED LOOP  the shallowest path called more than once (most calls at that\n"
+        "                    depth): mean, p50, p95, p99 per call\n"
+        "  CAVEATS           what is missing: unreadable files, workers that stopped\n"
+        "                    writing early or never wrote a final file, superseded\n"
+        "                    attempts, dropped timeline spans, folded spans, unmatched\n"
+        "                    ends, dropped counter updates. \"CAVEATS none\" when complete.\n"
+        "\n"
+        "Durations: ns, us, ms, s, \"27m 5s\", \"2h 31m\". Quantiles come from merged\n"
+        "log-linear histograms (error below 1/8 of the value).\n"
+        "\n"
+        "Exit status: 0 report written; 1 nothing readable (one line says why, or the\n"
+        "report shows only CAVEATS); 2 wrong usage.\n"
+        "\n"
+        "examples:\n"
+        "  LAPSE_PROFILE=1 LAPSE_RUN_DIR=runs LAPSE_ROLE=worker ./train\n"
+        "  lapse report runs/                 # newest run under runs/\n"
+        "  lapse report runs/20260813T2241-471c94 --top 20\n"
+        "  lapse report runs/ --json | jq '.roles[] | {role, imbalance}'\n",
+        out);
+}
+
+static int bad_usage(const char *fmt, const char *arg)
+{
+    fputs("lapse report: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    fputs(usage_line, stderr);
+    fputs("(lapse report --help explains)\n", stderr);
+    return 2;
+}
+
+static int parse_top(const char *s, unsigned *top)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < 1 || v > 1000000)
+        return -1;
+    *top = (unsigned)v;
+    return 0;
+}
 
 int cmd_report(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "lapse report: not built yet\n");
-    return 1;
+    const char *path = NULL;
+    int json = 0, options_done = 0;
+    report_options ro = {10};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!options_done && a[0] == '-' && a[1]) {
+            if (!strcmp(a, "--")) {
+                options_done = 1;
+            } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+                help(stdout);
+                return 0;
+            } else if (!strcmp(a, "--json")) {
+                json = 1;
+            } else if (!strcmp(a, "--top")) {
+                if (i + 1 >= argc)
+                    return bad_usage("--top needs a number%s", "");
+                if (parse_top(argv[++i], &ro.top))
+                    return bad_usage("--top needs a whole number from 1, not '%s'", argv[i]);
+            } else if (!strncmp(a, "--top=", 6)) {
+                if (parse_top(a + 6, &ro.top))
+                    return bad_usage("--top needs a whole number from 1, not '%s'", a + 6);
+            } else {
+                return bad_usage("unknown option '%s'", a);
+            }
+        } else if (!path) {
+            path = a;
+        } else {
+            return bad_usage("one PATH only ('%s' is a second one)", a);
+        }
+    }
+    if (!path)
+        return bad_usage("missing PATH%s", "");
+
+    run_model m;
+    char err[1024];
+    if (run_model_load(path, NULL, &m, err, sizeof err)) {
+        fprintf(stderr, "lapse report: %s\n", err);
+        return 1;
+    }
+    run_stats s;
+    if (run_stats_build(&m, &s)) {
+        fprintf(stderr, "lapse report: out of memory\n");
+        run_model_free(&m);
+        return 1;
+    }
+    int rc = json ? report_write_json(stdout, &m, &s, &ro) : report_write_text(stdout, &m, &s, &ro);
+    int status = 0;
+    if (rc) {
+        fprintf(stderr, "lapse report: cannot write the report: %s\n", strerror(-rc));
+        status = 1;
+    } else if (m.worker_count == 0) {
+        status = 1; /* every file unreadable: the CAVEATS say which and why */
+    }
+    run_stats_free(&s);
+    run_model_free(&m);
+    return status;
 }

@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,9 +198,24 @@ static void fill_meta(store_meta *m, int final, const char *reason)
     m->max_counters = core_cfg.max_counters;
 }
 
+static int write_locked(int final, const char *reason);
+
 int session_write(int final, const char *reason)
 {
     pthread_mutex_lock(&S.write_mu);
+    return write_locked(final, reason);
+}
+
+int session_write_nowait(int final, const char *reason)
+{
+    if (pthread_mutex_trylock(&S.write_mu) != 0)
+        return -EBUSY;
+    return write_locked(final, reason);
+}
+
+/* Called with write_mu held; releases it. */
+static int write_locked(int final, const char *reason)
+{
     if (!S.file[0]) {
         pthread_mutex_unlock(&S.write_mu);
         return -EINVAL;
@@ -248,6 +264,14 @@ static void timespec_after_ms(struct timespec *ts, uint32_t ms)
 static void *flusher_main(void *arg)
 {
     (void)arg;
+    /* signals go to the program's threads, whose handler hands the write to us */
+    sigset_t block;
+    sigemptyset(&block);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGUSR1);
+    sigaddset(&block, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &block, NULL);
     for (;;) {
         struct timespec deadline;
         timespec_after_ms(&deadline, S.opts.snapshot_interval_ms);
@@ -271,6 +295,7 @@ int session_write_from_signal(int final, const char *reason)
     if (!S.active)
         return 0;
     if (S.flusher_running && !pthread_equal(pthread_self(), S.flusher) && !S.signal_pending) {
+        /* the flusher writes: it may allocate, which a signal handler may not */
         S.signal_reason = reason;
         S.signal_pending = 1 + final;
         sem_post(&S.flusher_wake);
@@ -278,10 +303,11 @@ int session_write_from_signal(int final, const char *reason)
         timespec_after_ms(&deadline, 3000);
         while (sem_timedwait(&S.flusher_done, &deadline) != 0)
             if (errno != EINTR)
-                return -1;
+                return -ETIMEDOUT; /* give up rather than hang the exit */
         return 0;
     }
-    return -1;
+    /* no flusher to hand over to: write here unless a write is in progress */
+    return session_write_nowait(final, reason);
 }
 
 static int flusher_start(void)

@@ -6,11 +6,14 @@
  * "" for a periodic snapshot, else "stop", "exit", "SIGTERM", ... */
 int session_write(int final, const char *reason);
 
+/* As session_write, but returns -EBUSY at once if a write is in progress. */
+int session_write_nowait(int final, const char *reason);
+
 /* Signal handlers (signals.c). */
 void signals_install(void);
 void signals_restore(void);
-/* The flusher thread, if running and not the caller, writes for a signal handler;
- * returns 0 when it did within the timeout, -1 when the caller must write itself. */
+/* Writes for a signal handler: hands the write to the flusher thread when there
+ * is one (and waits up to 3 s), else writes unless a write is in progress. */
 int session_write_from_signal(int final, const char *reason);
 
 #endif

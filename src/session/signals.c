@@ -38,8 +38,7 @@ static void on_signal(int sig, siginfo_t *info, void *ucontext)
         return;
     struct sigaction *prev = &previous[slot];
     int terminates = !(prev->sa_flags & SA_SIGINFO) && prev->sa_handler == SIG_DFL;
-    if (session_write_from_signal(terminates, reason_of(sig)) != 0)
-        session_write(terminates, reason_of(sig));
+    session_write_from_signal(terminates, reason_of(sig));
     if (prev->sa_flags & SA_SIGINFO) {
         if (prev->sa_sigaction)
             prev->sa_sigaction(sig, info, ucontext);

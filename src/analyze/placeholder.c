@@ -1,1 +1,0 @@
-typedef int lapse_analyze_unused;
