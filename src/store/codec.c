@@ -155,17 +155,21 @@ int store_encode(const store_file *f, bytes_out *out)
         bytes_put_u64(out, n->min_ns);
         bytes_put_u64(out, n->max_ns);
         bytes_put_u64(out, n->folded);
+        unsigned lo = n->hist_n ? n->hist_lo : 0;
+        unsigned len = n->hist_n ? n->hist_n : HIST_BUCKETS;
+        if (!n->hist || lo >= HIST_BUCKETS)
+            len = 0;
+        if (lo + len > HIST_BUCKETS)
+            len = HIST_BUCKETS - lo;
         uint16_t used = 0;
-        if (n->hist)
-            for (unsigned b = 0; b < HIST_BUCKETS; b++)
-                used += n->hist[b] != 0;
+        for (unsigned i = 0; i < len; i++)
+            used += n->hist[i] != 0;
         bytes_put_u16(out, used);
-        if (n->hist)
-            for (unsigned b = 0; b < HIST_BUCKETS; b++)
-                if (n->hist[b]) {
-                    bytes_put_u16(out, (uint16_t)b);
-                    bytes_put_u64(out, n->hist[b]);
-                }
+        for (unsigned i = 0; i < len; i++)
+            if (n->hist[i]) {
+                bytes_put_u16(out, (uint16_t)(lo + i));
+                bytes_put_u64(out, n->hist[i]);
+            }
     }
     section_end(out, at);
 
@@ -200,19 +204,40 @@ int store_encode(const store_file *f, bytes_out *out)
 
 /* ---- decoding ---- */
 
+/* The reader's memory: a chain of blocks, each filled from the front. Everything
+ * store_decode returns lives here and goes with one store_file_free. */
 typedef struct arena_block {
     struct arena_block *next;
-    max_align_t align[];
+    size_t used, cap;
+    max_align_t data[];
 } arena_block;
+
+#define ARENA_BLOCK_SIZE (256u * 1024u)
 
 static void *arena_alloc(store_file *f, size_t size)
 {
-    arena_block *b = calloc(1, sizeof(arena_block) + (size ? size : 1));
-    if (!b)
-        return NULL;
-    b->next = f->owned;
-    f->owned = b;
-    return b->align;
+    size = (size + 15) & ~(size_t)15;
+    arena_block *b = f->owned;
+    if (!b || b->cap - b->used < size) {
+        size_t cap = size > ARENA_BLOCK_SIZE / 4 ? size : ARENA_BLOCK_SIZE;
+        arena_block *nb = malloc(sizeof(arena_block) + cap);
+        if (!nb)
+            return NULL;
+        nb->used = 0;
+        nb->cap = cap;
+        if (cap == size && b) { /* a large piece: keep filling the current block */
+            nb->next = b->next;
+            b->next = nb;
+        } else {
+            nb->next = b;
+            f->owned = nb;
+        }
+        b = nb;
+    }
+    void *p = (char *)b->data + b->used;
+    b->used += size;
+    memset(p, 0, size);
+    return p;
 }
 
 void store_file_free(store_file *f)
@@ -379,20 +404,32 @@ static int decode_nodes(decoder *d, bytes_in *in, uint32_t count)
         }
         if (used > HIST_BUCKETS || !count_fits(in, used, 10))
             return fail(d, "node %u has a bad histogram", i);
-        if (used && !(d->flags & STORE_READ_SKIP_HIST)) {
-            n->hist = arena_alloc(f, HIST_BUCKETS * sizeof(uint64_t));
-            if (!n->hist)
-                return -ENOMEM;
-        }
+        if (used == 0)
+            continue;
+        /* pairs are (u16 bucket, u64 count), buckets strictly increasing: check
+         * them, then give the tight window from the first to the last */
+        const uint8_t *pairs = bytes_get_span(in, (size_t)used * 10);
         int last = -1;
         for (uint16_t k = 0; k < used; k++) {
-            uint16_t b = bytes_get_u16(in);
-            uint64_t c = bytes_get_u64(in);
-            if ((int)b <= last || b >= HIST_BUCKETS)
+            int b = pairs[10 * k] | pairs[10 * k + 1] << 8;
+            if (b <= last || b >= (int)HIST_BUCKETS)
                 return fail(d, "node %u has a bad histogram", i);
             last = b;
-            if (n->hist)
-                n->hist[b] = c;
+        }
+        if (d->flags & STORE_READ_SKIP_HIST)
+            continue;
+        unsigned lo = pairs[0] | pairs[1] << 8;
+        n->hist_lo = (uint16_t)lo;
+        n->hist_n = (uint16_t)(last - (int)lo + 1);
+        n->hist = arena_alloc(f, n->hist_n * sizeof(uint64_t));
+        if (!n->hist)
+            return -ENOMEM;
+        for (uint16_t k = 0; k < used; k++) {
+            const uint8_t *p = pairs + 10 * k;
+            uint64_t c = 0;
+            for (int j = 7; j >= 0; j--)
+                c = c << 8 | p[2 + j];
+            n->hist[(p[0] | p[1] << 8) - lo] = c;
         }
     }
     f->node_count = count;

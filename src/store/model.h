@@ -49,7 +49,11 @@ typedef struct store_node {
     uint32_t depth;
     uint64_t calls, total_ns, child_ns, min_ns, max_ns;
     uint64_t folded; /* spans folded into this node by the depth or path bound */
-    uint64_t *hist;  /* HIST_BUCKETS counts; NULL means all zero */
+    /* Histogram: hist[i] counts bucket hist_lo + i, for i < hist_n. NULL: all zero.
+     * The reader returns the tight window of non-zero buckets; a writer may pass a
+     * dense HIST_BUCKETS array with hist_lo = hist_n = 0. */
+    uint64_t *hist;
+    uint16_t hist_lo, hist_n;
 } store_node;
 
 typedef struct store_counter {

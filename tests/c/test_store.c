@@ -22,10 +22,10 @@ static void sample_model(store_file *f)
     hist_a[3] = 2;
     hist_a[100] = 5;
     hist_b[HIST_BUCKETS - 1] = 1;
-    nodes[0] = (store_node){-1, 0, 0, 0, 0, 0, 900, 0, 0, 0, NULL};
-    nodes[1] = (store_node){0, 0, 1, 1, 7, 900, 100, 3, 500, 0, hist_a};
-    nodes[2] = (store_node){-1, 1, 0, 0, 0, 0, 40, 0, 0, 0, NULL};
-    nodes[3] = (store_node){2, 1, 2, 1, 1, 40, 0, 40, 40, 2, hist_b};
+    nodes[0] = (store_node){-1, 0, 0, 0, 0, 0, 900, 0, 0, 0, NULL, 0, 0};
+    nodes[1] = (store_node){0, 0, 1, 1, 7, 900, 100, 3, 500, 0, hist_a, 0, 0};
+    nodes[2] = (store_node){-1, 1, 0, 0, 0, 0, 40, 0, 0, 0, NULL, 0, 0};
+    nodes[3] = (store_node){2, 1, 2, 1, 1, 40, 0, 40, 40, 2, hist_b, 0, 0};
     counters[1].node = 3;
     f->names = names;
     f->name_count = 4;
@@ -70,8 +70,12 @@ static void test_round_trip(void)
     CHECK_EQ_U64(out.threads[1].tid, 102);
     CHECK_EQ_U64(out.nodes[1].calls, 7);
     CHECK_EQ_U64(out.nodes[1].min_ns, 3);
-    CHECK(out.nodes[1].hist && !memcmp(out.nodes[1].hist, hist_a, sizeof hist_a));
-    CHECK(out.nodes[3].hist && out.nodes[3].hist[HIST_BUCKETS - 1] == 1);
+    /* histograms come back as the window of their non-zero buckets */
+    CHECK_EQ_U64(out.nodes[1].hist_lo, 3);
+    CHECK_EQ_U64(out.nodes[1].hist_n, 98);
+    CHECK(out.nodes[1].hist && !memcmp(out.nodes[1].hist, hist_a + 3, 98 * sizeof(uint64_t)));
+    CHECK_EQ_U64(out.nodes[3].hist_lo, HIST_BUCKETS - 1);
+    CHECK(out.nodes[3].hist && out.nodes[3].hist_n == 1 && out.nodes[3].hist[0] == 1);
     CHECK(out.nodes[0].hist == NULL);
     CHECK_EQ_U64(out.counters[0].sum, (uint64_t)-5);
     CHECK_EQ_U64(out.counters[1].sum, 1ull << 40);

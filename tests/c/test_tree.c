@@ -105,8 +105,8 @@ static void test_tree_and_self_time(void)
         CHECK(f.nodes[outer].total_ns > f.nodes[outer].child_ns);
         CHECK(f.nodes[inner].min_ns <= f.nodes[inner].max_ns);
         uint64_t in_hist = 0;
-        for (unsigned b = 0; b < HIST_BUCKETS; b++)
-            in_hist += f.nodes[inner].hist[b];
+        for (unsigned i = 0; i < f.nodes[inner].hist_n; i++)
+            in_hist += f.nodes[inner].hist[i];
         CHECK_EQ_U64(in_hist, 300);
         CHECK_EQ_U64(counter(&f, inner, "items"), 600);
         CHECK_EQ_U64(counter(&f, find(&f, 0, ""), "loose"), 7);

@@ -1,0 +1,28 @@
+/* A histogram (core/hist.h buckets) stored as the window of buckets between its
+ * lowest and highest non-zero bucket. A merged path keeps one of these instead of
+ * a dense HIST_BUCKETS array: most paths occupy a few dozen buckets. */
+#ifndef LAPSE_ANALYZE_HIST_WINDOW_H
+#define LAPSE_ANALYZE_HIST_WINDOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct hist_window {
+    uint16_t lo; /* first bucket held */
+    uint16_t n;  /* buckets held; 0: empty, c is NULL */
+    uint64_t *c; /* c[i] counts bucket lo + i */
+} hist_window;
+
+/* w += dense (HIST_BUCKETS counts; NULL adds nothing). 0 or -ENOMEM (w unchanged). */
+int hist_window_add_dense(hist_window *w, const uint64_t *dense);
+/* w += src. 0 or -ENOMEM (w unchanged). */
+int hist_window_add(hist_window *w, const hist_window *src);
+/* Number of values held. */
+uint64_t hist_window_count(const hist_window *w);
+/* Writes all HIST_BUCKETS counts into dense. */
+void hist_window_to_dense(const hist_window *w, uint64_t *dense);
+/* out[i] = the q[i]-quantile in ns, with exactly hist_quantile's estimate. */
+void hist_window_quantiles(const hist_window *w, const double *q, size_t nq, double *out);
+void hist_window_free(hist_window *w);
+
+#endif

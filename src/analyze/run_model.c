@@ -1,0 +1,728 @@
+#include "run_model.h"
+
+#include "core/hist.h"
+#include "store/codec.h"
+#include "store/file_io.h"
+#include "store/run_dir.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- loading index: open addressing maps ---- */
+
+typedef struct u64_map { /* key -> u32, keys != UINT64_MAX */
+    uint64_t *keys;
+    uint32_t *vals;
+    uint32_t mask, used;
+} u64_map;
+
+typedef struct str_map { /* string id by content */
+    uint32_t *ids; /* RM_NONE: empty */
+    uint32_t mask, used;
+} str_map;
+
+typedef struct rm_index {
+    str_map strings;
+    u64_map paths;    /* (parent << 32 | name) -> path */
+    u64_map counters; /* (path << 32 | name) -> counter */
+} rm_index;
+
+static inline uint32_t mix64(uint64_t k, uint32_t mask)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    return (uint32_t)k & mask;
+}
+
+static int u64_map_grow(u64_map *m)
+{
+    uint32_t cap = m->mask ? (m->mask + 1u) * 2u : 1024u;
+    uint64_t *keys = malloc((size_t)cap * sizeof *keys);
+    uint32_t *vals = malloc((size_t)cap * sizeof *vals);
+    if (!keys || !vals) {
+        free(keys);
+        free(vals);
+        return -ENOMEM;
+    }
+    memset(keys, 0xff, (size_t)cap * sizeof *keys);
+    uint32_t mask = cap - 1u;
+    if (m->keys)
+        for (uint32_t i = 0; i <= m->mask; i++) {
+            if (m->keys[i] == UINT64_MAX)
+                continue;
+            uint32_t s = mix64(m->keys[i], mask);
+            while (keys[s] != UINT64_MAX)
+                s = (s + 1u) & mask;
+            keys[s] = m->keys[i];
+            vals[s] = m->vals[i];
+        }
+    free(m->keys);
+    free(m->vals);
+    m->keys = keys;
+    m->vals = vals;
+    m->mask = mask;
+    return 0;
+}
+
+/* Slot of key; *found says whether it holds key (else it is the empty slot to use). */
+static uint32_t u64_map_slot(const u64_map *m, uint64_t key, int *found)
+{
+    uint32_t s = mix64(key, m->mask);
+    for (;;) {
+        if (m->keys[s] == key) {
+            *found = 1;
+            return s;
+        }
+        if (m->keys[s] == UINT64_MAX) {
+            *found = 0;
+            return s;
+        }
+        s = (s + 1u) & m->mask;
+    }
+}
+
+static void u64_map_free(u64_map *m)
+{
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+static uint32_t hash_str(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+static void index_free(rm_index *ix)
+{
+    if (!ix)
+        return;
+    free(ix->strings.ids);
+    u64_map_free(&ix->paths);
+    u64_map_free(&ix->counters);
+    free(ix);
+}
+
+/* ---- growable arrays ---- */
+
+static int grow(void **items, uint32_t *cap, uint32_t count, size_t size)
+{
+    if (count < *cap)
+        return 0;
+    if (*cap >= UINT32_MAX / 2u)
+        return -ENOMEM;
+    uint32_t ncap = *cap ? *cap * 2u : 16u;
+    void *p = realloc(*items, (size_t)ncap * size);
+    if (!p)
+        return -ENOMEM;
+    *items = p;
+    *cap = ncap;
+    return 0;
+}
+
+#define GROW(m, arr, count, cap) grow((void **)&(m)->arr, &(m)->cap, (m)->count, sizeof *(m)->arr)
+
+/* ---- strings ---- */
+
+static int str_map_grow(run_model *m, str_map *sm)
+{
+    uint32_t cap = sm->mask ? (sm->mask + 1u) * 2u : 1024u;
+    uint32_t *ids = malloc((size_t)cap * sizeof *ids);
+    if (!ids)
+        return -ENOMEM;
+    memset(ids, 0xff, (size_t)cap * sizeof *ids);
+    uint32_t mask = cap - 1u;
+    for (uint32_t i = 0; i < m->string_count; i++) {
+        uint32_t s = hash_str(m->strings[i]) & mask;
+        while (ids[s] != RM_NONE)
+            s = (s + 1u) & mask;
+        ids[s] = i;
+    }
+    free(sm->ids);
+    sm->ids = ids;
+    sm->mask = mask;
+    return 0;
+}
+
+/* The id of s, interned on first sight; RM_NONE when out of memory. */
+static uint32_t intern(run_model *m, rm_index *ix, const char *s)
+{
+    str_map *sm = &ix->strings;
+    if ((m->string_count + 1u) * 2u > sm->mask + 1u && str_map_grow(m, sm))
+        return RM_NONE;
+    uint32_t slot = hash_str(s) & sm->mask;
+    for (;;) {
+        uint32_t id = sm->ids[slot];
+        if (id == RM_NONE)
+            break;
+        if (!strcmp(m->strings[id], s))
+            return id;
+        slot = (slot + 1u) & sm->mask;
+    }
+    if (GROW(m, strings, string_count, string_cap))
+        return RM_NONE;
+    char *copy = strdup(s);
+    if (!copy)
+        return RM_NONE;
+    uint32_t id = m->string_count++;
+    m->strings[id] = copy;
+    sm->ids[slot] = id;
+    return id;
+}
+
+static rm_index *index_of(run_model *m)
+{
+    if (m->index)
+        return m->index;
+    rm_index *ix = calloc(1, sizeof *ix);
+    if (!ix)
+        return NULL;
+    m->index = ix;
+    if (u64_map_grow(&ix->paths) || u64_map_grow(&ix->counters) || intern(m, ix, "") != 0) {
+        index_free(ix);
+        m->index = NULL;
+        return NULL;
+    }
+    return ix;
+}
+
+/* ---- paths, roles, counters ---- */
+
+static uint32_t new_path(run_model *m, uint32_t parent, uint32_t name, uint32_t role)
+{
+    if (GROW(m, paths, path_count, path_cap))
+        return RM_NONE;
+    uint32_t idx = m->path_count++;
+    rm_path *p = &m->paths[idx];
+    memset(p, 0, sizeof *p);
+    p->parent = parent;
+    p->name = name;
+    p->role = role;
+    p->depth = parent == RM_NONE ? 0 : m->paths[parent].depth + 1u;
+    p->last_worker = RM_NONE;
+    p->first_counter = RM_NONE;
+    return idx;
+}
+
+static uint32_t child_path(run_model *m, rm_index *ix, uint32_t parent, uint32_t name)
+{
+    u64_map *pm = &ix->paths;
+    if ((pm->used + 1u) * 2u > pm->mask + 1u && u64_map_grow(pm))
+        return RM_NONE;
+    uint64_t key = ((uint64_t)parent << 32) | name;
+    int found;
+    uint32_t slot = u64_map_slot(pm, key, &found);
+    if (found)
+        return pm->vals[slot];
+    uint32_t idx = new_path(m, parent, name, m->paths[parent].role);
+    if (idx == RM_NONE)
+        return RM_NONE;
+    pm->keys[slot] = key;
+    pm->vals[slot] = idx;
+    pm->used++;
+    return idx;
+}
+
+static uint32_t role_of(run_model *m, const char *name)
+{
+    for (uint32_t i = 0; i < m->role_count; i++)
+        if (!strcmp(m->roles[i].name, name))
+            return i;
+    if (GROW(m, roles, role_count, role_cap))
+        return RM_NONE;
+    rm_role *r = &m->roles[m->role_count];
+    memset(r, 0, sizeof *r);
+    r->name = strdup(name);
+    if (!r->name)
+        return RM_NONE;
+    r->root = new_path(m, RM_NONE, 0, m->role_count);
+    if (r->root == RM_NONE) {
+        free(r->name);
+        return RM_NONE;
+    }
+    return m->role_count++;
+}
+
+static int add_counter(run_model *m, rm_index *ix, uint32_t path, uint32_t name, int64_t sum,
+                       uint64_t updates)
+{
+    u64_map *cm = &ix->counters;
+    if ((cm->used + 1u) * 2u > cm->mask + 1u && u64_map_grow(cm))
+        return -ENOMEM;
+    uint64_t key = ((uint64_t)path << 32) | name;
+    int found;
+    uint32_t slot = u64_map_slot(cm, key, &found);
+    if (!found) {
+        if (GROW(m, counters, counter_count, counter_cap))
+            return -ENOMEM;
+        uint32_t idx = m->counter_count++;
+        rm_counter *c = &m->counters[idx];
+        c->path = path;
+        c->name = name;
+        c->sum = 0;
+        c->updates = 0;
+        /* keep each path's list in order of first sight */
+        c->next = RM_NONE;
+        uint32_t *link = &m->paths[path].first_counter;
+        while (*link != RM_NONE)
+            link = &m->counters[*link].next;
+        *link = idx;
+        cm->keys[slot] = key;
+        cm->vals[slot] = idx;
+        cm->used++;
+    }
+    rm_counter *c = &m->counters[cm->vals[slot]];
+    c->sum = (int64_t)((uint64_t)c->sum + (uint64_t)sum); /* wraps, never traps */
+    c->updates += updates;
+    return 0;
+}
+
+static char *dup_or_empty(const char *s)
+{
+    return strdup(s ? s : "");
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
+int run_model_add_unreadable(run_model *m, const char *file, const char *reason)
+{
+    if (GROW(m, unreadable, unreadable_count, unreadable_cap))
+        return -ENOMEM;
+    rm_unreadable *u = &m->unreadable[m->unreadable_count];
+    u->file = strdup(file);
+    u->reason = strdup(reason && *reason ? reason : "unreadable");
+    if (!u->file || !u->reason) {
+        free(u->file);
+        free(u->reason);
+        return -ENOMEM;
+    }
+    m->unreadable_count++;
+    return 0;
+}
+
+int run_model_add(run_model *m, const char *file, const store_file *f)
+{
+    rm_index *ix = index_of(m);
+    if (!ix)
+        return -ENOMEM;
+    /* the decoder checks this; a model built from memory may not have been */
+    for (uint32_t i = 0; i < f->node_count; i++) {
+        const store_node *n = &f->nodes[i];
+        if (n->name >= f->name_count || (n->parent >= 0 && (uint32_t)n->parent >= i))
+            return -EINVAL;
+    }
+    for (uint32_t i = 0; i < f->counter_count; i++)
+        if (f->counters[i].node >= f->node_count || f->counters[i].name >= f->name_count)
+            return -EINVAL;
+
+    if (GROW(m, workers, worker_count, worker_cap))
+        return -ENOMEM;
+    uint32_t role = role_of(m, f->meta.role ? f->meta.role : "");
+    if (role == RM_NONE)
+        return -ENOMEM;
+    uint32_t widx = m->worker_count;
+    rm_worker *w = &m->workers[widx];
+    memset(w, 0, sizeof *w);
+    const store_meta *mt = &f->meta;
+    w->file = dup_or_empty(file);
+    w->host = dup_or_empty(mt->host);
+    w->role = dup_or_empty(mt->role);
+    w->run_id = dup_or_empty(mt->run_id);
+    w->end_reason = dup_or_empty(mt->end_reason);
+    if (!w->file || !w->host || !w->role || !w->run_id || !w->end_reason) {
+        free(w->file);
+        free(w->host);
+        free(w->role);
+        free(w->run_id);
+        free(w->end_reason);
+        return -ENOMEM;
+    }
+    w->role_index = role;
+    w->pid = mt->pid;
+    w->ppid = mt->ppid;
+    w->rank = mt->rank;
+    w->world_size = mt->world_size;
+    w->final = mt->final ? 1u : 0u;
+    w->write_seq = mt->write_seq;
+    w->start_real_ns = mt->start_real_ns;
+    w->written_real_ns = mt->write_real_ns;
+    w->wall_ns = mt->wall_ns;
+    w->cpu_user_ns = mt->cpu_user_ns;
+    w->cpu_sys_ns = mt->cpu_sys_ns;
+    w->max_rss_kb = mt->max_rss_kb;
+    w->threads = f->thread_count;
+    w->snapshot_interval_ms = mt->snapshot_interval_ms;
+    w->max_depth = mt->max_depth;
+    w->max_paths = mt->max_paths;
+    w->max_spans = mt->max_spans;
+    w->max_counters = mt->max_counters;
+    w->timeline_dropped = mt->timeline_dropped;
+    w->folded_depth = mt->folded_depth;
+    w->folded_paths = mt->folded_paths;
+    w->unmatched_ends = mt->unmatched_ends;
+    w->dropped_counters = mt->dropped_counters;
+    m->worker_count++;
+    m->roles[role].processes++;
+
+    int rc = -ENOMEM;
+    uint32_t *names = malloc(((size_t)f->name_count + 1u) * sizeof *names);
+    uint32_t *nodes = malloc(((size_t)f->node_count + 1u) * sizeof *nodes);
+    if (!names || !nodes)
+        goto out;
+    for (uint32_t i = 0; i < f->name_count; i++)
+        if ((names[i] = intern(m, ix, f->names[i] ? f->names[i] : "")) == RM_NONE)
+            goto out;
+    for (uint32_t i = 0; i < f->node_count; i++) {
+        const store_node *n = &f->nodes[i];
+        uint32_t p;
+        if (n->parent < 0) {
+            p = m->roles[role].root;
+            w->busy_ns = sat_add(w->busy_ns, n->child_ns);
+        } else {
+            p = child_path(m, ix, nodes[n->parent], names[n->name]);
+            if (p == RM_NONE)
+                goto out;
+            w->span_calls = sat_add(w->span_calls, n->calls);
+        }
+        nodes[i] = p;
+        rm_path *mp = &m->paths[p];
+        if (n->calls) {
+            if (mp->calls == 0 || n->min_ns < mp->min_ns)
+                mp->min_ns = n->min_ns;
+            if (n->max_ns > mp->max_ns)
+                mp->max_ns = n->max_ns;
+            if (mp->last_worker != widx) {
+                mp->last_worker = widx;
+                mp->in_processes++;
+            }
+            /* the reader gives the window of non-zero buckets; hist_n 0 is dense */
+            if (n->hist && n->hist_n == 0 && hist_window_add_dense(&mp->hist, n->hist))
+                goto out;
+            hist_window window = {n->hist_lo, n->hist_n, n->hist};
+            if (n->hist && n->hist_n && hist_window_add(&mp->hist, &window))
+                goto out;
+        }
+        mp->calls = sat_add(mp->calls, n->calls);
+        mp->total_ns = sat_add(mp->total_ns, n->total_ns);
+        mp->child_ns = sat_add(mp->child_ns, n->child_ns);
+        mp->folded = sat_add(mp->folded, n->folded);
+    }
+    for (uint32_t i = 0; i < f->counter_count; i++) {
+        const store_counter *c = &f->counters[i];
+        if (add_counter(m, ix, nodes[c->node], names[c->name], c->sum, c->updates))
+            goto out;
+    }
+    rc = 0;
+out:
+    free(names);
+    free(nodes);
+    return rc;
+}
+
+/* ---- finishing ---- */
+
+static const run_model *sort_model;
+
+static int cmp_role_index(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return strcmp(sort_model->roles[x].name, sort_model->roles[y].name);
+}
+
+static int sort_roles(run_model *m)
+{
+    uint32_t n = m->role_count;
+    if (n < 2)
+        return 0;
+    uint32_t *order = malloc(n * sizeof *order);
+    uint32_t *rank = malloc(n * sizeof *rank);
+    rm_role *sorted = malloc(n * sizeof *sorted);
+    if (!order || !rank || !sorted) {
+        free(order);
+        free(rank);
+        free(sorted);
+        return -ENOMEM;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        order[i] = i;
+    sort_model = m;
+    qsort(order, n, sizeof *order, cmp_role_index);
+    for (uint32_t i = 0; i < n; i++) {
+        sorted[i] = m->roles[order[i]];
+        rank[order[i]] = i;
+    }
+    memcpy(m->roles, sorted, n * sizeof *sorted);
+    for (uint32_t i = 0; i < m->path_count; i++)
+        m->paths[i].role = rank[m->paths[i].role];
+    for (uint32_t i = 0; i < m->worker_count; i++)
+        m->workers[i].role_index = rank[m->workers[i].role_index];
+    free(order);
+    free(rank);
+    free(sorted);
+    return 0;
+}
+
+/* Builds "parent/name"; a path longer than RM_PATH_SHOWN bytes keeps its end behind
+ * "...", so that a hostile chain of a million nodes costs a bounded string each. */
+static int build_path_strings(run_model *m)
+{
+    for (uint32_t i = 0; i < m->path_count; i++) {
+        rm_path *p = &m->paths[i];
+        if (p->path)
+            continue;
+        const char *name = m->strings[p->name];
+        if (p->parent == RM_NONE || m->paths[p->parent].parent == RM_NONE) {
+            p->path = strdup(p->parent == RM_NONE ? "" : name);
+        } else {
+            const char *up = m->paths[p->parent].path; /* parents come first */
+            size_t a = strlen(up), b = strlen(name);
+            if (a + 1 + b <= RM_PATH_SHOWN) {
+                p->path = malloc(a + b + 2);
+                if (p->path) {
+                    memcpy(p->path, up, a);
+                    p->path[a] = '/';
+                    memcpy(p->path + a + 1, name, b + 1);
+                }
+            } else {
+                /* "..." + the last RM_PATH_SHOWN - 3 bytes of up + "/" + name */
+                size_t keep = RM_PATH_SHOWN - 3;
+                p->path = malloc(RM_PATH_SHOWN + 1);
+                if (p->path) {
+                    char *o = p->path;
+                    memcpy(o, "...", 3);
+                    o += 3;
+                    if (b >= keep) {
+                        memcpy(o, name + (b - keep), keep);
+                    } else {
+                        size_t from_up = keep - b - 1;
+                        const char *tail = a > from_up ? up + a - from_up : up;
+                        size_t n = strlen(tail);
+                        memcpy(o, tail, n);
+                        o[n] = '/';
+                        memcpy(o + n + 1, name, b);
+                        keep = n + 1 + b;
+                    }
+                    p->path[3 + keep] = 0;
+                }
+            }
+        }
+        if (!p->path)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int build_hosts(run_model *m)
+{
+    if (!m->worker_count)
+        return 0;
+    m->hosts = malloc(m->worker_count * sizeof *m->hosts);
+    if (!m->hosts)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < m->worker_count; i++)
+        m->hosts[i] = m->workers[i].host;
+    qsort(m->hosts, m->worker_count, sizeof *m->hosts, cmp_str);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->worker_count; i++)
+        if (n == 0 || strcmp(m->hosts[n - 1], m->hosts[i]))
+            m->hosts[n++] = m->hosts[i];
+    for (uint32_t i = 0; i < n; i++)
+        if (!(m->hosts[i] = strdup(m->hosts[i]))) {
+            m->host_count = i;
+            return -ENOMEM;
+        }
+    m->host_count = n;
+    return 0;
+}
+
+static uint64_t now_real_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int run_model_finish(run_model *m, const rm_options *opt)
+{
+    int rc = sort_roles(m);
+    if (!rc)
+        rc = build_path_strings(m);
+    if (!rc)
+        rc = build_hosts(m);
+    if (rc)
+        return rc;
+    index_free(m->index);
+    m->index = NULL;
+
+    m->read_real_ns = opt && opt->now_real_ns ? opt->now_real_ns : now_real_ns();
+    m->start_real_ns = m->end_real_ns = 0;
+    const char *first_run = NULL;
+    m->run_ids = 0;
+    for (uint32_t i = 0; i < m->worker_count; i++) {
+        const rm_worker *w = &m->workers[i];
+        if (w->start_real_ns && (!m->start_real_ns || w->start_real_ns < m->start_real_ns))
+            m->start_real_ns = w->start_real_ns;
+        if (w->written_real_ns > m->end_real_ns)
+            m->end_real_ns = w->written_real_ns;
+        int seen = 0;
+        for (uint32_t k = 0; k < i && !seen; k++)
+            seen = !strcmp(m->workers[k].run_id, w->run_id);
+        if (!seen)
+            m->run_ids++;
+        if (!first_run)
+            first_run = w->run_id;
+    }
+    free(m->run_id);
+    m->run_id = strdup(first_run ? first_run : "");
+    if (!m->run_id)
+        return -ENOMEM;
+
+    for (uint32_t r = 0; r < m->role_count; r++) {
+        rm_role *role = &m->roles[r];
+        role->busy_ns = role->busy_max_ns = role->busy_min_ns = 0;
+        role->busy_max_worker = RM_NONE;
+        int first = 1;
+        for (uint32_t i = 0; i < m->worker_count; i++) {
+            const rm_worker *w = &m->workers[i];
+            if (w->role_index != r)
+                continue;
+            role->busy_ns = sat_add(role->busy_ns, w->busy_ns);
+            if (first || w->busy_ns > role->busy_max_ns) {
+                role->busy_max_ns = w->busy_ns;
+                role->busy_max_worker = i;
+            }
+            if (first || w->busy_ns < role->busy_min_ns)
+                role->busy_min_ns = w->busy_ns;
+            first = 0;
+        }
+        double mean = role->processes ? (double)role->busy_ns / role->processes : 0.0;
+        role->imbalance = mean > 0.0 ? (double)role->busy_max_ns / mean : 0.0;
+    }
+
+    for (uint32_t i = 0; i < m->worker_count; i++) {
+        rm_worker *w = &m->workers[i];
+        w->stale_limit_ns = 2ull * w->snapshot_interval_ms * 1000000ull + 1000000000ull;
+        w->stale_by_ns = m->end_real_ns - w->written_real_ns;
+        w->silent_ns = m->read_real_ns > w->written_real_ns ? m->read_real_ns - w->written_real_ns : 0;
+        if (w->final)
+            w->state = RM_FINAL;
+        else if (w->stale_by_ns > w->stale_limit_ns)
+            w->state = RM_STOPPED_EARLY;
+        else if (w->silent_ns > w->stale_limit_ns)
+            w->state = RM_ENDED_UNSEEN;
+        else
+            w->state = RM_RUNNING;
+    }
+    return 0;
+}
+
+int run_model_load(const char *path, const rm_options *opt, run_model *m, char *err,
+                   size_t errlen)
+{
+    memset(m, 0, sizeof *m);
+    store_run_listing l;
+    int rc = store_list_run(path, &l, err, errlen);
+    if (rc)
+        return rc;
+    rc = -ENOMEM;
+    m->input = strdup(path);
+    m->dir = strdup(l.attempts[l.newest].dir);
+    m->superseded = calloc(l.count, sizeof *m->superseded);
+    if (!m->input || !m->dir || !m->superseded)
+        goto fail;
+    for (size_t i = 0; i < l.count; i++) {
+        if (i == l.newest)
+            continue;
+        rm_superseded *s = &m->superseded[m->superseded_count];
+        if (!(s->dir = strdup(l.attempts[i].dir)))
+            goto fail;
+        s->files = l.attempts[i].file_count;
+        s->newest_mtime_ns = l.attempts[i].newest_mtime_ns;
+        m->superseded_count++;
+    }
+    const store_attempt *at = &l.attempts[l.newest];
+    m->single_file = at->file_count == 1 && !strcmp(at->files[0], at->dir);
+    for (size_t i = 0; i < at->file_count; i++) {
+        store_file f;
+        char why[512] = "";
+        if (store_read_file(at->files[i], STORE_READ_SKIP_SPANS, &f, why, sizeof why) != 0) {
+            if (run_model_add_unreadable(m, at->files[i], why))
+                goto fail;
+            continue;
+        }
+        int arc = run_model_add(m, at->files[i], &f);
+        store_file_free(&f);
+        if (arc == -EINVAL) {
+            if (run_model_add_unreadable(m, at->files[i], "malformed span tree"))
+                goto fail;
+        } else if (arc) {
+            goto fail;
+        }
+    }
+    rc = run_model_finish(m, opt);
+    if (rc)
+        goto fail;
+    store_run_listing_free(&l);
+    return 0;
+fail:
+    snprintf(err, errlen, "%s: out of memory loading the run", path);
+    store_run_listing_free(&l);
+    run_model_free(m);
+    return rc;
+}
+
+void run_model_free(run_model *m)
+{
+    free(m->input);
+    free(m->dir);
+    free(m->run_id);
+    for (uint32_t i = 0; i < m->string_count; i++)
+        free(m->strings[i]);
+    free(m->strings);
+    for (uint32_t i = 0; i < m->path_count; i++) {
+        free(m->paths[i].path);
+        hist_window_free(&m->paths[i].hist);
+    }
+    free(m->paths);
+    free(m->counters);
+    for (uint32_t i = 0; i < m->role_count; i++)
+        free(m->roles[i].name);
+    free(m->roles);
+    for (uint32_t i = 0; i < m->worker_count; i++) {
+        rm_worker *w = &m->workers[i];
+        free(w->file);
+        free(w->host);
+        free(w->role);
+        free(w->run_id);
+        free(w->end_reason);
+    }
+    free(m->workers);
+    for (uint32_t i = 0; i < m->unreadable_count; i++) {
+        free(m->unreadable[i].file);
+        free(m->unreadable[i].reason);
+    }
+    free(m->unreadable);
+    for (uint32_t i = 0; i < m->superseded_count; i++)
+        free(m->superseded[i].dir);
+    free(m->superseded);
+    for (uint32_t i = 0; i < m->host_count; i++)
+        free(m->hosts[i]);
+    free(m->hosts);
+    index_free(m->index);
+    memset(m, 0, sizeof *m);
+}

@@ -1,0 +1,147 @@
+/* The merged model of one run: every readable .lapse file of the newest attempt,
+ * grouped by role, with the paths of all threads and processes of a role merged by
+ * their name path. Built one file at a time (spans skipped), so memory grows with
+ * the number of distinct paths, not with the number or length of files. */
+#ifndef LAPSE_ANALYZE_RUN_MODEL_H
+#define LAPSE_ANALYZE_RUN_MODEL_H
+
+#include "hist_window.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RM_NONE UINT32_MAX
+#define RM_PATH_SHOWN 4096 /* longer path strings keep their end behind "..." */
+
+/* What can be said about a worker whose last file is or is not final. */
+typedef enum rm_state {
+    RM_FINAL = 0,         /* wrote its final file (stop, exit or a terminating signal) */
+    RM_STOPPED_EARLY = 1, /* not final, and its last write is older than the run's latest
+                             write by more than 2 x its snapshot interval + 1 s */
+    RM_RUNNING = 2,       /* not final, among the newest, and written recently enough (as of
+                             the time of reading) that its next snapshot is not yet due */
+    RM_ENDED_UNSEEN = 3,  /* not final, among the newest, but its next snapshot is overdue:
+                             killed (or wedged) after its last snapshot */
+} rm_state;
+
+typedef struct rm_counter {
+    uint32_t path;   /* merged path it belongs to (a role root: outside any span) */
+    uint32_t name;   /* string id */
+    uint32_t next;   /* next counter of the same path, RM_NONE at the end */
+    int64_t sum;
+    uint64_t updates;
+} rm_counter;
+
+typedef struct rm_path {
+    uint32_t parent; /* RM_NONE for a role root */
+    uint32_t name;   /* string id; 0 ("") for a role root */
+    uint32_t role;
+    uint32_t depth;  /* 0 for the role root, 1 for top-level spans */
+    uint64_t calls, total_ns, child_ns, folded;
+    uint64_t min_ns, max_ns; /* over processes that completed a call; 0 when none */
+    uint32_t in_processes;   /* processes of the role in which it completed a call */
+    uint32_t last_worker;    /* loading only */
+    uint32_t first_counter;  /* RM_NONE when none */
+    char *path;              /* names joined with "/" ("" for a role root); beyond
+                                RM_PATH_SHOWN bytes "..." and the end */
+    hist_window hist;        /* per-call wall time, ns */
+} rm_path;
+
+typedef struct rm_worker {
+    char *file, *host, *role, *run_id, *end_reason;
+    uint32_t role_index;
+    int64_t pid, ppid, rank, world_size; /* rank, world_size: -1 when unknown */
+    uint32_t final;
+    uint64_t write_seq;
+    uint64_t start_real_ns, written_real_ns;
+    uint64_t wall_ns, cpu_user_ns, cpu_sys_ns, max_rss_kb;
+    uint64_t busy_ns;    /* sum of its top-level spans over all its threads */
+    uint64_t span_calls; /* completed spans, all paths */
+    uint32_t threads;
+    uint32_t snapshot_interval_ms;
+    uint64_t max_depth, max_paths, max_spans, max_counters;
+    uint64_t timeline_dropped, folded_depth, folded_paths, unmatched_ends, dropped_counters;
+    rm_state state;
+    uint64_t stale_by_ns;   /* run's latest write minus this worker's last write */
+    uint64_t stale_limit_ns; /* 2 x snapshot interval + 1 s */
+    uint64_t silent_ns;     /* time of reading minus its last write */
+} rm_worker;
+
+typedef struct rm_role {
+    char *name;
+    uint32_t root;        /* index of its root path */
+    uint32_t processes;
+    uint64_t busy_ns;     /* sum over its workers */
+    uint64_t busy_max_ns, busy_min_ns;
+    uint32_t busy_max_worker; /* worker index */
+    double imbalance;     /* max / mean of per-process busy time; 0 when no busy time */
+} rm_role;
+
+typedef struct rm_unreadable {
+    char *file;
+    char *reason;
+} rm_unreadable;
+
+typedef struct rm_superseded {
+    char *dir;
+    size_t files;
+    uint64_t newest_mtime_ns;
+} rm_superseded;
+
+typedef struct run_model {
+    char *input;  /* the path given */
+    char *dir;    /* the attempt reported (the file itself when given one file) */
+    int single_file; /* the input was one .lapse file */
+    char *run_id; /* of the first readable file ("" when none) */
+    uint32_t run_ids; /* distinct run ids among readable files */
+    uint64_t start_real_ns, end_real_ns; /* earliest session start, latest write */
+    uint64_t read_real_ns;               /* when the model was loaded */
+
+    char **strings; /* interned names; strings[0] is "" */
+    uint32_t string_count, string_cap;
+
+    rm_path *paths; /* parents before children; each role's root first */
+    uint32_t path_count, path_cap;
+    rm_counter *counters;
+    uint32_t counter_count, counter_cap;
+    rm_role *roles; /* sorted by name after loading */
+    uint32_t role_count, role_cap;
+    rm_worker *workers;
+    uint32_t worker_count, worker_cap;
+    rm_unreadable *unreadable;
+    uint32_t unreadable_count, unreadable_cap;
+    rm_superseded *superseded;
+    uint32_t superseded_count;
+    char **hosts; /* sorted, distinct */
+    uint32_t host_count;
+
+    void *index; /* loading only */
+} run_model;
+
+typedef struct rm_options {
+    uint64_t now_real_ns; /* the time of reading; 0: now */
+} rm_options;
+
+/* Loads the newest attempt under path (a file, a run directory or a directory of
+ * runs). A file that cannot be read is recorded in unreadable and skipped. Returns
+ * 0, or a negative code with one line in err (no such path, no .lapse file, out of
+ * memory); a run whose every file is unreadable still loads (worker_count 0). */
+int run_model_load(const char *path, const rm_options *opt, run_model *m, char *err,
+                   size_t errlen);
+void run_model_free(run_model *m);
+
+/* Merges one decoded file into m as a worker (used by run_model_load; exposed for
+ * tests and tools that build models from memory). file names it in reports.
+ * Returns 0 or -ENOMEM. */
+struct store_file;
+int run_model_add(run_model *m, const char *file, const struct store_file *f);
+/* Records a file that could not be read. 0 or -ENOMEM. */
+int run_model_add_unreadable(run_model *m, const char *file, const char *reason);
+/* After the last add: sorts roles, builds path strings, hosts, per-role busy
+ * statistics and worker staleness. 0 or -ENOMEM. */
+int run_model_finish(run_model *m, const rm_options *opt);
+
+/* The name of a string id. */
+static inline const char *rm_str(const run_model *m, uint32_t id) { return m->strings[id]; }
+
+#endif

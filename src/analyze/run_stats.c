@@ -1,0 +1,126 @@
+#include "run_stats.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const run_model *cmp_model;
+static const rs_phase *cmp_phases;
+
+static int cmp_by_path(const void *a, const void *b)
+{
+    const rs_phase *x = a, *y = b;
+    return strcmp(cmp_model->paths[x->path].path, cmp_model->paths[y->path].path);
+}
+
+static int cmp_by_self(const void *a, const void *b)
+{
+    const rs_phase *x = &cmp_phases[*(const uint32_t *)a], *y = &cmp_phases[*(const uint32_t *)b];
+    if (x->self_ns != y->self_ns)
+        return x->self_ns > y->self_ns ? -1 : 1;
+    return strcmp(cmp_model->paths[x->path].path, cmp_model->paths[y->path].path);
+}
+
+static int cmp_by_total(const void *a, const void *b)
+{
+    const rs_phase *x = &cmp_phases[*(const uint32_t *)a], *y = &cmp_phases[*(const uint32_t *)b];
+    uint64_t tx = cmp_model->paths[x->path].total_ns, ty = cmp_model->paths[y->path].total_ns;
+    if (tx != ty)
+        return tx > ty ? -1 : 1;
+    return strcmp(cmp_model->paths[x->path].path, cmp_model->paths[y->path].path);
+}
+
+uint32_t run_stats_pick_loop(const run_model *m, const rs_phase *phases, uint32_t count)
+{
+    uint32_t best = RM_NONE;
+    for (uint32_t i = 0; i < count; i++) {
+        const rm_path *p = &m->paths[phases[i].path];
+        if (p->calls < 2)
+            continue;
+        if (best == RM_NONE) {
+            best = i;
+            continue;
+        }
+        const rm_path *b = &m->paths[phases[best].path];
+        int better = p->depth < b->depth ||
+                     (p->depth == b->depth &&
+                      (p->calls > b->calls ||
+                       (p->calls == b->calls &&
+                        (p->total_ns > b->total_ns ||
+                         (p->total_ns == b->total_ns && strcmp(p->path, b->path) < 0)))));
+        if (better)
+            best = i;
+    }
+    return best;
+}
+
+static int build_role(const run_model *m, uint32_t r, rs_role *out)
+{
+    const rm_role *role = &m->roles[r];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->path_count; i++)
+        n += m->paths[i].role == r && i != role->root;
+    out->phases = calloc(n ? n : 1, sizeof *out->phases);
+    out->by_self = calloc(n ? n : 1, sizeof *out->by_self);
+    out->top_level = calloc(n ? n : 1, sizeof *out->top_level);
+    if (!out->phases || !out->by_self || !out->top_level)
+        return -ENOMEM;
+    static const double qs[4] = {0.50, 0.90, 0.95, 0.99};
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < m->path_count; i++) {
+        const rm_path *p = &m->paths[i];
+        if (p->role != r || i == role->root)
+            continue;
+        rs_phase *ph = &out->phases[k++];
+        ph->path = i;
+        ph->self_ns = p->total_ns > p->child_ns ? p->total_ns - p->child_ns : 0;
+        ph->mean_ns = p->calls ? (double)p->total_ns / (double)p->calls : 0.0;
+        double q[4];
+        hist_window_quantiles(&p->hist, qs, 4, q);
+        ph->p50_ns = q[0];
+        ph->p90_ns = q[1];
+        ph->p95_ns = q[2];
+        ph->p99_ns = q[3];
+        ph->share_of_busy = role->busy_ns ? (double)p->total_ns / (double)role->busy_ns : -1.0;
+    }
+    out->phase_count = n;
+    cmp_model = m;
+    qsort(out->phases, n, sizeof *out->phases, cmp_by_path);
+    cmp_phases = out->phases;
+    out->top_level_count = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        out->by_self[i] = i;
+        if (m->paths[out->phases[i].path].depth == 1)
+            out->top_level[out->top_level_count++] = i;
+    }
+    qsort(out->by_self, n, sizeof *out->by_self, cmp_by_self);
+    qsort(out->top_level, out->top_level_count, sizeof *out->top_level, cmp_by_total);
+    out->loop = run_stats_pick_loop(m, out->phases, n);
+    return 0;
+}
+
+int run_stats_build(const run_model *m, run_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    s->roles = calloc(m->role_count ? m->role_count : 1, sizeof *s->roles);
+    if (!s->roles)
+        return -ENOMEM;
+    s->role_count = m->role_count;
+    for (uint32_t r = 0; r < m->role_count; r++)
+        if (build_role(m, r, &s->roles[r])) {
+            run_stats_free(s);
+            return -ENOMEM;
+        }
+    return 0;
+}
+
+void run_stats_free(run_stats *s)
+{
+    for (uint32_t r = 0; r < s->role_count; r++) {
+        free(s->roles[r].phases);
+        free(s->roles[r].by_self);
+        free(s->roles[r].top_level);
+    }
+    free(s->roles);
+    memset(s, 0, sizeof *s);
+}

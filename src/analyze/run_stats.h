@@ -1,0 +1,38 @@
+/* What a report derives from a merged run model: per role, every path with its
+ * quantiles and share, the order by self time, the top-level spans, the
+ * most-called loop. Both the text and the JSON report render from this. */
+#ifndef LAPSE_ANALYZE_RUN_STATS_H
+#define LAPSE_ANALYZE_RUN_STATS_H
+
+#include "run_model.h"
+
+typedef struct rs_phase {
+    uint32_t path;    /* index in run_model.paths */
+    uint64_t self_ns; /* total - child, never below 0 */
+    double mean_ns, p50_ns, p90_ns, p95_ns, p99_ns; /* per-call wall time; 0 without calls */
+    double share_of_busy; /* total / the role's busy time; -1 when the role has none */
+} rs_phase;
+
+typedef struct rs_role {
+    rs_phase *phases;   /* every path of the role except its root, sorted by path */
+    uint32_t phase_count;
+    uint32_t *by_self;  /* phase indices, largest self time first */
+    uint32_t *top_level; /* phase indices of depth-1 paths, largest total first */
+    uint32_t top_level_count;
+    uint32_t loop;      /* phase index of the most-called loop, RM_NONE when none */
+} rs_role;
+
+typedef struct run_stats {
+    rs_role *roles; /* parallel to run_model.roles */
+    uint32_t role_count;
+} run_stats;
+
+/* 0 or -ENOMEM. */
+int run_stats_build(const run_model *m, run_stats *s);
+void run_stats_free(run_stats *s);
+
+/* The most-called loop of a role: among paths called more than once, the shallowest
+ * depth; at that depth the most calls (then the larger total, then the path name). */
+uint32_t run_stats_pick_loop(const run_model *m, const rs_phase *phases, uint32_t count);
+
+#endif

@@ -1,0 +1,264 @@
+#include "report_caveats.h"
+
+#include "format.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *report_worker_name(char *buf, size_t n, const rm_worker *w)
+{
+    if (w->rank >= 0)
+        snprintf(buf, n, "%s pid %lld on %s (rank %lld)", w->role, (long long)w->pid, w->host,
+                 (long long)w->rank);
+    else
+        snprintf(buf, n, "%s pid %lld on %s", w->role, (long long)w->pid, w->host);
+    return buf;
+}
+
+typedef struct emitter {
+    report_caveat_fn fn;
+    void *ctx;
+    size_t count;
+    char msg[4096];
+} emitter;
+
+static void emit(emitter *e, report_caveat *c)
+{
+    c->message = e->msg;
+    e->fn(e->ctx, c);
+    e->count++;
+}
+
+/* Appends to e->msg. */
+static void add(emitter *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(emitter *e, const char *fmt, ...)
+{
+    size_t len = strlen(e->msg);
+    if (len >= sizeof e->msg - 1)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->msg + len, sizeof e->msg - len, fmt, ap);
+    va_end(ap);
+}
+
+/* Names up to `limit` workers for which pick() is nonzero. */
+static void name_workers(emitter *e, const run_model *m, uint64_t (*pick)(const rm_worker *),
+                         unsigned limit)
+{
+    unsigned shown = 0, total = 0;
+    char name[512], num[FMT_BUF];
+    for (uint32_t i = 0; i < m->worker_count; i++) {
+        uint64_t v = pick(&m->workers[i]);
+        if (!v)
+            continue;
+        if (shown < limit) {
+            add(e, "%s%s: %s", shown ? "; " : "", report_worker_name(name, sizeof name, &m->workers[i]),
+                fmt_count(num, sizeof num, v));
+            shown++;
+        }
+        total++;
+    }
+    if (total > shown)
+        add(e, "; and %u more", total - shown);
+}
+
+static uint64_t w_dropped(const rm_worker *w) { return w->timeline_dropped; }
+static uint64_t w_folded(const rm_worker *w) { return w->folded_depth + w->folded_paths; }
+static uint64_t w_unmatched(const rm_worker *w) { return w->unmatched_ends; }
+static uint64_t w_counters(const rm_worker *w) { return w->dropped_counters; }
+
+/* Sums pick() over workers; *procs counts the workers with a nonzero value, *one is
+ * the worker when exactly one has. */
+static uint64_t sum_workers(const run_model *m, uint64_t (*pick)(const rm_worker *),
+                            uint32_t *procs, const rm_worker **one)
+{
+    uint64_t s = 0;
+    *procs = 0;
+    *one = NULL;
+    for (uint32_t i = 0; i < m->worker_count; i++) {
+        uint64_t v = pick(&m->workers[i]);
+        if (!v)
+            continue;
+        s += v;
+        if (++*procs == 1)
+            *one = &m->workers[i];
+    }
+    if (*procs != 1)
+        *one = NULL;
+    return s;
+}
+
+static const run_model *folded_model;
+
+static int cmp_folded(const void *a, const void *b)
+{
+    const rm_path *x = &folded_model->paths[*(const uint32_t *)a];
+    const rm_path *y = &folded_model->paths[*(const uint32_t *)b];
+    if (x->folded != y->folded)
+        return x->folded > y->folded ? -1 : 1;
+    int r = strcmp(folded_model->roles[x->role].name, folded_model->roles[y->role].name);
+    return r ? r : strcmp(x->path, y->path);
+}
+
+size_t report_caveats(const run_model *m, report_caveat_fn fn, void *ctx)
+{
+    emitter *e = calloc(1, sizeof *e);
+    if (!e)
+        return 0;
+    e->fn = fn;
+    e->ctx = ctx;
+    char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], name[512];
+
+    for (uint32_t i = 0; i < m->unreadable_count; i++) {
+        report_caveat cv = {.kind = "unreadable", .file = m->unreadable[i].file};
+        e->msg[0] = 0;
+        add(e, "%s: %s; left out of every number", m->unreadable[i].file,
+            m->unreadable[i].reason);
+        emit(e, &cv);
+    }
+
+    for (uint32_t i = 0; i < m->worker_count; i++) {
+        const rm_worker *w = &m->workers[i];
+        if (w->state != RM_STOPPED_EARLY)
+            continue;
+        report_caveat cv = {.kind = "stale", .file = w->file, .worker = w, .processes = 1};
+        e->msg[0] = 0;
+        add(e, "%s stopped writing %s before the run's end (last of %llu writes at %s; "
+               "snapshots every %s; no final write): likely killed; its numbers end there",
+            report_worker_name(name, sizeof name, w), fmt_duration(a, sizeof a, (double)w->stale_by_ns),
+            (unsigned long long)w->write_seq, fmt_utc(b, sizeof b, w->written_real_ns),
+            fmt_duration(c, sizeof c, (double)w->snapshot_interval_ms * 1e6));
+        emit(e, &cv);
+    }
+
+    for (uint32_t i = 0; i < m->worker_count; i++) {
+        const rm_worker *w = &m->workers[i];
+        if (w->state != RM_RUNNING && w->state != RM_ENDED_UNSEEN)
+            continue;
+        report_caveat cv = {.kind = "not_final", .file = w->file, .worker = w, .processes = 1};
+        e->msg[0] = 0;
+        if (w->state == RM_RUNNING)
+            add(e, "%s is still running (last snapshot %s ago, snapshots every %s): "
+                   "the run is not over and its numbers are a snapshot",
+                report_worker_name(name, sizeof name, w), fmt_duration(a, sizeof a, (double)w->silent_ns),
+                fmt_duration(b, sizeof b, (double)w->snapshot_interval_ms * 1e6));
+        else
+            add(e, "%s wrote no final file and no snapshot for %s (snapshots every %s): "
+                   "killed or wedged after its last snapshot; up to one interval of its work is missing",
+                report_worker_name(name, sizeof name, w), fmt_duration(a, sizeof a, (double)w->silent_ns),
+                fmt_duration(b, sizeof b, (double)w->snapshot_interval_ms * 1e6));
+        emit(e, &cv);
+    }
+
+    for (uint32_t i = 0; i < m->worker_count; i++) {
+        const rm_worker *w = &m->workers[i];
+        if (w->state != RM_FINAL ||
+            (strncmp(w->end_reason, "SIG", 3) != 0 && strcmp(w->end_reason, "signal") != 0))
+            continue;
+        report_caveat cv = {.kind = "signal", .file = w->file, .worker = w, .processes = 1};
+        e->msg[0] = 0;
+        add(e, "%s ended on %s (its last file was written at the signal; work it had not "
+               "reached is not in the run)",
+            report_worker_name(name, sizeof name, w), w->end_reason);
+        emit(e, &cv);
+    }
+
+    for (uint32_t i = 0; i < m->superseded_count; i++) {
+        const rm_superseded *s = &m->superseded[i];
+        report_caveat cv = {.kind = "superseded", .file = s->dir};
+        e->msg[0] = 0;
+        add(e, "superseded attempt %s (%zu file%s, last written %s) is not included; pass "
+               "its path to report it",
+            s->dir, s->files, s->files == 1 ? "" : "s", fmt_utc(a, sizeof a, s->newest_mtime_ns));
+        emit(e, &cv);
+    }
+
+    uint32_t procs;
+    const rm_worker *one;
+    uint64_t n = sum_workers(m, w_dropped, &procs, &one);
+    if (n) {
+        report_caveat cv = {.kind = "dropped_spans", .worker = one, .file = one ? one->file : NULL,
+                            .count = n, .processes = procs};
+        e->msg[0] = 0;
+        add(e, "the timeline had no room for %s spans in %u of %u processes (bounded by "
+               "max_spans): span totals, calls and histograms are complete, exported "
+               "timelines miss them (",
+            fmt_count(a, sizeof a, n), procs, m->worker_count);
+        name_workers(e, m, w_dropped, 4);
+        add(e, ")");
+        emit(e, &cv);
+    }
+
+    n = sum_workers(m, w_folded, &procs, &one);
+    uint32_t folded_paths = 0;
+    for (uint32_t i = 0; i < m->path_count; i++)
+        folded_paths += m->paths[i].folded != 0;
+    if (n || folded_paths) {
+        uint32_t *paths = malloc((folded_paths ? folded_paths : 1) * sizeof *paths);
+        uint32_t k = 0;
+        uint64_t by_depth = 0, by_paths = 0;
+        for (uint32_t i = 0; i < m->worker_count; i++) {
+            by_depth += m->workers[i].folded_depth;
+            by_paths += m->workers[i].folded_paths;
+        }
+        if (paths) {
+            for (uint32_t i = 0; i < m->path_count; i++)
+                if (m->paths[i].folded)
+                    paths[k++] = i;
+            folded_model = m;
+            qsort(paths, k, sizeof *paths, cmp_folded);
+        }
+        report_caveat cv = {.kind = "folded", .worker = one, .file = one ? one->file : NULL,
+                            .count = n, .processes = procs, .paths = paths, .path_count = k};
+        e->msg[0] = 0;
+        add(e, "%s spans were folded into their parent in %u of %u processes (%s past the depth "
+               "bound, %s past the path bound); their time counts as the parent's self time. "
+               "Parents that received them: ",
+            fmt_count(a, sizeof a, n), procs, m->worker_count, fmt_count(b, sizeof b, by_depth),
+            fmt_count(c, sizeof c, by_paths));
+        for (uint32_t i = 0; i < k && i < 6; i++) {
+            const rm_path *p = &m->paths[paths[i]];
+            add(e, "%s%s:%s (%s)", i ? ", " : "", m->roles[p->role].name,
+                p->parent == RM_NONE ? "(outside any span)" : p->path,
+                fmt_count(a, sizeof a, p->folded));
+        }
+        if (k > 6)
+            add(e, ", and %u more", k - 6);
+        emit(e, &cv);
+        free(paths);
+    }
+
+    n = sum_workers(m, w_unmatched, &procs, &one);
+    if (n) {
+        report_caveat cv = {.kind = "unmatched_ends", .worker = one, .file = one ? one->file : NULL,
+                            .count = n, .processes = procs};
+        e->msg[0] = 0;
+        add(e, "%s span ends did not match the innermost open span in %u of %u processes (an "
+               "end with nothing of that name open, or spans closed implicitly by an outer end); "
+               "spans closed that way end at the outer end (",
+            fmt_count(a, sizeof a, n), procs, m->worker_count);
+        name_workers(e, m, w_unmatched, 4);
+        add(e, ")");
+        emit(e, &cv);
+    }
+
+    n = sum_workers(m, w_counters, &procs, &one);
+    if (n) {
+        report_caveat cv = {.kind = "dropped_counters", .worker = one,
+                            .file = one ? one->file : NULL, .count = n, .processes = procs};
+        e->msg[0] = 0;
+        add(e, "%s counter updates found no room in the counter table in %u of %u processes "
+               "(bounded by max_counters): counter totals are low (",
+            fmt_count(a, sizeof a, n), procs, m->worker_count);
+        name_workers(e, m, w_counters, 4);
+        add(e, ")");
+        emit(e, &cv);
+    }
+
+    size_t count = e->count;
+    free(e);
+    return count;
+}

@@ -1,0 +1,301 @@
+/* The JSON report: schema "lapse.report", version 1 (docs/report.md). */
+#include "report_render.h"
+
+#include "json_out.h"
+#include "report_caveats.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *state_name(rm_state s)
+{
+    switch (s) {
+    case RM_FINAL: return "final";
+    case RM_STOPPED_EARLY: return "stopped_early";
+    case RM_RUNNING: return "running";
+    case RM_ENDED_UNSEEN: return "ended_unseen";
+    }
+    return "unknown";
+}
+
+static void names_of(json_out *j, const run_model *m, uint32_t path)
+{
+    /* the names from the top-level span down to this path */
+    uint32_t depth = m->paths[path].depth;
+    uint32_t *chain = malloc(((size_t)depth + 1) * sizeof *chain);
+    json_begin_array(j, "names");
+    if (chain) {
+        uint32_t n = 0;
+        for (uint32_t p = path; p != RM_NONE && m->paths[p].parent != RM_NONE && n <= depth;
+             p = m->paths[p].parent)
+            chain[n++] = p;
+        while (n)
+            json_str(j, NULL, rm_str(m, m->paths[chain[--n]].name));
+        free(chain);
+    } else {
+        json_str(j, NULL, m->paths[path].path);
+    }
+    json_end_array(j);
+}
+
+static void counters_json(json_out *j, const run_model *m, const rm_path *p, int with_time)
+{
+    for (uint32_t c = p->first_counter; c != RM_NONE; c = m->counters[c].next) {
+        const rm_counter *ct = &m->counters[c];
+        json_begin_object(j, NULL);
+        json_str(j, "name", rm_str(m, ct->name));
+        json_i64(j, "sum", ct->sum);
+        json_u64(j, "updates", ct->updates);
+        if (with_time) {
+            if (p->total_ns)
+                json_double(j, "per_second", (double)ct->sum / ((double)p->total_ns / 1e9), 9);
+            else
+                json_null(j, "per_second");
+            if (ct->sum > 0)
+                json_double(j, "ns_per_unit", (double)p->total_ns / (double)ct->sum, 9);
+            else
+                json_null(j, "ns_per_unit");
+        }
+        json_end_object(j);
+    }
+}
+
+static void phase_json(json_out *j, const run_model *m, const rs_phase *ph)
+{
+    const rm_path *p = &m->paths[ph->path];
+    json_begin_object(j, NULL);
+    json_str(j, "path", p->path);
+    names_of(j, m, ph->path);
+    json_u64(j, "depth", p->depth);
+    json_u64(j, "calls", p->calls);
+    json_u64(j, "total_ns", p->total_ns);
+    json_u64(j, "self_ns", ph->self_ns);
+    if (p->calls) {
+        json_ns(j, "mean_ns", ph->mean_ns);
+        json_ns(j, "p50_ns", ph->p50_ns);
+        json_ns(j, "p90_ns", ph->p90_ns);
+        json_ns(j, "p95_ns", ph->p95_ns);
+        json_ns(j, "p99_ns", ph->p99_ns);
+        json_u64(j, "min_ns", p->min_ns);
+        json_u64(j, "max_ns", p->max_ns);
+    } else {
+        static const char *keys[] = {"mean_ns", "p50_ns", "p90_ns", "p95_ns", "p99_ns", "min_ns", "max_ns"};
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+            json_null(j, keys[k]);
+    }
+    if (ph->share_of_busy >= 0.0)
+        json_double(j, "share_of_busy", ph->share_of_busy, 6);
+    else
+        json_null(j, "share_of_busy");
+    json_u64(j, "in_processes", p->in_processes);
+    json_u64(j, "folded", p->folded);
+    json_begin_array(j, "counters");
+    counters_json(j, m, p, 1);
+    json_end_array(j);
+    json_end_object(j);
+}
+
+static void role_json(json_out *j, const run_model *m, const run_stats *s, uint32_t r, unsigned top)
+{
+    const rm_role *role = &m->roles[r];
+    const rs_role *rs = &s->roles[r];
+    json_begin_object(j, NULL);
+    json_str(j, "role", role->name);
+    json_u64(j, "processes", role->processes);
+    if (role->imbalance > 0.0)
+        json_double(j, "imbalance", role->imbalance, 6);
+    else
+        json_null(j, "imbalance");
+    json_str(j, "imbalance_definition",
+             "max / mean of per-process busy_ns over the role's processes (1 = even)");
+    json_u64(j, "busy_ns", role->busy_ns);
+    json_str(j, "busy_definition",
+             "sum of the top-level spans of every thread of every process of the role; "
+             "the denominator of share_of_busy");
+    json_u64(j, "busy_min_ns", role->busy_min_ns);
+    json_u64(j, "busy_max_ns", role->busy_max_ns);
+    if (role->busy_max_worker != RM_NONE)
+        json_i64(j, "busy_max_pid", m->workers[role->busy_max_worker].pid);
+    else
+        json_null(j, "busy_max_pid");
+    json_begin_array(j, "phases");
+    for (uint32_t i = 0; i < rs->phase_count; i++)
+        phase_json(j, m, &rs->phases[i]);
+    json_end_array(j);
+    json_begin_array(j, "dominant");
+    for (uint32_t i = 0; i < rs->phase_count && i < top; i++)
+        json_str(j, NULL, m->paths[rs->phases[rs->by_self[i]].path].path);
+    json_end_array(j);
+    if (rs->loop != RM_NONE) {
+        const rs_phase *ph = &rs->phases[rs->loop];
+        const rm_path *p = &m->paths[ph->path];
+        json_begin_object(j, "loop");
+        json_str(j, "path", p->path);
+        json_u64(j, "calls", p->calls);
+        json_ns(j, "mean_ns", ph->mean_ns);
+        json_ns(j, "p50_ns", ph->p50_ns);
+        json_ns(j, "p95_ns", ph->p95_ns);
+        json_ns(j, "p99_ns", ph->p99_ns);
+        json_u64(j, "in_processes", p->in_processes);
+        json_end_object(j);
+    } else {
+        json_null(j, "loop");
+    }
+    json_begin_array(j, "no_span_counters");
+    counters_json(j, m, &m->paths[role->root], 0);
+    json_end_array(j);
+    json_end_object(j);
+}
+
+static void worker_json(json_out *j, const rm_worker *w)
+{
+    json_begin_object(j, NULL);
+    json_str(j, "file", w->file);
+    json_str(j, "host", w->host);
+    json_i64(j, "pid", w->pid);
+    json_i64(j, "ppid", w->ppid);
+    json_str(j, "role", w->role);
+    if (w->rank >= 0)
+        json_i64(j, "rank", w->rank);
+    else
+        json_null(j, "rank");
+    if (w->world_size >= 0)
+        json_i64(j, "world_size", w->world_size);
+    else
+        json_null(j, "world_size");
+    json_str(j, "run_id", w->run_id);
+    json_bool(j, "final", (int)w->final);
+    json_str(j, "end_reason", w->end_reason);
+    json_str(j, "state", state_name(w->state));
+    json_u64(j, "write_seq", w->write_seq);
+    json_u64(j, "start_real_ns", w->start_real_ns);
+    json_u64(j, "written_real_ns", w->written_real_ns);
+    json_u64(j, "wall_ns", w->wall_ns);
+    json_u64(j, "cpu_user_ns", w->cpu_user_ns);
+    json_u64(j, "cpu_sys_ns", w->cpu_sys_ns);
+    json_u64(j, "max_rss_kb", w->max_rss_kb);
+    json_u64(j, "threads", w->threads);
+    json_u64(j, "busy_ns", w->busy_ns);
+    json_u64(j, "span_calls", w->span_calls);
+    json_bool(j, "stale", w->state == RM_STOPPED_EARLY);
+    json_u64(j, "stale_by_ns", w->stale_by_ns);
+    json_u64(j, "stale_limit_ns", w->stale_limit_ns);
+    json_u64(j, "silent_ns", w->silent_ns);
+    json_u64(j, "snapshot_interval_ms", w->snapshot_interval_ms);
+    json_u64(j, "timeline_dropped", w->timeline_dropped);
+    json_u64(j, "folded_depth", w->folded_depth);
+    json_u64(j, "folded_paths", w->folded_paths);
+    json_u64(j, "unmatched_ends", w->unmatched_ends);
+    json_u64(j, "dropped_counters", w->dropped_counters);
+    json_u64(j, "max_depth", w->max_depth);
+    json_u64(j, "max_paths", w->max_paths);
+    json_u64(j, "max_spans", w->max_spans);
+    json_u64(j, "max_counters", w->max_counters);
+    json_end_object(j);
+}
+
+void report_caveat_json(void *ctx, const report_caveat *c)
+{
+    report_caveat_json_ctx *x = ctx;
+    json_out *j = x->j;
+    json_begin_object(j, NULL);
+    json_str(j, "kind", c->kind);
+    if (x->side)
+        json_str(j, "side", x->side);
+    json_str(j, "message", c->message);
+    if (c->file)
+        json_str(j, "file", c->file);
+    if (c->worker) {
+        json_i64(j, "pid", c->worker->pid);
+        json_str(j, "host", c->worker->host);
+        json_str(j, "role", c->worker->role);
+    }
+    if (c->count)
+        json_u64(j, "count", c->count);
+    if (c->processes)
+        json_u64(j, "processes", c->processes);
+    if (c->paths) {
+        json_begin_array(j, "paths");
+        for (uint32_t i = 0; i < c->path_count; i++) {
+            const rm_path *p = &x->m->paths[c->paths[i]];
+            json_begin_object(j, NULL);
+            json_str(j, "role", x->m->roles[p->role].name);
+            json_str(j, "path", p->path);
+            json_u64(j, "folded", p->folded);
+            json_end_object(j);
+        }
+        json_end_array(j);
+    }
+    json_end_object(j);
+}
+
+int report_write_json(FILE *out, const run_model *m, const run_stats *s, const report_options *o)
+{
+    unsigned top = o && o->top ? o->top : 10;
+    json_out j;
+    json_init(&j, out);
+    json_begin_object(&j, NULL);
+    json_str(&j, "schema", REPORT_SCHEMA);
+    json_u64(&j, "schema_version", REPORT_SCHEMA_VERSION);
+
+    json_begin_object(&j, "run");
+    json_str(&j, "id", m->run_id);
+    json_str(&j, "dir", m->dir);
+    json_str(&j, "input", m->input);
+    json_bool(&j, "single_file", m->single_file);
+    json_u64(&j, "runtime_ns", m->end_real_ns > m->start_real_ns ? m->end_real_ns - m->start_real_ns : 0);
+    json_u64(&j, "processes", m->worker_count);
+    json_begin_array(&j, "hosts");
+    for (uint32_t h = 0; h < m->host_count; h++)
+        json_str(&j, NULL, m->hosts[h]);
+    json_end_array(&j);
+    json_begin_object(&j, "roles");
+    for (uint32_t r = 0; r < m->role_count; r++)
+        json_u64(&j, m->roles[r].name, m->roles[r].processes);
+    json_end_object(&j);
+    json_u64(&j, "start_real_ns", m->start_real_ns);
+    json_u64(&j, "end_real_ns", m->end_real_ns);
+    json_u64(&j, "read_real_ns", m->read_real_ns);
+    json_u64(&j, "run_ids", m->run_ids);
+    uint32_t final = 0;
+    for (uint32_t i = 0; i < m->worker_count; i++)
+        final += m->workers[i].final != 0;
+    json_u64(&j, "final_processes", final);
+    json_u64(&j, "unreadable_files", m->unreadable_count);
+    json_end_object(&j);
+
+    json_begin_array(&j, "roles");
+    for (uint32_t r = 0; r < m->role_count; r++)
+        role_json(&j, m, s, r, top);
+    json_end_array(&j);
+
+    json_begin_array(&j, "workers");
+    for (uint32_t i = 0; i < m->worker_count; i++)
+        worker_json(&j, &m->workers[i]);
+    json_end_array(&j);
+
+    json_begin_array(&j, "unreadable");
+    for (uint32_t i = 0; i < m->unreadable_count; i++) {
+        json_begin_object(&j, NULL);
+        json_str(&j, "file", m->unreadable[i].file);
+        json_str(&j, "reason", m->unreadable[i].reason);
+        json_end_object(&j);
+    }
+    json_end_array(&j);
+
+    json_begin_array(&j, "superseded");
+    for (uint32_t i = 0; i < m->superseded_count; i++)
+        json_str(&j, NULL, m->superseded[i].dir);
+    json_end_array(&j);
+
+    json_begin_array(&j, "caveats");
+    report_caveat_json_ctx cx = {&j, m, NULL};
+    report_caveats(m, report_caveat_json, &cx);
+    json_end_array(&j);
+
+    json_end_object(&j);
+    json_finish(&j);
+    fflush(out);
+    return ferror(out) ? -EIO : 0;
+}

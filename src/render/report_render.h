@@ -1,0 +1,22 @@
+/* The report of a run, as text for people and as JSON ("lapse.report" schema 1)
+ * for programs. Both take an already loaded model; render never reads files. */
+#ifndef LAPSE_RENDER_REPORT_RENDER_H
+#define LAPSE_RENDER_REPORT_RENDER_H
+
+#include "analyze/run_model.h"
+#include "analyze/run_stats.h"
+
+#include <stdio.h>
+
+#define REPORT_SCHEMA "lapse.report"
+#define REPORT_SCHEMA_VERSION 1
+
+typedef struct report_options {
+    unsigned top; /* rows of DOMINANT PHASES and top-level shares; 0: 10 */
+} report_options;
+
+/* Returns 0, or -EIO when writing failed. */
+int report_write_text(FILE *out, const run_model *m, const run_stats *s, const report_options *o);
+int report_write_json(FILE *out, const run_model *m, const run_stats *s, const report_options *o);
+
+#endif

@@ -1,0 +1,305 @@
+/* The text report: a header, one block per role, CAVEATS. */
+#include "report_render.h"
+
+#include "format.h"
+#include "report_caveats.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RULE_WIDTH 78
+#define PATH_MIN 24
+#define PATH_MAX_WIDTH 52
+
+static void rule(FILE *out)
+{
+    for (int i = 0; i < RULE_WIDTH; i++)
+        fputs("\xe2\x94\x80", out); /* U+2500 */
+    fputc('\n', out);
+}
+
+/* path shortened to width characters, keeping its end ("...b/c/leaf"). */
+static const char *fit(char *buf, size_t n, const char *path, int width)
+{
+    size_t len = strlen(path);
+    if ((int)len <= width || width < 4) {
+        snprintf(buf, n, "%s", path);
+    } else {
+        const char *tail = path + len - (size_t)(width - 3);
+        while ((*tail & 0xc0) == 0x80) /* do not start inside a UTF-8 sequence */
+            tail++;
+        snprintf(buf, n, "...%s", tail);
+    }
+    return buf;
+}
+
+static void upper(char *buf, size_t n, const char *s)
+{
+    size_t i = 0;
+    for (; s[i] && i + 1 < n; i++)
+        buf[i] = (char)toupper((unsigned char)s[i]);
+    buf[i] = 0;
+}
+
+static void header(FILE *out, const run_model *m)
+{
+    char a[FMT_BUF], b[FMT_BUF];
+    double runtime = m->end_real_ns > m->start_real_ns ? (double)(m->end_real_ns - m->start_real_ns) : 0.0;
+    uint32_t not_final = 0;
+    for (uint32_t i = 0; i < m->worker_count; i++)
+        not_final += !m->workers[i].final;
+    fprintf(out, "Run %s   Runtime %s   Processes %u", *m->run_id ? m->run_id : "(unknown)",
+            m->worker_count ? fmt_duration(a, sizeof a, runtime) : "n/a", m->worker_count);
+    if (not_final)
+        fprintf(out, " (%u not final)", not_final);
+    if (m->unreadable_count)
+        fprintf(out, " + %u unreadable", m->unreadable_count);
+    fputs("   Roles ", out);
+    for (uint32_t r = 0; r < m->role_count; r++)
+        fprintf(out, "%s%s x%u", r ? ", " : "", m->roles[r].name, m->roles[r].processes);
+    if (!m->role_count)
+        fputs("none", out);
+    fputc('\n', out);
+    fputs("Hosts ", out);
+    for (uint32_t h = 0; h < m->host_count && h < 8; h++)
+        fprintf(out, "%s%s", h ? ", " : "", m->hosts[h]);
+    if (m->host_count > 8)
+        fprintf(out, ", and %u more", m->host_count - 8);
+    if (!m->host_count)
+        fputs("none", out);
+    fprintf(out, " (%u host%s)   Started %s\n", m->host_count, m->host_count == 1 ? "" : "s",
+            fmt_utc(b, sizeof b, m->start_real_ns));
+    fprintf(out, "%s %s\n", m->single_file ? "File" : "Dir", m->dir);
+    if (m->run_ids > 1)
+        fprintf(out, "Note: these files carry %u different run ids; they are merged as one run.\n",
+                m->run_ids);
+}
+
+static void counter_line(FILE *out, const run_model *m, const rm_path *p, const rm_counter *c,
+                         int name_width)
+{
+    char sum[FMT_BUF], rate[FMT_BUF], per[FMT_BUF], upd[FMT_BUF];
+    fmt_int(sum, sizeof sum, c->sum);
+    if (p->parent == RM_NONE) { /* outside any span: no time to relate it to */
+        fprintf(out, "    + %-*s %14s total   (%s update%s)\n", name_width, rm_str(m, c->name), sum,
+                fmt_count(upd, sizeof upd, c->updates), c->updates == 1 ? "" : "s");
+        return;
+    }
+    if (p->total_ns)
+        fmt_rate(rate, sizeof rate, (double)c->sum / ((double)p->total_ns / 1e9));
+    else
+        snprintf(rate, sizeof rate, "n/a");
+    if (c->sum > 0) {
+        fmt_duration(per, sizeof per, (double)p->total_ns / (double)c->sum);
+        strncat(per, "/ea", sizeof per - strlen(per) - 1);
+    } else {
+        snprintf(per, sizeof per, "n/a");
+    }
+    fprintf(out, "    + %-*s %14s total %14s %12s   (%s update%s)\n", name_width, rm_str(m, c->name),
+            sum, rate, per, fmt_count(upd, sizeof upd, c->updates), c->updates == 1 ? "" : "s");
+}
+
+static int counter_name_width(const run_model *m, const rm_path *p)
+{
+    int w = 12;
+    for (uint32_t c = p->first_counter; c != RM_NONE; c = m->counters[c].next) {
+        int len = (int)strlen(rm_str(m, m->counters[c].name));
+        if (len > w)
+            w = len < 40 ? len : 40;
+    }
+    return w;
+}
+
+static void counters_of(FILE *out, const run_model *m, const rm_path *p)
+{
+    int w = counter_name_width(m, p);
+    for (uint32_t c = p->first_counter; c != RM_NONE; c = m->counters[c].next)
+        counter_line(out, m, p, &m->counters[c], w);
+}
+
+static void role_block(FILE *out, const run_model *m, const run_stats *s, uint32_t r, unsigned top)
+{
+    const rm_role *role = &m->roles[r];
+    const rs_role *rs = &s->roles[r];
+    char name[256], a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], d[FMT_BUF], e[FMT_BUF], pbuf[512];
+    upper(name, sizeof name, *role->name ? role->name : "(no role)");
+    if (role->imbalance > 0.0)
+        snprintf(a, sizeof a, "%.2f*", role->imbalance);
+    else
+        snprintf(a, sizeof a, "n/a*");
+    fprintf(out, "\n%s  (%u process%s, imbalance %s)\n", name, role->processes,
+            role->processes == 1 ? "" : "es", a);
+    rule(out);
+    if (!rs->phase_count) {
+        fputs("no spans recorded in this role\n", out);
+    } else {
+        int width = PATH_MIN;
+        for (uint32_t i = 0; i < rs->top_level_count && i < top; i++) {
+            int len = (int)strlen(m->paths[rs->phases[rs->top_level[i]].path].path);
+            if (len > width)
+                width = len < PATH_MAX_WIDTH ? len : PATH_MAX_WIDTH;
+        }
+        fprintf(out, "share of %s busy time (sum of top-level spans, %u process%s): %s\n",
+                role->name, role->processes, role->processes == 1 ? "" : "es",
+                fmt_duration(a, sizeof a, (double)role->busy_ns));
+        uint64_t rest = 0;
+        for (uint32_t i = 0; i < rs->top_level_count; i++) {
+            const rs_phase *ph = &rs->phases[rs->top_level[i]];
+            const rm_path *p = &m->paths[ph->path];
+            if (i >= top) {
+                rest += p->total_ns;
+                continue;
+            }
+            fprintf(out, "  %-*s %8s %12s\n", width, fit(pbuf, sizeof pbuf, p->path, width),
+                    fmt_percent(a, sizeof a, ph->share_of_busy),
+                    fmt_duration(b, sizeof b, (double)p->total_ns));
+        }
+        if (rs->top_level_count > top)
+            fprintf(out, "  ... %u more top-level spans: %s (%s)\n", rs->top_level_count - top,
+                    fmt_percent(a, sizeof a, role->busy_ns ? (double)rest / (double)role->busy_ns : -1.0),
+                    fmt_duration(b, sizeof b, (double)rest));
+    }
+    if (role->processes > 1) {
+        const rm_worker *mw = role->busy_max_worker != RM_NONE ? &m->workers[role->busy_max_worker] : NULL;
+        fprintf(out, "busy per process: min %s, mean %s, max %s", fmt_duration(a, sizeof a, (double)role->busy_min_ns),
+                fmt_duration(b, sizeof b, (double)role->busy_ns / role->processes),
+                fmt_duration(c, sizeof c, (double)role->busy_max_ns));
+        if (mw)
+            fprintf(out, " (pid %lld on %s)", (long long)mw->pid, mw->host);
+        fputc('\n', out);
+    }
+    if (!rs->phase_count)
+        goto no_span_counters;
+
+    /* DOMINANT PHASES */
+    int width = PATH_MIN;
+    uint32_t shown = rs->phase_count < top ? rs->phase_count : top;
+    for (uint32_t i = 0; i < shown; i++) {
+        int len = (int)strlen(m->paths[rs->phases[rs->by_self[i]].path].path);
+        if (len > width)
+            width = len < PATH_MAX_WIDTH ? len : PATH_MAX_WIDTH;
+    }
+    fprintf(out, "\n%-*s %12s %10s %7s %10s %10s\n", width + 2, "DOMINANT PHASES by self time",
+            "calls", "self", "procs", "p50", "p99");
+    char *listed = calloc(m->path_count, 1);
+    for (uint32_t i = 0; i < shown; i++) {
+        const rs_phase *ph = &rs->phases[rs->by_self[i]];
+        const rm_path *p = &m->paths[ph->path];
+        if (listed)
+            listed[ph->path] = 1;
+        snprintf(e, sizeof e, "%u/%u", p->in_processes, role->processes);
+        fprintf(out, "  %-*s %12s %10s %7s %10s %10s\n", width, fit(pbuf, sizeof pbuf, p->path, width),
+                fmt_count(a, sizeof a, p->calls), fmt_duration(b, sizeof b, (double)ph->self_ns), e,
+                p->calls ? fmt_duration(c, sizeof c, ph->p50_ns) : "-",
+                p->calls ? fmt_duration(d, sizeof d, ph->p99_ns) : "-");
+        counters_of(out, m, p);
+    }
+    if (rs->phase_count > shown)
+        fprintf(out, "  ... %u more paths (--top N shows more, --json shows all)\n",
+                rs->phase_count - shown);
+    fputs("  self = total minus child spans; p50, p99 = wall time per call (merged histogram);\n"
+          "  procs = processes that completed a call / processes of the role\n",
+          out);
+
+    /* counters of paths not listed */
+    int header_done = 0;
+    for (uint32_t i = 0; i < rs->phase_count; i++) {
+        const rm_path *p = &m->paths[rs->phases[i].path];
+        if (p->first_counter == RM_NONE || (listed && listed[rs->phases[i].path]))
+            continue;
+        if (!header_done) {
+            fputs("\nCOUNTERS on paths not listed above (rates per second of the path's total time)\n", out);
+            header_done = 1;
+        }
+        fprintf(out, "  %s  (%s calls, total %s)\n", p->path, fmt_count(a, sizeof a, p->calls),
+                fmt_duration(b, sizeof b, (double)p->total_ns));
+        counters_of(out, m, p);
+    }
+    free(listed);
+
+    /* the most-called loop */
+    if (rs->loop != RM_NONE) {
+        const rs_phase *ph = &rs->phases[rs->loop];
+        const rm_path *p = &m->paths[ph->path];
+        fprintf(out, "\nMOST-CALLED LOOP  %s  (%s calls in %u process%s)\n", p->path,
+                fmt_count(a, sizeof a, p->calls), p->in_processes, p->in_processes == 1 ? "" : "es");
+        fprintf(out, "  mean %10s   p50 %10s   p95 %10s   p99 %10s   (wall time per call)\n",
+                fmt_duration(a, sizeof a, ph->mean_ns), fmt_duration(b, sizeof b, ph->p50_ns),
+                fmt_duration(c, sizeof c, ph->p95_ns), fmt_duration(d, sizeof d, ph->p99_ns));
+    }
+
+no_span_counters:;
+    const rm_path *root = &m->paths[role->root];
+    if (root->first_counter != RM_NONE) {
+        fputs("\nCOUNTERS outside any span\n", out);
+        counters_of(out, m, root);
+    }
+}
+
+typedef struct caveat_printer {
+    FILE *out;
+    const char *last_kind;
+    unsigned same;      /* caveats of last_kind so far */
+    unsigned hidden;    /* of last_kind, not printed */
+} caveat_printer;
+
+#define CAVEATS_PER_KIND 10
+
+static void flush_hidden(caveat_printer *p)
+{
+    if (p->hidden)
+        fprintf(p->out, "  %-16s ... and %u more (--json lists them all)\n", p->last_kind, p->hidden);
+    p->hidden = 0;
+}
+
+static void print_caveat(void *ctx, const report_caveat *c)
+{
+    caveat_printer *p = ctx;
+    if (!p->last_kind || strcmp(p->last_kind, c->kind)) {
+        flush_hidden(p);
+        p->last_kind = c->kind;
+        p->same = 0;
+    }
+    if (p->same++ >= CAVEATS_PER_KIND) {
+        p->hidden++;
+        return;
+    }
+    fprintf(p->out, "  %-16s %s\n", c->kind, c->message);
+}
+
+static void count_caveat(void *ctx, const report_caveat *c)
+{
+    (void)ctx;
+    (void)c;
+}
+
+int report_write_text(FILE *out, const run_model *m, const run_stats *s, const report_options *o)
+{
+    unsigned top = o && o->top ? o->top : 10;
+    header(out, m);
+    int any_role_imbalance = 0;
+    for (uint32_t r = 0; r < m->role_count; r++) {
+        role_block(out, m, s, r, top);
+        any_role_imbalance = 1;
+    }
+    if (any_role_imbalance)
+        fputs("\n* imbalance = max / mean of per-process busy time in the role; busy time = sum of\n"
+              "  a process's top-level spans over all its threads. 1.00 is perfectly even.\n",
+              out);
+    if (!m->worker_count)
+        fputs("\nNo file of this run could be read.\n", out);
+    fputc('\n', out);
+    size_t n = report_caveats(m, count_caveat, NULL);
+    if (n == 0) {
+        fputs("CAVEATS none\n", out);
+    } else {
+        fputs("CAVEATS\n", out);
+        caveat_printer p = {out, NULL, 0, 0};
+        report_caveats(m, print_caveat, &p);
+        flush_hidden(&p);
+    }
+    fflush(out);
+    return ferror(out) ? -EIO : 0;
+}

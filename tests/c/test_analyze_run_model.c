@@ -1,0 +1,548 @@
+/* The merged run model: two roles, processes and threads merged by path, counters,
+ * unreadable files, staleness, superseded attempts. Files are written with the real
+ * writer into a temporary directory and read back through run_model_load. */
+#include "analyze/run_model.h"
+#include "analyze/run_stats.h"
+#include "core/hist.h"
+#include "store/file_io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+static int failures;
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+            failures++;                                                              \
+        }                                                                            \
+    } while (0)
+#define CHECK_U64(a, b)                                                                      \
+    do {                                                                                     \
+        unsigned long long a_ = (unsigned long long)(a), b_ = (unsigned long long)(b);       \
+        if (a_ != b_) {                                                                      \
+            fprintf(stderr, "%s:%d: %s == %llu, expected %llu\n", __FILE__, __LINE__, #a, a_, b_); \
+            failures++;                                                                      \
+        }                                                                                    \
+    } while (0)
+
+/* ---- building files in memory ---- */
+
+#define MAXN 32
+typedef struct builder {
+    store_file f;
+    char *names[MAXN];
+    store_thread threads[4];
+    store_node nodes[MAXN];
+    uint64_t hist[MAXN][HIST_BUCKETS];
+    store_counter counters[MAXN];
+} builder;
+
+static const uint64_t T0 = 1700000000000000000ull; /* a realtime origin */
+
+static void b_init(builder *b, const char *role, const char *host, int64_t pid)
+{
+    memset(b, 0, sizeof *b);
+    store_meta *m = &b->f.meta;
+    m->lapse_version = "test";
+    m->host = (char *)host;
+    m->role = (char *)role;
+    m->run_id = "run-1";
+    m->job_id = "";
+    m->end_reason = "exit";
+    m->clock_source = "monotonic";
+    m->pid = pid;
+    m->ppid = 1;
+    m->rank = -1;
+    m->world_size = -1;
+    m->start_real_ns = T0;
+    m->write_real_ns = T0 + 10000000000ull;
+    m->wall_ns = 10000000000ull;
+    m->write_seq = 3;
+    m->final = 1;
+    m->snapshot_interval_ms = 5000;
+    b->names[0] = "";
+    b->f.names = b->names;
+    b->f.name_count = 1;
+    b->f.threads = b->threads;
+    b->f.nodes = b->nodes;
+    b->f.counters = b->counters;
+}
+
+static uint32_t b_name(builder *b, const char *s)
+{
+    for (uint32_t i = 0; i < b->f.name_count; i++)
+        if (!strcmp(b->names[i], s))
+            return i;
+    b->names[b->f.name_count] = (char *)s;
+    return b->f.name_count++;
+}
+
+/* Adds a thread and its root; returns the root's node index. */
+static int32_t b_thread(builder *b, int64_t tid)
+{
+    uint32_t t = b->f.thread_count++;
+    b->threads[t].tid = tid;
+    b->threads[t].name = "t";
+    uint32_t i = b->f.node_count++;
+    store_node *n = &b->nodes[i];
+    n->parent = -1;
+    n->thread = t;
+    n->hist = b->hist[i];
+    return (int32_t)i;
+}
+
+/* Adds a path below parent with one call per value (ns). */
+static int32_t b_node(builder *b, int32_t parent, const char *name, const uint64_t *v, size_t nv)
+{
+    uint32_t i = b->f.node_count++;
+    store_node *n = &b->nodes[i];
+    n->parent = parent;
+    n->thread = b->nodes[parent].thread;
+    n->depth = b->nodes[parent].depth + 1;
+    n->name = b_name(b, name);
+    n->hist = b->hist[i];
+    for (size_t k = 0; k < nv; k++) {
+        n->calls++;
+        n->total_ns += v[k];
+        if (k == 0 || v[k] < n->min_ns)
+            n->min_ns = v[k];
+        if (v[k] > n->max_ns)
+            n->max_ns = v[k];
+        n->hist[hist_bucket(v[k])]++;
+    }
+    b->nodes[parent].child_ns += n->total_ns;
+    return (int32_t)i;
+}
+
+static void b_counter(builder *b, int32_t node, const char *name, int64_t sum, uint64_t updates)
+{
+    store_counter *c = &b->counters[b->f.counter_count++];
+    c->node = (uint32_t)node;
+    c->name = b_name(b, name);
+    c->sum = sum;
+    c->updates = updates;
+}
+
+static void b_write(builder *b, const char *dir, const char *host, const char *file)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, host);
+    CHECK(store_make_dirs(path) == 0);
+    snprintf(path, sizeof path, "%s/%s/%s", dir, host, file);
+    char err[256];
+    int rc = store_write_file(path, &b->f, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "store_write_file: %s\n", err);
+    CHECK(rc == 0);
+}
+
+static const rm_path *find_path(const run_model *m, const char *role, const char *path)
+{
+    for (uint32_t i = 0; i < m->path_count; i++)
+        if (!strcmp(m->paths[i].path, path) && !strcmp(m->roles[m->paths[i].role].name, role))
+            return &m->paths[i];
+    return NULL;
+}
+
+static const rm_counter *find_counter(const run_model *m, const rm_path *p, const char *name)
+{
+    for (uint32_t c = p->first_counter; c != RM_NONE; c = m->counters[c].next)
+        if (!strcmp(rm_str(m, m->counters[c].name), name))
+            return &m->counters[c];
+    return NULL;
+}
+
+static const rm_worker *find_worker(const run_model *m, int64_t pid)
+{
+    for (uint32_t i = 0; i < m->worker_count; i++)
+        if (m->workers[i].pid == pid)
+            return &m->workers[i];
+    return NULL;
+}
+
+static double dense_quantile(const uint64_t *v, size_t n, double q)
+{
+    static uint64_t h[HIST_BUCKETS];
+    memset(h, 0, sizeof h);
+    for (size_t i = 0; i < n; i++)
+        h[hist_bucket(v[i])]++;
+    return hist_quantile(h, q);
+}
+
+/* ---- the run ---- */
+
+static void write_run(const char *run)
+{
+    builder *b = calloc(1, sizeof *b);
+
+    /* worker 100 on h1: two threads, both run "iter"; final, written at T0 + 30 s */
+    b_init(b, "worker", "h1", 100);
+    int32_t r0 = b_thread(b, 100);
+    static const uint64_t iter_a[] = {1000, 2000, 3000};
+    int32_t it = b_node(b, r0, "iter", iter_a, 3);
+    static const uint64_t step_a[] = {400, 500, 600, 700, 800, 900};
+    int32_t st = b_node(b, it, "step", step_a, 6);
+    b_counter(b, st, "items", 10, 2);
+    b_counter(b, r0, "free", 5, 1);
+    int32_t r1 = b_thread(b, 101);
+    static const uint64_t iter_b[] = {4000};
+    b_node(b, r1, "iter", iter_b, 1);
+    b->f.meta.timeline_dropped = 7;
+    b->f.meta.unmatched_ends = 2;
+    b->f.meta.write_real_ns = T0 + 30000000000ull;
+    b_write(b, run, "h1", "worker-100-aaaa.lapse");
+
+    /* worker 101 on h2: stopped writing 20 s before the run's end, not final */
+    b_init(b, "worker", "h2", 101);
+    r0 = b_thread(b, 201);
+    static const uint64_t iter_c[] = {1500, 2500};
+    it = b_node(b, r0, "iter", iter_c, 2);
+    static const uint64_t step_c[] = {100, 200};
+    st = b_node(b, it, "step", step_c, 2);
+    b_counter(b, st, "items", 7, 1);
+    static const uint64_t setup[] = {10000};
+    int32_t su = b_node(b, r0, "setup", setup, 1);
+    b->nodes[su].folded = 3;
+    b->f.meta.folded_paths = 3;
+    b->f.meta.rank = 1;
+    b->f.meta.world_size = 2;
+    b->f.meta.final = 0;
+    b->f.meta.end_reason = "";
+    b->f.meta.write_real_ns = T0 + 10000000000ull; /* the run ends at T0 + 30 s */
+    b_write(b, run, "h2", "worker-101-bbbb.lapse");
+
+    /* the learner on h1: the newest write, not final */
+    b_init(b, "learner", "h1", 50);
+    r0 = b_thread(b, 50);
+    static const uint64_t train[] = {50000, 60000};
+    b_node(b, r0, "train", train, 2);
+    b->f.meta.final = 0;
+    b->f.meta.end_reason = "";
+    b->f.meta.write_real_ns = T0 + 30000000000ull;
+    b_write(b, run, "h1", "learner-50-cccc.lapse");
+
+    free(b);
+}
+
+static void write_bad_files(const char *run)
+{
+    /* a truncated copy of a good file */
+    builder *b = calloc(1, sizeof *b);
+    b_init(b, "worker", "h1", 300);
+    int32_t r0 = b_thread(b, 300);
+    static const uint64_t v[] = {1, 2, 3};
+    b_node(b, r0, "iter", v, 3);
+    b_write(b, run, "h1", "worker-300-dddd.lapse");
+    free(b);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/h1/worker-300-dddd.lapse", run);
+    struct stat st;
+    CHECK(stat(path, &st) == 0);
+    CHECK(truncate(path, st.st_size / 2) == 0);
+
+    /* random bytes */
+    snprintf(path, sizeof path, "%s/h2/junk-1-eeee.lapse", run);
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    srand(7);
+    for (int i = 0; i < 3000 && f; i++)
+        fputc(rand() & 0xff, f);
+    if (f)
+        fclose(f);
+}
+
+static void test_merge(const char *run)
+{
+    run_model m;
+    char err[512];
+    rm_options opt = {T0 + 30000000000ull + 500000000ull}; /* read 0.5 s after the last write */
+    int rc = run_model_load(run, &opt, &m, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "run_model_load: %s\n", err);
+    CHECK(rc == 0);
+    if (rc)
+        return;
+
+    CHECK_U64(m.worker_count, 3);
+    CHECK_U64(m.unreadable_count, 2);
+    CHECK_U64(m.role_count, 2);
+    CHECK(!strcmp(m.roles[0].name, "learner"));
+    CHECK(!strcmp(m.roles[1].name, "worker"));
+    CHECK_U64(m.roles[0].processes, 1);
+    CHECK_U64(m.roles[1].processes, 2);
+    CHECK_U64(m.host_count, 2);
+    CHECK(m.host_count == 2 && !strcmp(m.hosts[0], "h1") && !strcmp(m.hosts[1], "h2"));
+    CHECK(!strcmp(m.run_id, "run-1"));
+    CHECK_U64(m.run_ids, 1);
+    CHECK_U64(m.start_real_ns, T0);
+    CHECK_U64(m.end_real_ns, T0 + 30000000000ull);
+    CHECK_U64(m.superseded_count, 0);
+
+    /* iter: 3 + 1 calls in worker 100 (two threads), 2 in worker 101 */
+    const rm_path *iter = find_path(&m, "worker", "iter");
+    CHECK(iter != NULL);
+    if (iter) {
+        CHECK_U64(iter->calls, 6);
+        CHECK_U64(iter->total_ns, 14000);
+        CHECK_U64(iter->child_ns, 4200);
+        CHECK_U64(iter->min_ns, 1000);
+        CHECK_U64(iter->max_ns, 4000);
+        CHECK_U64(iter->in_processes, 2);
+        CHECK_U64(iter->depth, 1);
+        CHECK_U64(hist_window_count(&iter->hist), 6);
+        static const uint64_t all[] = {1000, 2000, 3000, 4000, 1500, 2500};
+        double q[2];
+        static const double qs[2] = {0.5, 0.99};
+        hist_window_quantiles(&iter->hist, qs, 2, q);
+        CHECK(q[0] == dense_quantile(all, 6, 0.5));
+        CHECK(q[1] == dense_quantile(all, 6, 0.99));
+        CHECK(q[0] >= 1792 && q[0] < 2048); /* the bucket of the exact p50, 2000 */
+    }
+    const rm_path *step = find_path(&m, "worker", "iter/step");
+    CHECK(step != NULL);
+    if (step) {
+        CHECK_U64(step->calls, 8);
+        CHECK_U64(step->total_ns, 4200);
+        CHECK_U64(step->min_ns, 100);
+        CHECK_U64(step->max_ns, 900);
+        CHECK_U64(step->depth, 2);
+        CHECK_U64(step->in_processes, 2);
+        const rm_counter *items = find_counter(&m, step, "items");
+        CHECK(items != NULL);
+        if (items) {
+            CHECK_U64(items->sum, 17);
+            CHECK_U64(items->updates, 3);
+        }
+    }
+    const rm_path *setup = find_path(&m, "worker", "setup");
+    CHECK(setup != NULL);
+    if (setup) {
+        CHECK_U64(setup->calls, 1);
+        CHECK_U64(setup->in_processes, 1);
+        CHECK_U64(setup->folded, 3);
+    }
+    const rm_path *root = &m.paths[m.roles[1].root];
+    const rm_counter *free_c = find_counter(&m, root, "free");
+    CHECK(free_c != NULL && free_c->sum == 5 && free_c->updates == 1);
+    CHECK(find_path(&m, "learner", "iter") == NULL);
+    const rm_path *train = find_path(&m, "learner", "train");
+    CHECK(train != NULL && train->calls == 2 && train->total_ns == 110000);
+
+    /* busy and imbalance: 6000 + 4000 and 4000 + 10000 */
+    const rm_worker *w100 = find_worker(&m, 100), *w101 = find_worker(&m, 101),
+                    *w50 = find_worker(&m, 50);
+    CHECK(w100 && w101 && w50);
+    if (w100 && w101 && w50) {
+        CHECK_U64(w100->busy_ns, 10000);
+        CHECK_U64(w101->busy_ns, 14000);
+        CHECK_U64(w100->span_calls, 3 + 6 + 1);
+        CHECK_U64(w101->span_calls, 2 + 2 + 1);
+        CHECK_U64(w100->threads, 2);
+        CHECK(!strcmp(w100->host, "h1") && !strcmp(w101->host, "h2"));
+        CHECK_U64(w101->rank, 1);
+        CHECK(w100->rank == -1);
+        CHECK_U64(w100->timeline_dropped, 7);
+        CHECK_U64(w100->unmatched_ends, 2);
+        /* staleness: 101 stopped 20 s before the end (limit 2 x 5 s + 1 s = 11 s) */
+        CHECK(w100->state == RM_FINAL);
+        CHECK(w101->state == RM_STOPPED_EARLY);
+        CHECK_U64(w101->stale_by_ns, 20000000000ull);
+        CHECK_U64(w101->stale_limit_ns, 11000000000ull);
+        CHECK(w50->state == RM_RUNNING); /* newest, written 0.5 s before reading */
+    }
+    CHECK_U64(m.roles[1].busy_ns, 24000);
+    CHECK_U64(m.roles[1].busy_max_ns, 14000);
+    CHECK_U64(m.roles[1].busy_min_ns, 10000);
+    CHECK(fabs(m.roles[1].imbalance - 14000.0 / 12000.0) < 1e-12);
+    CHECK(fabs(m.roles[0].imbalance - 1.0) < 1e-12);
+
+    /* unreadable files keep their one-line reason */
+    int truncated = 0, junk = 0;
+    for (uint32_t i = 0; i < m.unreadable_count; i++) {
+        const rm_unreadable *u = &m.unreadable[i];
+        CHECK(strchr(u->reason, '\n') == NULL);
+        if (strstr(u->file, "worker-300-dddd.lapse") && strstr(u->reason, "truncated"))
+            truncated = 1;
+        if (strstr(u->file, "junk-1-eeee.lapse") && strstr(u->reason, "not a .lapse file"))
+            junk = 1;
+    }
+    CHECK(truncated);
+    CHECK(junk);
+
+    /* derived statistics */
+    run_stats s;
+    CHECK(run_stats_build(&m, &s) == 0);
+    const rs_role *wr = &s.roles[1];
+    CHECK_U64(wr->phase_count, 3);
+    CHECK(!strcmp(m.paths[wr->phases[0].path].path, "iter"));
+    CHECK(!strcmp(m.paths[wr->phases[1].path].path, "iter/step"));
+    CHECK(!strcmp(m.paths[wr->phases[2].path].path, "setup"));
+    /* self: iter 9800, setup 10000, step 4200 */
+    CHECK(!strcmp(m.paths[wr->phases[wr->by_self[0]].path].path, "setup"));
+    CHECK(!strcmp(m.paths[wr->phases[wr->by_self[1]].path].path, "iter"));
+    CHECK_U64(wr->phases[0].self_ns, 9800);
+    CHECK(fabs(wr->phases[0].share_of_busy - 14000.0 / 24000.0) < 1e-12);
+    CHECK(fabs(wr->phases[0].mean_ns - 14000.0 / 6.0) < 1e-9);
+    CHECK(wr->loop != RM_NONE && !strcmp(m.paths[wr->phases[wr->loop].path].path, "iter"));
+    CHECK_U64(wr->top_level_count, 2);
+    CHECK(!strcmp(m.paths[wr->phases[wr->top_level[0]].path].path, "iter"));
+    run_stats_free(&s);
+    run_model_free(&m);
+
+    /* read a minute after the last write: the learner's next snapshot is overdue */
+    opt.now_real_ns = T0 + 90000000000ull;
+    CHECK(run_model_load(run, &opt, &m, err, sizeof err) == 0);
+    const rm_worker *l = find_worker(&m, 50);
+    CHECK(l && l->state == RM_ENDED_UNSEEN);
+    run_model_free(&m);
+}
+
+static void test_all_unreadable(const char *tmp)
+{
+    char run[4096], path[4096];
+    snprintf(run, sizeof run, "%s/bad-run", tmp);
+    snprintf(path, sizeof path, "%s/h", run);
+    CHECK(store_make_dirs(path) == 0);
+    snprintf(path, sizeof path, "%s/h/a-1-0000.lapse", run);
+    FILE *f = fopen(path, "wb");
+    if (f) {
+        fputs("not a profile", f);
+        fclose(f);
+    }
+    run_model m;
+    char err[256];
+    CHECK(run_model_load(run, NULL, &m, err, sizeof err) == 0);
+    CHECK_U64(m.worker_count, 0);
+    CHECK_U64(m.unreadable_count, 1);
+    CHECK_U64(m.role_count, 0);
+    run_stats s;
+    CHECK(run_stats_build(&m, &s) == 0);
+    run_stats_free(&s);
+    run_model_free(&m);
+
+    snprintf(path, sizeof path, "%s/does-not-exist", tmp);
+    err[0] = 0;
+    CHECK(run_model_load(path, NULL, &m, err, sizeof err) != 0);
+    CHECK(strstr(err, "does-not-exist") != NULL);
+    CHECK(strchr(err, '\n') == NULL);
+}
+
+static void set_mtime(const char *path, time_t t)
+{
+    struct timeval tv[2] = {{t, 0}, {t, 0}};
+    CHECK(utimes(path, tv) == 0);
+}
+
+static void test_superseded(const char *tmp)
+{
+    char runs[4096], a[4096], b[4096], path[4096];
+    snprintf(runs, sizeof runs, "%s/attempts", tmp);
+    snprintf(a, sizeof a, "%s/r1", runs);
+    snprintf(b, sizeof b, "%s/r2", runs);
+    builder *bl = calloc(1, sizeof *bl);
+    b_init(bl, "main", "h", 1);
+    int32_t r = b_thread(bl, 1);
+    static const uint64_t v[] = {5, 6};
+    b_node(bl, r, "old", v, 2);
+    b_write(bl, a, "h", "main-1-0000.lapse");
+    b_init(bl, "main", "h", 2);
+    r = b_thread(bl, 2);
+    b_node(bl, r, "new", v, 2);
+    b_write(bl, b, "h", "main-2-0000.lapse");
+    free(bl);
+    snprintf(path, sizeof path, "%s/h/main-1-0000.lapse", a);
+    set_mtime(path, 1000000);
+    snprintf(path, sizeof path, "%s/h/main-2-0000.lapse", b);
+    set_mtime(path, 2000000);
+    run_model m;
+    char err[256];
+    CHECK(run_model_load(runs, NULL, &m, err, sizeof err) == 0);
+    CHECK_U64(m.worker_count, 1);
+    CHECK(!strcmp(m.dir, b));
+    CHECK_U64(m.superseded_count, 1);
+    CHECK(m.superseded_count == 1 && !strcmp(m.superseded[0].dir, a));
+    CHECK(find_path(&m, "main", "new") != NULL);
+    CHECK(find_path(&m, "main", "old") == NULL);
+    run_model_free(&m);
+}
+
+/* A chain of 3000 nested spans: path strings stay bounded, the end is kept. */
+static void test_deep_chain(void)
+{
+    enum { DEPTH = 3000 };
+    store_file f;
+    memset(&f, 0, sizeof f);
+    char *names[3] = {"", "abcd", "leaf"};
+    store_thread th = {1, "t"};
+    store_node *nodes = calloc(DEPTH + 1, sizeof *nodes);
+    CHECK(nodes != NULL);
+    if (!nodes)
+        return;
+    f.meta.role = "deep";
+    f.meta.host = "h";
+    f.meta.run_id = f.meta.end_reason = "";
+    f.meta.final = 1;
+    f.names = names;
+    f.name_count = 3;
+    f.threads = &th;
+    f.thread_count = 1;
+    f.nodes = nodes;
+    f.node_count = DEPTH + 1;
+    nodes[0].parent = -1;
+    for (uint32_t i = 1; i <= DEPTH; i++) {
+        nodes[i].parent = (int32_t)i - 1;
+        nodes[i].depth = i;
+        nodes[i].name = i == DEPTH ? 2 : 1;
+        nodes[i].calls = 1;
+        nodes[i].total_ns = nodes[i].min_ns = nodes[i].max_ns = 10;
+    }
+    run_model m;
+    memset(&m, 0, sizeof m);
+    CHECK(run_model_add(&m, "deep.lapse", &f) == 0);
+    CHECK(run_model_finish(&m, NULL) == 0);
+    CHECK(m.path_count == DEPTH + 1);
+    const rm_path *last = &m.paths[m.path_count - 1];
+    CHECK(last->depth == DEPTH);
+    CHECK(strlen(last->path) == RM_PATH_SHOWN);
+    CHECK(!strncmp(last->path, "...", 3));
+    CHECK(strlen(last->path) >= 10 && !strcmp(last->path + strlen(last->path) - 10, "/abcd/leaf"));
+    CHECK(!strcmp(m.paths[2].path, "abcd/abcd"));
+    run_model_free(&m);
+    free(nodes);
+}
+
+int main(void)
+{
+    char tmp[] = "/tmp/lapse-test-analyze-XXXXXX";
+    if (!mkdtemp(tmp)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    char run[4096];
+    snprintf(run, sizeof run, "%s/run-1", tmp);
+    write_run(run);
+    write_bad_files(run);
+    test_merge(run);
+    test_all_unreadable(tmp);
+    test_superseded(tmp);
+    test_deep_chain();
+    if (!failures) {
+        char cmd[4200];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+        if (system(cmd) != 0)
+            fprintf(stderr, "could not remove %s\n", tmp);
+    } else {
+        fprintf(stderr, "test files kept in %s\n", tmp);
+    }
+    if (failures)
+        fprintf(stderr, "%d check(s) failed\n", failures);
+    return failures ? 1 : 0;
+}
