@@ -39,7 +39,7 @@ double diff_ks_threshold(uint64_t n, uint64_t m)
 /* One side's rows before matching: a key and the merged numbers behind it. */
 typedef struct side_row {
     char *key, *role, *path;
-    uint64_t calls, total_ns;
+    uint64_t calls, total_ns, min_ns, max_ns;
     uint32_t in_processes;
     hist_window hist;
 } side_row;
@@ -88,6 +88,8 @@ static int side_rows(const run_model *m, unsigned flags, side_row **out, size_t 
         r->path = strdup(p->path);
         r->calls = p->calls;
         r->total_ns = p->total_ns;
+        r->min_ns = p->min_ns;
+        r->max_ns = p->max_ns;
         r->in_processes = p->in_processes;
         if (!r->key || !r->role || !r->path || hist_window_add(&r->hist, &p->hist)) {
             side_free(rows, n);
@@ -99,6 +101,10 @@ static int side_rows(const run_model *m, unsigned flags, side_row **out, size_t 
     for (size_t i = 0; i < n; i++) {
         if (k && !strcmp(rows[k - 1].key, rows[i].key)) { /* same path in another role */
             side_row *d = &rows[k - 1];
+            if (rows[i].calls && (!d->calls || rows[i].min_ns < d->min_ns))
+                d->min_ns = rows[i].min_ns;
+            if (rows[i].max_ns > d->max_ns)
+                d->max_ns = rows[i].max_ns;
             d->calls += rows[i].calls;
             d->total_ns += rows[i].total_ns;
             d->in_processes += rows[i].in_processes;
@@ -137,6 +143,8 @@ static void fill_side(diff_side *s, const side_row *r)
     static const double qs[2] = {0.50, 0.99};
     double q[2];
     hist_window_quantiles(&r->hist, qs, 2, q);
+    if (r->calls)
+        hist_window_clamp(q, 2, r->min_ns, r->max_ns);
     s->p50_ns = q[0];
     s->p99_ns = q[1];
 }

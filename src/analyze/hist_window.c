@@ -131,3 +131,15 @@ void hist_window_free(hist_window *w)
     free(w->c);
     memset(w, 0, sizeof *w);
 }
+
+void hist_window_clamp(double *out, size_t nq, uint64_t lo, uint64_t hi)
+{
+    if (lo > hi)
+        return;
+    for (size_t i = 0; i < nq; i++) {
+        if (out[i] < (double)lo)
+            out[i] = (double)lo;
+        if (out[i] > (double)hi)
+            out[i] = (double)hi;
+    }
+}

@@ -23,6 +23,10 @@ uint64_t hist_window_count(const hist_window *w);
 void hist_window_to_dense(const hist_window *w, uint64_t *dense);
 /* out[i] = the q[i]-quantile in ns, with exactly hist_quantile's estimate. */
 void hist_window_quantiles(const hist_window *w, const double *q, size_t nq, double *out);
+/* Clamps each of out[0..nq) into [lo, hi]: a quantile cannot lie outside the
+ * smallest and largest value recorded (exact min and max tighten the estimate,
+ * most visibly for paths with few calls). */
+void hist_window_clamp(double *out, size_t nq, uint64_t lo, uint64_t hi);
 void hist_window_free(hist_window *w);
 
 #endif

@@ -77,6 +77,8 @@ static int build_role(const run_model *m, uint32_t r, rs_role *out)
         ph->mean_ns = p->calls ? (double)p->total_ns / (double)p->calls : 0.0;
         double q[4];
         hist_window_quantiles(&p->hist, qs, 4, q);
+        if (p->calls)
+            hist_window_clamp(q, 4, p->min_ns, p->max_ns);
         ph->p50_ns = q[0];
         ph->p90_ns = q[1];
         ph->p95_ns = q[2];

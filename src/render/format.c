@@ -11,7 +11,9 @@ char *fmt_duration(char *buf, size_t n, double ns)
         snprintf(buf, n, "n/a");
         return buf;
     }
-    if (ns < 999.5) {
+    if (ns > 0.0 && ns < 9.995) {
+        snprintf(buf, n, "%.2fns", ns); /* per-unit costs can be fractions of a ns */
+    } else if (ns < 999.5) {
         snprintf(buf, n, "%.0fns", ns);
     } else if (ns < 999950.0) {
         snprintf(buf, n, "%.1fus", ns / 1e3);
