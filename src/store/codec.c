@@ -256,6 +256,7 @@ typedef struct decoder {
     char *err;
     size_t errlen;
     unsigned flags;
+    uint8_t *thread_has_root;
 } decoder;
 
 static int fail(decoder *d, const char *fmt, ...)
@@ -348,6 +349,8 @@ static int decode_names(decoder *d, bytes_in *in, uint32_t count)
             return fail(d, "names section is cut short");
     }
     f->name_count = count;
+    if (count == 0 || f->names[0][0] != 0)
+        return fail(d, "names section must start with the empty name");
     return 0;
 }
 
@@ -376,7 +379,8 @@ static int decode_nodes(decoder *d, bytes_in *in, uint32_t count)
     if (!count_fits(in, count, node_min))
         return fail(d, "nodes section claims %u nodes, more than it holds", count);
     f->nodes = arena_alloc(f, (size_t)count * sizeof(store_node));
-    if (!f->nodes)
+    d->thread_has_root = arena_alloc(f, f->thread_count ? f->thread_count : 1);
+    if (!f->nodes || !d->thread_has_root)
         return -ENOMEM;
     for (uint32_t i = 0; i < count; i++) {
         store_node *n = &f->nodes[i];
@@ -396,8 +400,12 @@ static int decode_nodes(decoder *d, bytes_in *in, uint32_t count)
         if (n->thread >= f->thread_count || n->name >= f->name_count)
             return fail(d, "node %u names a thread or name that does not exist", i);
         if (n->parent < 0) {
-            if (n->parent != -1 || n->depth != 0)
+            /* a thread's root: name 0, depth 0, the first node of its thread */
+            if (n->parent != -1 || n->depth != 0 || n->name != 0 || d->thread_has_root[n->thread])
                 return fail(d, "node %u has a bad parent", i);
+            d->thread_has_root[n->thread] = 1;
+        } else if (n->depth > STORE_MAX_DEPTH) {
+            return fail(d, "node %u is nested deeper than %u", i, STORE_MAX_DEPTH);
         } else if ((uint32_t)n->parent >= i || f->nodes[n->parent].thread != n->thread ||
                    f->nodes[n->parent].depth + 1 != n->depth) {
             return fail(d, "node %u has a bad parent", i);
@@ -552,7 +560,7 @@ int store_decode(const uint8_t *data, size_t len, unsigned flags, store_file *f,
                  size_t errlen)
 {
     memset(f, 0, sizeof *f);
-    decoder d = {f, err, errlen, flags};
+    decoder d = {f, err, errlen, flags, NULL};
     if (len < 8 || memcmp(data, store_magic, 8) != 0)
         return fail(&d, "not a .lapse file (bad magic)");
     if (len < FILE_HEADER_SIZE)

@@ -14,6 +14,9 @@ enum store_section_type {
     STORE_SECTION_SPANS = 6,
 };
 
+/* Deepest path a reader accepts (the writer's max_depth is far below). */
+#define STORE_MAX_DEPTH 65536u
+
 enum store_read_flags {
     STORE_READ_SKIP_SPANS = 1u << 0, /* leave spans out (span_count stays 0) */
     STORE_READ_SKIP_HIST = 1u << 1,  /* leave histograms out (hist stays NULL) */

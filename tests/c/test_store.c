@@ -157,6 +157,22 @@ static void test_bad_indices_rejected(void)
     CHECK(store_decode(buf.data, buf.len, 0, &out, err, sizeof err) != 0);
     bytes_out_free(&buf);
     in.counters[0].node = 1;
+    bytes_out_free(&buf);
+
+    sample_model(&in);
+    in.nodes[3] = (store_node){-1, 1, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0}; /* a second root */
+    in.counter_count = 1;
+    CHECK(store_encode(&in, &buf) == 0);
+    CHECK(store_decode(buf.data, buf.len, 0, &out, err, sizeof err) != 0);
+    bytes_out_free(&buf);
+
+    sample_model(&in);
+    char *named_first[] = {"x", "step", "load", "bytes"};
+    in.names = named_first; /* name 0 must be the empty name */
+    CHECK(store_encode(&in, &buf) == 0);
+    CHECK(store_decode(buf.data, buf.len, 0, &out, err, sizeof err) != 0);
+    CHECK(strstr(err, "empty name") != NULL);
+    bytes_out_free(&buf);
 }
 
 static void test_atomic_file(void)

@@ -1,0 +1,40 @@
+#!/bin/sh
+# Runs the benchmarks of bench/ and prints their output; see bench/README.md.
+#
+#   bench/run.sh [BUILD_DIR]        (default: build; built with `ninja -C BUILD_DIR`)
+#
+# SPAN_RUNS=N runs span_cost N times (default 3: the machine is shared and noisy,
+# compare the runs). FULL_TIMELINE=0 skips the report_scale run with a full
+# timeline in every file.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+build=${1:-"$here/../build"}
+build=$(cd "$build" && pwd)
+for prog in span_cost report_scale lapse; do
+    if [ ! -x "$build/$prog" ]; then
+        echo "bench/run.sh: $build/$prog is missing; build first: ninja -C $build" >&2
+        exit 1
+    fi
+done
+
+echo "== machine"
+uname -srm
+grep -m1 'model name' /proc/cpuinfo 2>/dev/null || true
+echo "cpus: $(nproc)   load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+
+i=1
+while [ "$i" -le "${SPAN_RUNS:-3}" ]; do
+    echo "== span_cost (run $i of ${SPAN_RUNS:-3})"
+    "$build/span_cost"
+    echo
+    i=$((i + 1))
+done
+
+echo "== report_scale: 64 files x 4096 paths"
+"$build/report_scale" "$build/lapse"
+if [ "${FULL_TIMELINE:-1}" != 0 ]; then
+    echo
+    echo "== report_scale: the same with a full timeline (100000 spans) in every file"
+    "$build/report_scale" "$build/lapse" --spans 100000
+fi

@@ -1,0 +1,243 @@
+/* What a span costs, against two reads of the clock measured in the same run.
+ *
+ *   span_cost [REPS]
+ *
+ * Each figure is the time of a batch of BATCH operations (CLOCK_MONOTONIC around
+ * the batch, so its own cost is amortized), divided by BATCH; REPS batches give
+ * a minimum and a median. The minimum is the cost without interference, the
+ * median what a busy, shared machine gives. See bench/README.md. */
+#include "lapse.h"
+
+#include "core/clock.h"
+#include "core/core.h"
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BATCH 20000
+
+static volatile uint64_t sink;
+
+static inline uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- the operations, each behind a call the compiler cannot remove ---- */
+
+__attribute__((noinline)) static void empty_call(void) { __asm__ volatile(""); }
+
+__attribute__((noinline)) static void scoped_call(void)
+{
+    LAPSE_SCOPE("bench.pair");
+    __asm__ volatile("");
+}
+
+__attribute__((noinline)) static void batch_empty(int n)
+{
+    for (int i = 0; i < n; i++)
+        empty_call();
+}
+
+__attribute__((noinline)) static void batch_scoped(int n)
+{
+    for (int i = 0; i < n; i++)
+        scoped_call();
+}
+
+__attribute__((noinline)) static void batch_rdtsc(int n)
+{
+    uint64_t acc = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t a = __rdtsc();
+        uint64_t b = __rdtsc();
+        acc += b - a;
+    }
+    sink += acc;
+}
+
+__attribute__((noinline)) static void batch_gettime(int n)
+{
+    uint64_t acc = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t a = mono_ns();
+        uint64_t b = mono_ns();
+        acc += b - a;
+    }
+    sink += acc;
+}
+
+__attribute__((noinline)) static void batch_loop(int n)
+{
+    uint64_t acc = 0;
+    for (int i = 0; i < n; i++) {
+        __asm__ volatile("" : "+r"(acc));
+        acc += (uint64_t)i;
+    }
+    sink += acc;
+}
+
+__attribute__((noinline)) static void batch_count(int n)
+{
+    LAPSE_SCOPE("bench.counted");
+    for (int i = 0; i < n; i++)
+        lapse_count("bench.items", 1);
+}
+
+/* ---- measuring ---- */
+
+typedef struct stat_ns {
+    double min, median;
+} stat_ns;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int reps = 41;
+
+/* ns per operation of fn(BATCH) */
+static stat_ns measure(void (*fn)(int))
+{
+    double *v = malloc((size_t)reps * sizeof *v);
+    fn(BATCH); /* warm up */
+    for (int r = 0; r < reps; r++) {
+        uint64_t t0 = mono_ns();
+        fn(BATCH);
+        uint64_t t1 = mono_ns();
+        v[r] = (double)(t1 - t0) / BATCH;
+    }
+    qsort(v, (size_t)reps, sizeof *v, cmp_double);
+    stat_ns s = {v[0], v[reps / 2]};
+    free(v);
+    return s;
+}
+
+/* a - b, per statistic (the cost of what a adds to b) */
+static stat_ns minus(stat_ns a, stat_ns b) { return (stat_ns){a.min - b.min, a.median - b.median}; }
+
+static void line(const char *what, stat_ns s)
+{
+    /* a difference of two measurements: noise can make it slightly negative */
+    if (s.min < 0 && s.min > -0.005)
+        s.min = 0;
+    if (s.median < 0 && s.median > -0.005)
+        s.median = 0;
+    printf("  %-56s %8.2f %8.2f\n", what, s.min, s.median);
+}
+
+static char run_dir[256];
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void start(uint32_t features, uint64_t max_spans)
+{
+    lapse_options o;
+    lapse_options_init(&o);
+    o.features = features;
+    o.run_dir = run_dir;
+    o.role = "bench";
+    o.max_spans = max_spans;
+    o.snapshot_interval_ms = 3600 * 1000; /* no periodic write inside a measurement */
+    o.handle_signals = 0;
+    if (lapse_start(&o) != 0) {
+        fprintf(stderr, "span_cost: lapse_start: %s\n", lapse_last_error());
+        exit(1);
+    }
+}
+
+static void stop(void)
+{
+    if (lapse_stop() != 0)
+        fprintf(stderr, "span_cost: lapse_stop: %s\n", lapse_last_error());
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        reps = atoi(argv[1]) > 2 ? atoi(argv[1]) : 3;
+    snprintf(run_dir, sizeof run_dir, "/tmp/lapse-bench-XXXXXX");
+    if (!mkdtemp(run_dir)) {
+        perror("span_cost: mkdtemp");
+        return 1;
+    }
+
+    printf("span_cost: %d batches of %d operations; ns per operation\n", reps, BATCH);
+    printf("  %-56s %8s %8s\n", "", "min", "median");
+
+    stat_ns loop = measure(batch_loop);
+    stat_ns rdtsc2 = minus(measure(batch_rdtsc), loop);
+    stat_ns gettime2 = minus(measure(batch_gettime), loop);
+    line("two __rdtsc() (the reference)", rdtsc2);
+    line("two clock_gettime(CLOCK_MONOTONIC) (context)", gettime2);
+
+    /* dormant: no session */
+    stat_ns call = measure(batch_empty);
+    stat_ns dormant = minus(measure(batch_scoped), call);
+    line("empty noinline call (subtracted below)", call);
+    line("dormant span pair (LAPSE_SCOPE, no session)", dormant);
+
+    /* active: the same function with a session */
+    const uint64_t big = (uint64_t)(reps + 4) * BATCH * 2 + 4096; /* never fills */
+    start(LAPSE_FEATURE_SPANS | LAPSE_FEATURE_TIMELINE, big);
+    const char *clock = core_clock_g.use_tsc ? "tsc" : "monotonic (no invariant TSC)";
+    stat_ns on_cold = minus(measure(batch_scoped), call);
+    stat_ns count = measure(batch_count);
+    stop();
+    /* the timeline buffer is mapped lazily: the spans above also paid the first
+     * touch of its pages (a page fault per 128 records). Here the pages are
+     * touched before the session records, which leaves the cost of a record. */
+    start(LAPSE_FEATURE_SPANS | LAPSE_FEATURE_TIMELINE, big);
+    memset(core_timeline, 0, big * sizeof(core_span_record));
+    stat_ns on = minus(measure(batch_scoped), call);
+    stop();
+    start(LAPSE_FEATURE_SPANS | LAPSE_FEATURE_TIMELINE, 64);
+    stat_ns full = minus(measure(batch_scoped), call);
+    stop();
+    start(LAPSE_FEATURE_SPANS, 0);
+    stat_ns off = minus(measure(batch_scoped), call);
+    stop();
+    line("active span pair, timeline on, room (pages faulted in)", on_cold);
+    line("active span pair, timeline on, room (pages resident)", on);
+    line("active span pair, timeline on (buffer full: drop)", full);
+    line("active span pair, timeline off", off);
+    line("lapse_count on an open span", count);
+
+    printf("\nspan clock: %s\n", clock);
+    printf("active pair / two clock reads (timeline on, first touch): %.2f (min)  %.2f (median)\n",
+           on_cold.min / rdtsc2.min, on_cold.median / rdtsc2.median);
+    printf("active pair / two clock reads (timeline on):   %.2f (min)  %.2f (median)\n",
+           on.min / rdtsc2.min, on.median / rdtsc2.median);
+    printf("active pair / two clock reads (buffer full):   %.2f (min)  %.2f (median)\n",
+           full.min / rdtsc2.min, full.median / rdtsc2.median);
+    printf("active pair / two clock reads (timeline off):  %.2f (min)  %.2f (median)\n",
+           off.min / rdtsc2.min, off.median / rdtsc2.median);
+    printf("\nacceptance (on the minimum):\n");
+    double dormant_ns = dormant.min < 0 && dormant.min > -0.005 ? 0.0 : dormant.min;
+    printf("  dormant pair <= 1 ns:                          %s (%.2f ns)\n",
+           dormant_ns <= 1.0 ? "PASS" : "FAIL", dormant_ns);
+    double worst = on.min > full.min ? on.min : full.min;
+    if (off.min > worst)
+        worst = off.min;
+    printf("  active pair <= 1.5 x two clock reads:          %s (%.2f x, worst of on/full/off)\n",
+           worst <= 1.5 * rdtsc2.min ? "PASS" : "FAIL", worst / rdtsc2.min);
+    printf("  ... while the timeline's pages are first touched: %s (%.2f x)\n",
+           on_cold.min <= 1.5 * rdtsc2.min ? "PASS" : "FAIL", on_cold.min / rdtsc2.min);
+    fflush(stdout);
+    nftw(run_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return 0;
+}

@@ -1,0 +1,582 @@
+/* Chrome trace JSON from .lapse timelines; see perfetto.h. */
+#include "perfetto.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OUT_BUF_SIZE (256u * 1024u)
+#define SYNTHETIC_ID_BASE 0x40000000ll /* above any Linux pid or tid (2^22) */
+
+/* ---- a set of int64 (pids already given a track) ---- */
+
+typedef struct id_set {
+    int64_t *slots;
+    uint8_t *used;
+    size_t cap, count;
+} id_set;
+
+static size_t id_hash(int64_t v, size_t cap)
+{
+    uint64_t x = (uint64_t)v * 0x9E3779B97F4A7C15ull;
+    return (size_t)(x >> 17) & (cap - 1);
+}
+
+static int id_set_has(const id_set *s, int64_t v)
+{
+    if (!s->cap)
+        return 0;
+    for (size_t i = id_hash(v, s->cap);; i = (i + 1) & (s->cap - 1)) {
+        if (!s->used[i])
+            return 0;
+        if (s->slots[i] == v)
+            return 1;
+    }
+}
+
+static int id_set_add(id_set *s, int64_t v)
+{
+    if ((s->count + 1) * 2 > s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        int64_t *slots = calloc(cap, sizeof *slots);
+        uint8_t *used = calloc(cap, 1);
+        if (!slots || !used) {
+            free(slots);
+            free(used);
+            return -ENOMEM;
+        }
+        for (size_t i = 0; i < s->cap; i++) {
+            if (!s->used[i])
+                continue;
+            size_t k = id_hash(s->slots[i], cap);
+            while (used[k])
+                k = (k + 1) & (cap - 1);
+            used[k] = 1;
+            slots[k] = s->slots[i];
+        }
+        free(s->slots);
+        free(s->used);
+        s->slots = slots;
+        s->used = used;
+        s->cap = cap;
+    }
+    size_t k = id_hash(v, s->cap);
+    while (s->used[k]) {
+        if (s->slots[k] == v)
+            return 0;
+        k = (k + 1) & (s->cap - 1);
+    }
+    s->used[k] = 1;
+    s->slots[k] = v;
+    s->count++;
+    return 0;
+}
+
+static void id_set_free(id_set *s)
+{
+    free(s->slots);
+    free(s->used);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- buffered output ---- */
+
+struct perfetto_writer {
+    FILE *out;
+    char *buf;
+    size_t len;
+    int failed;
+    int events; /* events written so far (for the commas) */
+    id_set pids;
+    int64_t next_synthetic;
+};
+
+static void out_flush(perfetto_writer *w)
+{
+    if (w->len && !w->failed && fwrite(w->buf, 1, w->len, w->out) != w->len)
+        w->failed = 1;
+    w->len = 0;
+}
+
+/* Room for n more bytes (n <= OUT_BUF_SIZE). */
+static inline char *out_reserve(perfetto_writer *w, size_t n)
+{
+    if (w->len + n > OUT_BUF_SIZE)
+        out_flush(w);
+    return w->buf + w->len;
+}
+
+static void out_put(perfetto_writer *w, const char *s, size_t n)
+{
+    while (n) {
+        size_t room = OUT_BUF_SIZE - w->len;
+        if (!room) {
+            out_flush(w);
+            room = OUT_BUF_SIZE;
+        }
+        size_t k = n < room ? n : room;
+        memcpy(w->buf + w->len, s, k);
+        w->len += k;
+        s += k;
+        n -= k;
+    }
+}
+
+static void out_str(perfetto_writer *w, const char *s) { out_put(w, s, strlen(s)); }
+
+#define OUT_LIT(w, lit) out_put((w), (lit), sizeof(lit) - 1)
+
+/* Decimal digits of v into the end of tmp[20]; returns the first digit. */
+static inline char *fmt_u64(char tmp[20], uint64_t v)
+{
+    char *p = tmp + 20;
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return p;
+}
+
+static inline void out_u64(perfetto_writer *w, uint64_t v)
+{
+    char tmp[20];
+    char *p = fmt_u64(tmp, v);
+    out_put(w, p, (size_t)(tmp + 20 - p));
+}
+
+static inline void out_i64(perfetto_writer *w, int64_t v)
+{
+    if (v < 0) {
+        OUT_LIT(w, "-");
+        out_u64(w, 0 - (uint64_t)v);
+    } else {
+        out_u64(w, (uint64_t)v);
+    }
+}
+
+/* Nanoseconds as microseconds with three decimals ("%.3f" of ns / 1000, exact). */
+static inline void out_us(perfetto_writer *w, int64_t ns)
+{
+    uint64_t u = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
+    char *p = out_reserve(w, 32);
+    char *start = p;
+    if (ns < 0)
+        *p++ = '-';
+    char tmp[20];
+    char *d = fmt_u64(tmp, u / 1000);
+    size_t n = (size_t)(tmp + 20 - d);
+    memcpy(p, d, n);
+    p += n;
+    unsigned frac = (unsigned)(u % 1000);
+    p[0] = '.';
+    p[1] = (char)('0' + frac / 100);
+    p[2] = (char)('0' + frac / 10 % 10);
+    p[3] = (char)('0' + frac % 10);
+    p += 4;
+    w->len += (size_t)(p - start);
+}
+
+/* ---- JSON strings ---- */
+
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 when s does not start one. */
+static size_t utf8_seq(const unsigned char *s)
+{
+    unsigned c = s[0];
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        return (s[1] & 0xc0) == 0x80 ? 2 : 0;
+    if (c >= 0xe0 && c <= 0xef) {
+        unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+        if (s[1] < lo || s[1] > hi || (s[2] & 0xc0) != 0x80)
+            return 0;
+        return 3;
+    }
+    if (c >= 0xf0 && c <= 0xf4) {
+        unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+        if (s[1] < lo || s[1] > hi || (s[2] & 0xc0) != 0x80 || (s[3] & 0xc0) != 0x80)
+            return 0;
+        return 4;
+    }
+    return 0;
+}
+
+size_t perfetto_json_escape(char *buf, size_t cap, const char *str)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *s = (const unsigned char *)(str ? str : "");
+    size_t n = 0;
+#define EMIT(ch)                                                                       \
+    do {                                                                               \
+        if (n + 1 < cap)                                                               \
+            buf[n] = (char)(ch);                                                       \
+        n++;                                                                           \
+    } while (0)
+    while (*s) {
+        unsigned c = *s;
+        if (c == '"' || c == '\\') {
+            EMIT('\\');
+            EMIT(c);
+            s++;
+        } else if (c < 0x20 || c == 0x7f) {
+            EMIT('\\');
+            EMIT('u');
+            EMIT('0');
+            EMIT('0');
+            EMIT(hex[c >> 4]);
+            EMIT(hex[c & 15]);
+            s++;
+        } else if (c < 0x80) {
+            EMIT(c);
+            s++;
+        } else {
+            /* utf8_seq stops at the NUL: a continuation byte is never 0 */
+            size_t k = utf8_seq(s);
+            if (k) {
+                for (size_t i = 0; i < k; i++)
+                    EMIT(s[i]);
+                s += k;
+            } else {
+                EMIT(0xef); /* U+FFFD */
+                EMIT(0xbf);
+                EMIT(0xbd);
+                s++;
+            }
+        }
+    }
+#undef EMIT
+    if (cap)
+        buf[n < cap ? n : cap - 1] = 0;
+    return n;
+}
+
+/* Writes "s" (with the quotes), escaped. */
+static void out_json_str(perfetto_writer *w, const char *s)
+{
+    char small[256];
+    size_t n = perfetto_json_escape(small, sizeof small, s);
+    OUT_LIT(w, "\"");
+    if (n < sizeof small) {
+        out_put(w, small, n);
+    } else {
+        char *big = malloc(n + 1);
+        if (big) {
+            perfetto_json_escape(big, n + 1, s);
+            out_put(w, big, n);
+            free(big);
+        } else {
+            out_put(w, small, sizeof small - 1); /* cut short, still valid JSON */
+        }
+    }
+    OUT_LIT(w, "\"");
+}
+
+/* Every name of the file, escaped once (a run can have millions of spans). */
+typedef struct name_cache {
+    const char **str;
+    uint32_t *len;
+    char *text;
+} name_cache;
+
+static int name_cache_build(name_cache *c, const store_file *f)
+{
+    memset(c, 0, sizeof *c);
+    size_t total = 0;
+    uint32_t count = f->name_count;
+    c->str = calloc(count ? count : 1, sizeof *c->str);
+    c->len = calloc(count ? count : 1, sizeof *c->len);
+    if (!c->str || !c->len)
+        goto oom;
+    for (uint32_t i = 0; i < count; i++) {
+        size_t n = perfetto_json_escape(NULL, 0, f->names[i]);
+        if (n > UINT32_MAX - 1)
+            goto oom;
+        total += n + 1;
+    }
+    c->text = malloc(total ? total : 1);
+    if (!c->text)
+        goto oom;
+    char *p = c->text;
+    for (uint32_t i = 0; i < count; i++) {
+        size_t n = perfetto_json_escape(p, (size_t)-1 / 2, f->names[i]);
+        c->str[i] = p;
+        c->len[i] = (uint32_t)n;
+        p += n + 1;
+    }
+    return 0;
+oom:
+    free(c->str);
+    free(c->len);
+    free(c->text);
+    memset(c, 0, sizeof *c);
+    return -ENOMEM;
+}
+
+static void name_cache_free(name_cache *c)
+{
+    free(c->str);
+    free(c->len);
+    free(c->text);
+}
+
+/* ---- events ---- */
+
+static void event_start(perfetto_writer *w)
+{
+    if (w->events++)
+        OUT_LIT(w, ",\n");
+    else
+        OUT_LIT(w, "\n");
+}
+
+static void meta_event(perfetto_writer *w, const char *what, int64_t pid, int64_t tid,
+                       const char *arg_key, const char *str_value, int64_t int_value)
+{
+    event_start(w);
+    out_str(w, "{\"ph\":\"M\",\"name\":\"");
+    out_str(w, what);
+    out_str(w, "\",\"pid\":");
+    out_i64(w, pid);
+    out_str(w, ",\"tid\":");
+    out_i64(w, tid);
+    out_str(w, ",\"args\":{\"");
+    out_str(w, arg_key);
+    out_str(w, "\":");
+    if (str_value)
+        out_json_str(w, str_value);
+    else
+        out_i64(w, int_value);
+    out_str(w, "}}");
+}
+
+uint64_t perfetto_clock_offset(const store_file *f)
+{
+    return f->meta.anchor_real_ns - f->meta.anchor_mono_ns;
+}
+
+int perfetto_first_ns(const store_file *f, uint64_t *first_ns)
+{
+    uint64_t off = perfetto_clock_offset(f);
+    if (f->span_count) {
+        uint64_t first = UINT64_MAX;
+        for (uint64_t i = 0; i < f->span_count; i++)
+            if (f->spans[i].begin_ns < first)
+                first = f->spans[i].begin_ns;
+        *first_ns = first + off;
+        return 0;
+    }
+    if (f->meta.start_mono_ns) {
+        *first_ns = f->meta.start_mono_ns + off;
+        return 0;
+    }
+    return -1;
+}
+
+perfetto_writer *perfetto_open(FILE *out)
+{
+    perfetto_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->buf = malloc(OUT_BUF_SIZE);
+    if (!w->buf) {
+        free(w);
+        return NULL;
+    }
+    w->out = out;
+    w->next_synthetic = SYNTHETIC_ID_BASE;
+    out_str(w, "{\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"generator\":\"lapse export\"},\n"
+               "\"traceEvents\":[");
+    return w;
+}
+
+int perfetto_finish(perfetto_writer *w)
+{
+    out_str(w, "\n]}\n");
+    out_flush(w);
+    int failed = w->failed || fflush(w->out) != 0 || ferror(w->out);
+    id_set_free(&w->pids);
+    free(w->buf);
+    free(w);
+    return failed ? -EIO : 0;
+}
+
+typedef struct tid_slot {
+    int64_t tid;
+    uint32_t index;
+} tid_slot;
+
+static int cmp_tid_slot(const void *a, const void *b)
+{
+    const tid_slot *x = a, *y = b;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* The tid of each thread's track: its tid, unless an earlier thread of the file
+ * has the same one (a tid the kernel reused), then a synthetic one. */
+static int64_t *track_tids(const store_file *f, int *renamed)
+{
+    uint32_t n = f->thread_count;
+    int64_t *tids = malloc((n ? n : 1) * sizeof *tids);
+    tid_slot *s = malloc((n ? n : 1) * sizeof *s);
+    if (!tids || !s) {
+        free(tids);
+        free(s);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        s[i].tid = f->threads[i].tid;
+        s[i].index = i;
+        tids[i] = f->threads[i].tid;
+    }
+    qsort(s, n, sizeof *s, cmp_tid_slot);
+    int64_t next = SYNTHETIC_ID_BASE;
+    *renamed = 0;
+    for (uint32_t i = 1; i < n; i++) {
+        if (s[i].tid != s[i - 1].tid)
+            continue;
+        /* pick an id no thread of the file has */
+        for (;;) {
+            tid_slot key = {next, 0};
+            uint32_t lo = 0, hi = n;
+            while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (s[mid].tid < key.tid)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo == n || s[lo].tid != next)
+                break;
+            next++;
+        }
+        tids[s[i].index] = next++;
+        *renamed = 1;
+    }
+    free(s);
+    return tids;
+}
+
+int perfetto_add_file(perfetto_writer *w, const store_file *f, uint64_t base_ns,
+                      perfetto_file_stats *stats)
+{
+    const store_meta *m = &f->meta;
+    perfetto_file_stats st = {0};
+    name_cache names;
+    if (name_cache_build(&names, f))
+        return -ENOMEM;
+    int renamed = 0;
+    int64_t *tids = track_tids(f, &renamed);
+    if (!tids) {
+        name_cache_free(&names);
+        return -ENOMEM;
+    }
+
+    /* the process track: the file's pid unless another file already has it */
+    int64_t pid = m->pid;
+    if (id_set_has(&w->pids, pid)) {
+        while (id_set_has(&w->pids, w->next_synthetic))
+            w->next_synthetic++;
+        pid = w->next_synthetic++;
+    }
+    if (id_set_add(&w->pids, pid)) {
+        free(tids);
+        name_cache_free(&names);
+        return -ENOMEM;
+    }
+    st.pid = pid;
+
+    char label[1024];
+    snprintf(label, sizeof label, "%s %lld@%s", m->role && *m->role ? m->role : "?",
+             (long long)m->pid, m->host && *m->host ? m->host : "?");
+    meta_event(w, "process_name", pid, pid, "name", label, 0);
+    if (m->rank >= 0)
+        meta_event(w, "process_sort_index", pid, pid, "sort_index", NULL, m->rank);
+
+    for (uint32_t i = 0; i < f->thread_count; i++) {
+        const store_thread *t = &f->threads[i];
+        char tname[512];
+        if (t->name && *t->name)
+            snprintf(tname, sizeof tname, "%s", t->name);
+        else
+            snprintf(tname, sizeof tname, "thread %u", i);
+        if (tids[i] != t->tid) {
+            size_t len = strlen(tname);
+            snprintf(tname + len, sizeof tname - len, " (tid %lld)", (long long)t->tid);
+        }
+        meta_event(w, "thread_name", pid, tids[i], "name", tname, 0);
+        meta_event(w, "thread_sort_index", pid, tids[i], "sort_index", NULL, (int64_t)i);
+        st.threads++;
+    }
+
+    /* one complete slice per span */
+    uint64_t off = perfetto_clock_offset(f);
+    char pidtxt[24];
+    {
+        char tmp[20];
+        char *p = fmt_u64(tmp, pid < 0 ? 0 - (uint64_t)pid : (uint64_t)pid);
+        size_t n = (size_t)(tmp + 20 - p);
+        size_t k = 0;
+        if (pid < 0)
+            pidtxt[k++] = '-';
+        memcpy(pidtxt + k, p, n);
+        pidtxt[k + n] = 0;
+    }
+    size_t pidlen = strlen(pidtxt);
+    int64_t last_end = INT64_MIN;
+    for (uint64_t i = 0; i < f->span_count; i++) {
+        const store_span *s = &f->spans[i];
+        int64_t ts = (int64_t)(s->begin_ns + off - base_ns);
+        uint64_t dur = s->end_ns - s->begin_ns;
+        int64_t end = (int64_t)(s->end_ns + off - base_ns);
+        if (end > last_end)
+            last_end = end;
+        event_start(w);
+        OUT_LIT(w, "{\"ph\":\"X\",\"name\":\"");
+        out_put(w, names.str[s->name], names.len[s->name]);
+        OUT_LIT(w, "\",\"pid\":");
+        out_put(w, pidtxt, pidlen);
+        OUT_LIT(w, ",\"tid\":");
+        out_i64(w, tids[s->thread]);
+        OUT_LIT(w, ",\"ts\":");
+        out_us(w, ts);
+        OUT_LIT(w, ",\"dur\":");
+        out_us(w, dur > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)dur);
+        OUT_LIT(w, ",\"args\":{\"depth\":");
+        out_u64(w, s->depth);
+        OUT_LIT(w, "}}");
+        st.slices++;
+    }
+
+    if (m->timeline_dropped) {
+        st.dropped = m->timeline_dropped;
+        char text[256];
+        snprintf(text, sizeof text,
+                 "timeline incomplete: %llu spans not recorded (max_spans %llu)",
+                 (unsigned long long)m->timeline_dropped, (unsigned long long)m->max_spans);
+        meta_event(w, "process_labels", pid, pid, "labels", text, 0);
+        /* an instant where the timeline stops: after its last span, else at the write */
+        int64_t at = f->span_count ? last_end
+                                   : (int64_t)(m->write_mono_ns + off - base_ns);
+        event_start(w);
+        out_str(w, "{\"ph\":\"i\",\"s\":\"p\",\"name\":\"lapse: timeline full, spans dropped\","
+                   "\"pid\":");
+        out_i64(w, pid);
+        out_str(w, ",\"tid\":");
+        out_i64(w, f->thread_count ? tids[0] : pid);
+        out_str(w, ",\"ts\":");
+        out_us(w, at);
+        out_str(w, ",\"args\":{\"dropped\":");
+        out_u64(w, m->timeline_dropped);
+        out_str(w, ",\"max_spans\":");
+        out_u64(w, m->max_spans);
+        out_str(w, "}}");
+    }
+
+    free(tids);
+    name_cache_free(&names);
+    if (stats)
+        *stats = st;
+    return w->failed ? -EIO : 0;
+}

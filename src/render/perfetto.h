@@ -1,0 +1,57 @@
+/* Chrome trace JSON (the format Perfetto and chrome://tracing open) from the
+ * timelines of a run: one process track per .lapse file, one thread track per
+ * thread, one complete ("X") slice per timeline span.
+ *
+ * The writer streams: files are added one at a time and nothing of a file is kept
+ * after perfetto_add_file returns, so a run with millions of spans costs one
+ * file's memory. Render never reads files: the caller decodes them (store) and
+ * hands them over. All files must be placed on one time base: call
+ * perfetto_first_ns on every file first, take the minimum, and pass it as base_ns.
+ */
+#ifndef LAPSE_RENDER_PERFETTO_H
+#define LAPSE_RENDER_PERFETTO_H
+
+#include "store/model.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct perfetto_writer perfetto_writer;
+
+/* What perfetto_add_file wrote for one file. */
+typedef struct perfetto_file_stats {
+    int64_t pid;          /* the pid of its track (the file's pid unless it collided) */
+    uint32_t threads;     /* thread tracks */
+    uint64_t slices;      /* "X" events */
+    uint64_t dropped;     /* meta.timeline_dropped: spans the timeline had no room for */
+} perfetto_file_stats;
+
+/* The file's CLOCK_MONOTONIC ns -> common timeline ns (CLOCK_REALTIME of the
+ * anchor instant): mono + perfetto_clock_offset(f), modulo 2^64. */
+uint64_t perfetto_clock_offset(const store_file *f);
+
+/* Earliest instant of f on the common timeline: the first span begin, or when f
+ * has no span the session start. Returns 0 and sets *first_ns, or -1 when f has
+ * neither (all zero). */
+int perfetto_first_ns(const store_file *f, uint64_t *first_ns);
+
+/* Starts a trace on out (which the caller opens, and closes after
+ * perfetto_finish). Returns NULL when out of memory. */
+perfetto_writer *perfetto_open(FILE *out);
+
+/* Writes the tracks and slices of one file; base_ns (common timeline) becomes 0.
+ * Returns 0, -ENOMEM, or -EIO when a write failed. stats may be NULL. */
+int perfetto_add_file(perfetto_writer *w, const store_file *f, uint64_t base_ns,
+                      perfetto_file_stats *stats);
+
+/* Ends the JSON document, flushes and frees w. Returns 0, or -EIO when any write
+ * of the trace failed (the output is then incomplete). */
+int perfetto_finish(perfetto_writer *w);
+
+/* Appends s to buf as the body of a JSON string (no quotes): ", \ and control
+ * characters escaped, bytes that are not valid UTF-8 replaced by U+FFFD. Writes
+ * at most cap-1 bytes and a NUL; returns the length the whole escape needs
+ * (excluding the NUL), like snprintf. */
+size_t perfetto_json_escape(char *buf, size_t cap, const char *s);
+
+#endif

@@ -1,0 +1,194 @@
+/* Fuzz target for the .lapse reader (libFuzzer entry point; tests/fuzz/fuzz_driver.c
+ * drives it without libFuzzer).
+ *
+ * For every input: store_decode with each combination of read flags must return
+ * cleanly (0, or a negative code with a one-line message), and the flags must agree
+ * with each other; a file that decodes must survive store_encode and decode again
+ * with the same counts, and encoding that second decode must give the same bytes
+ * (the reader normalizes once, then round trips exactly). What decodes is also
+ * rendered as `lapse export` would (to /dev/null; -DFUZZ_NO_RENDER leaves it out).
+ * Any violation aborts. */
+#include "core/hist.h"
+#include "store/codec.h"
+#ifndef FUZZ_NO_RENDER
+#include "render/perfetto.h"
+#endif
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* For the driver: the outcome of the last input (rc of the plain decode, and its
+ * message), so that it can tell rejection paths apart without coverage. */
+int fuzz_last_rc;
+char fuzz_last_error[256];
+
+#define FUZZ_ASSERT(cond)                                                              \
+    do {                                                                               \
+        if (!(cond)) {                                                                 \
+            fprintf(stderr, "fuzz_reader: invariant failed at %s:%d: %s\n", __FILE__,  \
+                    __LINE__, #cond);                                                  \
+            abort();                                                                   \
+        }                                                                              \
+    } while (0)
+
+static void check_failure(int rc, const store_file *f, const char *err)
+{
+    FUZZ_ASSERT(rc < 0);
+    FUZZ_ASSERT(err[0] != 0);                    /* a message */
+    FUZZ_ASSERT(memchr(err, 0, 256) != NULL);    /* terminated */
+    FUZZ_ASSERT(strchr(err, '\n') == NULL);      /* one line */
+    FUZZ_ASSERT(f->owned == NULL && f->names == NULL && f->node_count == 0); /* left empty */
+}
+
+/* Touches everything a reader of f may touch, so that the sanitizers see any
+ * pointer the decoder got wrong. */
+static uint64_t walk(const store_file *f)
+{
+    uint64_t h = 0;
+    const store_meta *m = &f->meta;
+    const char *strs[] = {m->lapse_version, m->host,     m->role,        m->run_id,
+                          m->job_id,        m->end_reason, m->clock_source};
+    for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
+        FUZZ_ASSERT(strs[i] != NULL);
+        h += strlen(strs[i]);
+    }
+    FUZZ_ASSERT(f->name_count == 0 || f->names != NULL);
+    for (uint32_t i = 0; i < f->name_count; i++)
+        h += strlen(f->names[i]);
+    for (uint32_t i = 0; i < f->thread_count; i++)
+        h += strlen(f->threads[i].name) + (uint64_t)f->threads[i].tid;
+    for (uint32_t i = 0; i < f->node_count; i++) {
+        const store_node *n = &f->nodes[i];
+        FUZZ_ASSERT(n->thread < f->thread_count && n->name < f->name_count);
+        FUZZ_ASSERT(n->parent == -1 || (n->parent >= 0 && (uint32_t)n->parent < i));
+        h += strlen(f->names[n->name]) + n->calls;
+        /* the reader gives the window of buckets [hist_lo, hist_lo + hist_n) */
+        FUZZ_ASSERT((n->hist == NULL) == (n->hist_n == 0));
+        if (n->hist) {
+            FUZZ_ASSERT(n->hist_n >= 1 && n->hist_lo + n->hist_n <= HIST_BUCKETS);
+            for (unsigned b = 0; b < n->hist_n; b++)
+                h += n->hist[b];
+        }
+    }
+    for (uint32_t i = 0; i < f->counter_count; i++) {
+        FUZZ_ASSERT(f->counters[i].node < f->node_count && f->counters[i].name < f->name_count);
+        h += strlen(f->names[f->counters[i].name]);
+    }
+    for (uint64_t i = 0; i < f->span_count; i++) {
+        const store_span *s = &f->spans[i];
+        FUZZ_ASSERT(s->thread < f->thread_count && s->name < f->name_count);
+        FUZZ_ASSERT(s->end_ns >= s->begin_ns);
+        h += strlen(f->names[s->name]) + s->end_ns;
+    }
+    return h;
+}
+
+static void same_counts(const store_file *a, const store_file *b, int spans_too)
+{
+    FUZZ_ASSERT(a->name_count == b->name_count);
+    FUZZ_ASSERT(a->thread_count == b->thread_count);
+    FUZZ_ASSERT(a->node_count == b->node_count);
+    FUZZ_ASSERT(a->counter_count == b->counter_count);
+    if (spans_too)
+        FUZZ_ASSERT(a->span_count == b->span_count);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char err[256];
+    store_file f;
+    memset(err, 0, sizeof err);
+    int rc = store_decode(data, size, 0, &f, err, sizeof err);
+    fuzz_last_rc = rc;
+    snprintf(fuzz_last_error, sizeof fuzz_last_error, "%s", rc ? err : "");
+
+    /* the read flags: skipping never rejects a file the full read accepts, and
+     * keeps all the rest */
+    static const unsigned flag_sets[] = {STORE_READ_SKIP_SPANS, STORE_READ_SKIP_HIST,
+                                         STORE_READ_SKIP_SPANS | STORE_READ_SKIP_HIST};
+    for (size_t k = 0; k < sizeof flag_sets / sizeof flag_sets[0]; k++) {
+        unsigned flags = flag_sets[k];
+        store_file g;
+        char gerr[256];
+        memset(gerr, 0, sizeof gerr);
+        int grc = store_decode(data, size, flags, &g, gerr, sizeof gerr);
+        if (grc) {
+            check_failure(grc, &g, gerr);
+            FUZZ_ASSERT(rc != 0);
+            continue;
+        }
+        walk(&g);
+        if (flags & STORE_READ_SKIP_SPANS)
+            FUZZ_ASSERT(g.span_count == 0 && g.spans == NULL);
+        if (flags & STORE_READ_SKIP_HIST)
+            for (uint32_t i = 0; i < g.node_count; i++)
+                FUZZ_ASSERT(g.nodes[i].hist == NULL);
+        if (rc == 0)
+            same_counts(&f, &g, !(flags & STORE_READ_SKIP_SPANS));
+        store_file_free(&g);
+    }
+
+    if (rc) {
+        check_failure(rc, &f, err);
+        return 0;
+    }
+    walk(&f);
+
+#ifndef FUZZ_NO_RENDER
+    /* `lapse export` renders whatever the reader accepts */
+    static FILE *devnull;
+    if (!devnull)
+        devnull = fopen("/dev/null", "w");
+    if (devnull) {
+        uint64_t base = 0;
+        perfetto_first_ns(&f, &base);
+        perfetto_writer *w = perfetto_open(devnull);
+        FUZZ_ASSERT(w != NULL);
+        FUZZ_ASSERT(perfetto_add_file(w, &f, base, NULL) == 0);
+        FUZZ_ASSERT(perfetto_add_file(w, &f, base, NULL) == 0); /* a pid seen before */
+        FUZZ_ASSERT(perfetto_finish(w) == 0);
+    }
+#endif
+
+    /* round trip: encode, decode, same counts; then encoding is a fixed point */
+    bytes_out one = {0};
+    FUZZ_ASSERT(store_encode(&f, &one) == 0);
+    store_file g;
+    memset(err, 0, sizeof err);
+    int grc = store_decode(one.data, one.len, 0, &g, err, sizeof err);
+    if (grc)
+        fprintf(stderr, "fuzz_reader: re-encoded file does not decode: %s\n", err);
+    FUZZ_ASSERT(grc == 0);
+    same_counts(&f, &g, 1);
+    for (uint32_t i = 0; i < f.name_count; i++)
+        FUZZ_ASSERT(strcmp(f.names[i], g.names[i]) == 0);
+    for (uint32_t i = 0; i < f.node_count; i++) {
+        const store_node *x = &f.nodes[i], *y = &g.nodes[i];
+        FUZZ_ASSERT(x->parent == y->parent && x->thread == y->thread && x->name == y->name &&
+                    x->depth == y->depth && x->calls == y->calls && x->total_ns == y->total_ns);
+        /* zero counts among the file's pairs may narrow the window on the way
+         * round; every bucket keeps its count */
+        for (unsigned k = 0; k < x->hist_n; k++) {
+            unsigned b = x->hist_lo + k;
+            uint64_t other = b >= y->hist_lo && b < (unsigned)y->hist_lo + y->hist_n
+                                 ? y->hist[b - y->hist_lo]
+                                 : 0;
+            FUZZ_ASSERT(x->hist[k] == other);
+        }
+    }
+    for (uint64_t i = 0; i < f.span_count; i++) {
+        const store_span *x = &f.spans[i], *y = &g.spans[i];
+        FUZZ_ASSERT(x->thread == y->thread && x->name == y->name && x->depth == y->depth &&
+                    x->begin_ns == y->begin_ns && x->end_ns == y->end_ns);
+    }
+    bytes_out two = {0};
+    FUZZ_ASSERT(store_encode(&g, &two) == 0);
+    FUZZ_ASSERT(one.len == two.len && memcmp(one.data, two.data, one.len) == 0);
+    bytes_out_free(&one);
+    bytes_out_free(&two);
+    store_file_free(&g);
+    store_file_free(&f);
+    return 0;
+}
