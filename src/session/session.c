@@ -44,6 +44,7 @@ static struct session {
     int flusher_stop;
     sem_t flusher_wake;
     sem_t flusher_done;
+    sem_t flusher_started;
     volatile int signal_pending; /* a signal handler waits: 0 none, else 1 + final */
     const char *signal_reason;
     char *saved_env[ENV_SAVED];
@@ -272,6 +273,7 @@ static void *flusher_main(void *arg)
     sigaddset(&block, SIGUSR1);
     sigaddset(&block, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &block, NULL);
+    sem_post(&S.flusher_started);
     for (;;) {
         struct timespec deadline;
         timespec_after_ms(&deadline, S.opts.snapshot_interval_ms);
@@ -316,9 +318,16 @@ static int flusher_start(void)
     S.signal_pending = 0;
     sem_init(&S.flusher_wake, 0, 0);
     sem_init(&S.flusher_done, 0, 0);
+    sem_init(&S.flusher_started, 0, 0);
     S.flusher_running = pthread_create(&S.flusher, NULL, flusher_main, NULL) == 0;
-    if (S.flusher_running)
+    if (S.flusher_running) {
+        /* return only once the thread runs: a fork before that could copy a lock
+         * its start-up holds (seen with ASan's allocator) into the child */
+        while (sem_wait(&S.flusher_started) != 0 && errno == EINTR)
+            ;
         pthread_setname_np(S.flusher, "lapse-flush");
+    }
+    sem_destroy(&S.flusher_started);
     return S.flusher_running ? 0 : -EAGAIN;
 }
 

@@ -1,0 +1,86 @@
+# lapse: one front door over CMake (the one build definition).
+#
+#   make / make build   configure and build into build/ (Ninja if present, else Unix Makefiles)
+#   make demo           run examples/c/pipeline.c under lapse and print its report
+#   make test           unit tests (ctest) and the e2e suite, on the normal build and on
+#                       an ASan+UBSan build in build-asan/, then the fuzz driver (bounded)
+#   make bench          bench/run.sh, if present
+#   make clean
+#
+# Any failure stops make with a non-zero status.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := build
+# Steps run in the order written; each build is parallel inside CMake.
+.NOTPARALLEL:
+
+BUILD_DIR ?= build
+ASAN_DIR ?= build-asan
+PYTHON ?= python3
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+GENERATOR ?= $(if $(shell command -v ninja 2>/dev/null),Ninja,Unix Makefiles)
+CMAKE_ARGS ?=
+FUZZ_SECONDS ?= 20
+DEMO_DIR ?= lapse-runs/demo
+PYTEST ?= $(PYTHON) -m pytest tests/e2e -q --import-mode=prepend -p no:cacheprovider
+CTEST_TIMEOUT ?= 120
+CTEST ?= ctest --output-on-failure --no-tests=error --timeout $(CTEST_TIMEOUT)
+# UBSan aborts on the first finding (-fno-sanitize-recover); say where it was.
+SANITIZER_ENV ?= UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+# $(call cmake_build,DIR,EXTRA CMAKE ARGS): configure (choosing the generator only for a
+# new build directory; an existing one keeps its own) and build.
+define cmake_build
+	if [ -f $(1)/CMakeCache.txt ]; then \
+	  cmake -S . -B $(1) $(2) $(CMAKE_ARGS); \
+	else \
+	  cmake -S . -B $(1) -G "$(GENERATOR)" $(2) $(CMAKE_ARGS); \
+	fi
+	cmake --build $(1) --parallel $(JOBS)
+endef
+
+.PHONY: all build build-asan demo test test-unit test-e2e test-asan fuzz bench clean
+
+all: build
+
+build:
+	$(call cmake_build,$(BUILD_DIR),)
+
+build-asan:
+	$(call cmake_build,$(ASAN_DIR),-DLAPSE_SANITIZE=ON)
+
+demo: build
+	rm -rf $(DEMO_DIR)
+	LAPSE_PROFILE=1 LAPSE_RUN_DIR=$(DEMO_DIR) LAPSE_ROLE=driver $(BUILD_DIR)/example_pipeline
+	$(BUILD_DIR)/lapse report $(DEMO_DIR)
+
+test: test-unit test-e2e test-asan fuzz
+	@echo "make test: all passed"
+
+test-unit: build
+	$(CTEST) --test-dir $(BUILD_DIR)
+
+test-e2e: build
+	LAPSE_BUILD_DIR=$(BUILD_DIR) $(PYTEST)
+
+test-asan: build-asan
+	$(SANITIZER_ENV) $(CTEST) --test-dir $(ASAN_DIR)
+	$(SANITIZER_ENV) LAPSE_BUILD_DIR=$(ASAN_DIR) $(PYTEST)
+
+fuzz: build-asan
+	if [ -x $(ASAN_DIR)/fuzz_reader ]; then \
+	  $(SANITIZER_ENV) $(ASAN_DIR)/fuzz_reader -t $(FUZZ_SECONDS); \
+	else \
+	  echo "fuzz: $(ASAN_DIR)/fuzz_reader is not built (no tests/fuzz/fuzz_reader.c): skipped"; \
+	fi
+
+bench: build
+	if [ -f bench/run.sh ]; then \
+	  bash bench/run.sh; \
+	else \
+	  echo "bench: no bench/run.sh"; \
+	fi
+
+clean:
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(DEMO_DIR)
