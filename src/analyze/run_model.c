@@ -6,10 +6,12 @@
 #include "store/run_dir.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- loading index: open addressing maps ---- */
 
@@ -557,6 +559,16 @@ static uint64_t now_real_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* 1 when host names the machine this reader runs on. */
+static int on_this_host(const char *host)
+{
+    char here[256];
+    if (!host || gethostname(here, sizeof here) != 0)
+        return 0;
+    here[sizeof here - 1] = 0;
+    return strcmp(here, host) == 0;
+}
+
 int run_model_finish(run_model *m, const rm_options *opt)
 {
     int rc = sort_roles(m);
@@ -619,10 +631,14 @@ int run_model_finish(run_model *m, const rm_options *opt)
         w->stale_limit_ns = 2ull * w->snapshot_interval_ms * 1000000ull + 1000000000ull;
         w->stale_by_ns = m->end_real_ns - w->written_real_ns;
         w->silent_ns = m->read_real_ns > w->written_real_ns ? m->read_real_ns - w->written_real_ns : 0;
+        w->gone = !w->final && on_this_host(w->host) && w->pid > 0 &&
+                  kill((pid_t)w->pid, 0) != 0 && errno == ESRCH;
         if (w->final)
             w->state = RM_FINAL;
         else if (w->stale_by_ns > w->stale_limit_ns)
             w->state = RM_STOPPED_EARLY;
+        else if (w->gone)
+            w->state = RM_GONE;
         else if (w->silent_ns > w->stale_limit_ns)
             w->state = RM_ENDED_UNSEEN;
         else

@@ -22,6 +22,8 @@ typedef enum rm_state {
                              the time of reading) that its next snapshot is not yet due */
     RM_ENDED_UNSEEN = 3,  /* not final, among the newest, but its next snapshot is overdue:
                              killed (or wedged) after its last snapshot */
+    RM_GONE = 4,          /* not final, and its pid no longer exists on this host (the
+                             reader's): it ended without its final write */
 } rm_state;
 
 typedef struct rm_counter {
@@ -65,6 +67,7 @@ typedef struct rm_worker {
     uint64_t stale_by_ns;   /* run's latest write minus this worker's last write */
     uint64_t stale_limit_ns; /* 2 x snapshot interval + 1 s */
     uint64_t silent_ns;     /* time of reading minus its last write */
+    int gone;               /* on the reader's host, and no process has its pid */
 } rm_worker;
 
 typedef struct rm_role {

@@ -136,6 +136,21 @@ size_t report_caveats(const run_model *m, report_caveat_fn fn, void *ctx)
 
     for (uint32_t i = 0; i < m->worker_count; i++) {
         const rm_worker *w = &m->workers[i];
+        if (w->state != RM_GONE)
+            continue;
+        report_caveat cv = {.kind = "stale", .file = w->file, .worker = w, .processes = 1};
+        e->msg[0] = 0;
+        add(e, "%s is gone (no process %lld on this host) and wrote no final file: killed "
+               "(SIGKILL, the OOM killer) or ended by _exit after its last snapshot at %s "
+               "(snapshots every %s); its numbers end there",
+            report_worker_name(name, sizeof name, w), (long long)w->pid,
+            fmt_utc(b, sizeof b, w->written_real_ns),
+            fmt_duration(c, sizeof c, (double)w->snapshot_interval_ms * 1e6));
+        emit(e, &cv);
+    }
+
+    for (uint32_t i = 0; i < m->worker_count; i++) {
+        const rm_worker *w = &m->workers[i];
         if (w->state != RM_RUNNING && w->state != RM_ENDED_UNSEEN)
             continue;
         report_caveat cv = {.kind = "not_final", .file = w->file, .worker = w, .processes = 1};

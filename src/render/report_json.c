@@ -15,6 +15,7 @@ static const char *state_name(rm_state s)
     case RM_STOPPED_EARLY: return "stopped_early";
     case RM_RUNNING: return "running";
     case RM_ENDED_UNSEEN: return "ended_unseen";
+    case RM_GONE: return "gone";
     }
     return "unknown";
 }
@@ -178,7 +179,7 @@ static void worker_json(json_out *j, const rm_worker *w)
     json_u64(j, "threads", w->threads);
     json_u64(j, "busy_ns", w->busy_ns);
     json_u64(j, "span_calls", w->span_calls);
-    json_bool(j, "stale", w->state == RM_STOPPED_EARLY);
+    json_bool(j, "stale", w->state == RM_STOPPED_EARLY || w->state == RM_GONE);
     json_u64(j, "stale_by_ns", w->stale_by_ns);
     json_u64(j, "stale_limit_ns", w->stale_limit_ns);
     json_u64(j, "silent_ns", w->silent_ns);

@@ -169,3 +169,29 @@ def test_killed_and_terminated_workers(lapse, tmp_path):
     # between (the killed or terminated worker) sees one more update than calls.
     assert inner["calls"] <= items["updates"] <= inner["calls"] + 2, (inner, items)
     assert items["sum"] == 3 * items["updates"]
+
+
+def test_killed_worker_on_this_host_is_named_at_once(lapse, tmp_path):
+    """A SIGKILLed worker whose pid is gone from this host is reported as gone (kind
+    'stale') right away, without waiting for its snapshots to become overdue."""
+    state = tmp_path / "state"
+    state.mkdir()
+    env = profile_env(tmp_path / "runs", role="driver", snapshot_ms=SNAPSHOT_MS)
+    proc = start_program([lapse.program("e2e_workers"), state, 100000, SLEEP_US, 1], env)
+    try:
+        pid, path = wait_until(lambda: worker_info(state, 0), what="the worker to start")
+        wait_until(lambda: worker_progress(state, 0) >= 2, what="the worker to make progress")
+        seen = stat_key(path)
+        wait_until(lambda: stat_key(path) not in (None, seen), what="a snapshot")
+        os.kill(pid, signal.SIGKILL)
+        wait_until(lambda: f"worker 0 pid {pid} signal" in (proc.stdout.readline() or ""),
+                   what="the driver to reap the worker")
+        doc = lapse.report_json(path.parent.parent)  # the driver is still running
+    finally:
+        kill_group(proc)
+    w = worker_by_pid(doc, pid)
+    assert w["final"] is False and w["stale"] is True and w["state"] == "gone", w
+    assert w["span_calls"] >= 2 * SPANS_PER_ITERATION, w
+    named = [c for c in doc["caveats"] if str(pid) in c.get("message", "")]
+    assert [c["kind"] for c in named] == ["stale"], named
+    assert "gone" in named[0]["message"], named
