@@ -88,42 +88,11 @@ void hist_window_to_dense(const hist_window *w, uint64_t *dense)
         memcpy(dense + w->lo, w->c, (size_t)w->n * sizeof *dense);
 }
 
-/* The same estimate as hist_quantile (core/hist.c), over the window only. */
-static double quantile(const hist_window *w, uint64_t n, double q)
-{
-    if (n == 0)
-        return 0.0;
-    if (q < 0.0)
-        q = 0.0;
-    if (q > 1.0)
-        q = 1.0;
-    double rank = q * (double)n;
-    if (rank < 1.0)
-        rank = 1.0;
-    uint64_t seen = 0;
-    for (unsigned i = 0; i < w->n; i++) {
-        uint64_t c = w->c[i];
-        if (c == 0)
-            continue;
-        unsigned b = (unsigned)w->lo + i;
-        if ((double)(seen + c) >= rank) {
-            if (b < HIST_EXACT)
-                return (double)b;
-            double within = (rank - (double)seen - 0.5) / (double)c;
-            if (within < 0.0)
-                within = 0.0;
-            return (double)hist_bucket_low(b) + within * (double)hist_bucket_width(b);
-        }
-        seen += c;
-    }
-    return (double)hist_bucket_low(HIST_BUCKETS - 1);
-}
-
 void hist_window_quantiles(const hist_window *w, const double *q, size_t nq, double *out)
 {
     uint64_t n = hist_window_count(w);
     for (size_t i = 0; i < nq; i++)
-        out[i] = quantile(w, n, q[i]);
+        out[i] = hist_quantile_window(w->c, w->lo, w->n, n, q[i]);
 }
 
 void hist_window_free(hist_window *w)

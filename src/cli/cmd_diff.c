@@ -1,6 +1,8 @@
 /* lapse diff A B [--json] [--by-path] [--top N] */
 #include "commands.h"
 
+#include "args.h"
+
 #include "analyze/diff.h"
 #include "analyze/run_model.h"
 #include "render/diff_render.h"
@@ -52,23 +54,12 @@ static void help(FILE *out)
 
 static int bad_usage(const char *fmt, const char *arg)
 {
-    fputs("lapse diff: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputc('\n', stderr);
-    fputs(usage_line, stderr);
-    fputs("(lapse diff --help explains)\n", stderr);
-    return 2;
+    return cli_bad_usage("diff", usage_line, fmt, arg);
 }
 
 static int parse_top(const char *s, unsigned *top)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < 1 || v > 100000000)
-        return -1;
-    *top = (unsigned)v;
-    return 0;
+    return cli_parse_count(s, 100000000, top);
 }
 
 int cmd_diff(int argc, char **argv)

@@ -1,6 +1,8 @@
 /* lapse report PATH [--json] [--top N] */
 #include "commands.h"
 
+#include "args.h"
+
 #include "analyze/run_model.h"
 #include "analyze/run_stats.h"
 #include "render/report_render.h"
@@ -66,23 +68,12 @@ static void help(FILE *out)
 
 static int bad_usage(const char *fmt, const char *arg)
 {
-    fputs("lapse report: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputc('\n', stderr);
-    fputs(usage_line, stderr);
-    fputs("(lapse report --help explains)\n", stderr);
-    return 2;
+    return cli_bad_usage("report", usage_line, fmt, arg);
 }
 
 static int parse_top(const char *s, unsigned *top)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < 1 || v > 1000000)
-        return -1;
-    *top = (unsigned)v;
-    return 0;
+    return cli_parse_count(s, 1000000, top);
 }
 
 int cmd_report(int argc, char **argv)

@@ -27,34 +27,44 @@ uint64_t hist_count(const uint64_t *h)
     return n;
 }
 
-double hist_quantile(const uint64_t *h, double q)
+double hist_quantile_window(const uint64_t *counts, unsigned lo, unsigned n, uint64_t total,
+                            double q)
 {
-    uint64_t n = hist_count(h);
-    if (n == 0)
+    if (total == 0)
+        for (unsigned i = 0; i < n; i++)
+            total += counts[i];
+    if (total == 0)
         return 0.0;
     if (q < 0.0)
         q = 0.0;
     if (q > 1.0)
         q = 1.0;
     /* 1-based rank of the order statistic we want */
-    double rank = q * (double)n;
+    double rank = q * (double)total;
     if (rank < 1.0)
         rank = 1.0;
     uint64_t seen = 0;
-    for (unsigned b = 0; b < HIST_BUCKETS; b++) {
-        if (h[b] == 0)
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t c = counts[i];
+        if (c == 0)
             continue;
-        if ((double)(seen + h[b]) >= rank) {
+        unsigned b = lo + i;
+        if ((double)(seen + c) >= rank) {
             if (b < HIST_EXACT)
                 return (double)b;
-            double within = (rank - (double)seen - 0.5) / (double)h[b];
+            double within = (rank - (double)seen - 0.5) / (double)c;
             if (within < 0.0)
                 within = 0.0;
             return (double)hist_bucket_low(b) + within * (double)hist_bucket_width(b);
         }
-        seen += h[b];
+        seen += c;
     }
-    return (double)hist_bucket_low(HIST_BUCKETS - 1);
+    return (double)hist_bucket_low(lo + n - 1);
+}
+
+double hist_quantile(const uint64_t *h, double q)
+{
+    return hist_quantile_window(h, 0, HIST_BUCKETS, 0, q);
 }
 
 void hist_merge(uint64_t *dst, const uint64_t *src)

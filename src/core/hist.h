@@ -29,6 +29,10 @@ uint64_t hist_count(const uint64_t *h);
  * estimate lies in the same bucket as the exact value, so its error is below one
  * bucket width (< 1/8 of the value above 16 ns, zero below). 0 when empty. */
 double hist_quantile(const uint64_t *h, double q);
+/* The same estimate over a window of buckets: counts[i] is bucket lo + i, n of
+ * them, total the sum of the counts (pass 0 to have it summed here). */
+double hist_quantile_window(const uint64_t *counts, unsigned lo, unsigned n, uint64_t total,
+                            double q);
 /* dst += src */
 void hist_merge(uint64_t *dst, const uint64_t *src);
 /* dst = a - b; returns -1 (dst unchanged) if b is not contained in a. */

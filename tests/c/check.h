@@ -4,6 +4,7 @@
 #define LAPSE_TESTS_CHECK_H
 
 #include <stdio.h>
+#include <string.h>
 
 static int check_passed, check_failed;
 
@@ -26,6 +27,19 @@ static int check_passed, check_failed;
             check_failed++;                                                  \
             fprintf(stderr, "%s:%d: %s == %llu, expected %s == %llu\n", __FILE__, __LINE__, \
                     #a, a_, #b, b_);                                         \
+        }                                                                    \
+    } while (0)
+
+#define CHECK_U64(a, b) CHECK_EQ_U64(a, b)
+
+#define CHECK_STR(got, want)                                                 \
+    do {                                                                     \
+        const char *g_ = (got), *w_ = (want);                                \
+        if (!strcmp(g_, w_)) {                                               \
+            check_passed++;                                                  \
+        } else {                                                             \
+            check_failed++;                                                  \
+            fprintf(stderr, "%s:%d: got \"%s\", expected \"%s\"\n", __FILE__, __LINE__, g_, w_); \
         }                                                                    \
     } while (0)
 

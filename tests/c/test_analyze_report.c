@@ -7,27 +7,13 @@
 #include "render/report_render.h"
 #include "store/model.h"
 
+#include "check.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                              \
-        }                                                                            \
-    } while (0)
-#define CHECK_STR(got, want)                                                                \
-    do {                                                                                    \
-        const char *g_ = (got), *w_ = (want);                                               \
-        if (strcmp(g_, w_)) {                                                               \
-            fprintf(stderr, "%s:%d: got \"%s\", expected \"%s\"\n", __FILE__, __LINE__, g_, w_); \
-            failures++;                                                                     \
-        }                                                                                   \
-    } while (0)
 
 /* ---- a minimal JSON validator (RFC 8259 syntax) ---- */
 
@@ -368,7 +354,5 @@ int main(void)
     test_caveats();
     test_escaping();
     test_formats();
-    if (failures)
-        fprintf(stderr, "%d check(s) failed\n", failures);
-    return failures ? 1 : 0;
+    return check_done("test_analyze_report");
 }

@@ -6,6 +6,8 @@
 #include "core/hist.h"
 #include "store/file_io.h"
 
+#include "check.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -16,22 +18,6 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-static int failures;
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                              \
-        }                                                                            \
-    } while (0)
-#define CHECK_U64(a, b)                                                                      \
-    do {                                                                                     \
-        unsigned long long a_ = (unsigned long long)(a), b_ = (unsigned long long)(b);       \
-        if (a_ != b_) {                                                                      \
-            fprintf(stderr, "%s:%d: %s == %llu, expected %llu\n", __FILE__, __LINE__, #a, a_, b_); \
-            failures++;                                                                      \
-        }                                                                                    \
-    } while (0)
 
 /* ---- building files in memory ---- */
 
@@ -534,7 +520,7 @@ int main(void)
     test_all_unreadable(tmp);
     test_superseded(tmp);
     test_deep_chain();
-    if (!failures) {
+    if (!check_failed) {
         char cmd[4200];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
         if (system(cmd) != 0)
@@ -542,7 +528,5 @@ int main(void)
     } else {
         fprintf(stderr, "test files kept in %s\n", tmp);
     }
-    if (failures)
-        fprintf(stderr, "%d check(s) failed\n", failures);
-    return failures ? 1 : 0;
+    return check_done("test_analyze_run_model");
 }

@@ -5,19 +5,13 @@
 #include "render/diff_render.h"
 #include "store/model.h"
 
+#include "check.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                              \
-        }                                                                            \
-    } while (0)
 
 /* Deterministic pseudo-random durations around `center` ns (+-spread). */
 static uint64_t lcg = 12345;
@@ -237,7 +231,5 @@ int main(void)
 {
     test_statistic();
     test_runs();
-    if (failures)
-        fprintf(stderr, "%d check(s) failed\n", failures);
-    return failures ? 1 : 0;
+    return check_done("test_diff_ks");
 }
