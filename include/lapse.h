@@ -79,6 +79,13 @@ LAPSE_API int lapse_span_begin_id(uint32_t name_id);
 LAPSE_API void lapse_span_end_id(uint32_t name_id);
 LAPSE_API void lapse_count_id(uint32_t name_id, int64_t n);
 LAPSE_API void lapse_count_name(const char *name, int64_t n);
+/* Spans whose nesting is kept per key on the calling thread (a binding passes,
+ * for example, the current asyncio task's context): spans of different keys that
+ * interleave on one thread do not nest in each other. NULL is the thread's own
+ * stack, the one LAPSE_SCOPE uses; C spans nest under the key used last. The
+ * token from begin goes to end. */
+LAPSE_API int lapse_span_begin_keyed(const void *key, uint32_t name_id);
+LAPSE_API void lapse_span_end_keyed(const void *key, int token);
 
 /* ---- implementation details used by the macros ---- */
 extern LAPSE_API volatile int lapse_enabled_;

@@ -14,6 +14,7 @@
 #define CORE_FRAME_FOLDED 1u      /* frame stands for a span folded into its parent */
 #define CORE_TIMELINE_CHUNK 64u   /* records a thread reserves at a time */
 #define CORE_MAX_THREADS 65535u
+#define CORE_MAX_STACKS 256u      /* keyed span stacks per thread (see core_stack) */
 
 typedef struct core_config {
     uint32_t max_depth;    /* spans deeper than this fold into their parent */
@@ -58,10 +59,23 @@ typedef struct core_span_record {
     uint16_t depth;
 } core_span_record;
 
+/* A span stack of a thread. Stack 0 is the thread's own; bindings whose code
+ * interleaves on one thread (asyncio tasks) give each task its own stack, keyed
+ * by an opaque pointer (the task's context), so that their nesting stays apart. */
+typedef struct core_stack {
+    const void *key;
+    core_frame *frames;
+    uint32_t depth; /* saved while the stack is not current */
+} core_stack;
+
 typedef struct core_thread {
     uint32_t gen;   /* the session generation this state belongs to */
     uint32_t depth; /* frames open; stack[0] is the root frame */
-    core_frame *stack;
+    core_frame *stack; /* the current stack's frames */
+    core_stack *stacks; /* CORE_MAX_STACKS entries, stacks[0] the thread's own */
+    uint32_t stack_count;
+    uint32_t stack_current;
+    uint64_t stacks_exhausted; /* switches that found no free stack: used stack 0 */
     core_node *nodes;
     uint32_t node_count; /* published with release after a node is filled */
     uint32_t path_mask;
@@ -108,6 +122,9 @@ int core_span_begin(uint32_t name);
 void core_span_end_token(int token);
 void core_span_end_name(uint32_t name);
 void core_count(uint32_t name, int64_t n);
+/* The same on the stack of `key` (NULL: the thread's own stack). */
+int core_span_begin_keyed(const void *key, uint32_t name);
+void core_span_end_keyed(const void *key, int token);
 
 /* The state of the calling thread for the current generation, created on first use. */
 core_thread *core_thread_attach(void);

@@ -6,6 +6,8 @@
 #include "clock.h"
 #include "names.h"
 
+#include <stdlib.h>
+
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
@@ -283,3 +285,64 @@ int lapse_span_begin_site_(lapse_site *site) { return span_begin(site_id(site));
 void lapse_span_end_token_(int token) { span_end_token(token); }
 void lapse_span_end_site_(lapse_site *site) { span_end_name(site_id(site)); }
 void lapse_count_site_(lapse_site *site, int64_t n) { count_add(site_id(site), n); }
+
+/* Makes the stack of `key` current on t: the one it has, else a free one (depth
+ * 0, any earlier key), else a new one; with none left, the thread's own. */
+__attribute__((noinline)) static void stack_switch(core_thread *t, const void *key)
+{
+    core_stack *cur = &t->stacks[t->stack_current];
+    cur->depth = t->depth;
+    uint32_t found = UINT32_MAX, free_slot = UINT32_MAX;
+    for (uint32_t i = 0; i < t->stack_count; i++) {
+        if (t->stacks[i].key == key) {
+            found = i;
+            break;
+        }
+        if (i && free_slot == UINT32_MAX && t->stacks[i].depth == 0 && i != t->stack_current)
+            free_slot = i;
+    }
+    if (found == UINT32_MAX && free_slot != UINT32_MAX) {
+        found = free_slot;
+        t->stacks[found].key = key;
+    }
+    if (found == UINT32_MAX && t->stack_count < CORE_MAX_STACKS) {
+        core_frame *frames = calloc(core_cfg.max_depth + 2u, sizeof(core_frame));
+        if (frames) {
+            frames[0].node = CORE_ROOT;
+            found = t->stack_count++;
+            t->stacks[found] = (core_stack){key, frames, 0};
+        }
+    }
+    if (found == UINT32_MAX) {
+        t->stacks_exhausted++;
+        found = 0;
+    }
+    t->stack_current = found;
+    t->stack = t->stacks[found].frames;
+    t->depth = t->stacks[found].depth;
+}
+
+static inline core_thread *keyed_state(const void *key)
+{
+    core_thread *t = thread_state();
+    if (likely(t) && unlikely(t->stacks[t->stack_current].key != key))
+        stack_switch(t, key);
+    return t;
+}
+
+int core_span_begin_keyed(const void *key, uint32_t name)
+{
+    if (unlikely(!keyed_state(key)))
+        return 0;
+    return span_begin(name);
+}
+
+void core_span_end_keyed(const void *key, int token)
+{
+    core_thread *t = core_tls;
+    if (unlikely(!t || t->gen != __atomic_load_n(&core_gen, __ATOMIC_RELAXED)))
+        return; /* begun in an earlier session or before a fork */
+    if (unlikely(t->stacks[t->stack_current].key != key))
+        stack_switch(t, key);
+    span_end_token(token);
+}

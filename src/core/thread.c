@@ -48,11 +48,15 @@ static uint32_t pow2_at_least(uint64_t n)
 
 static void free_mapping(core_thread *t)
 {
+    for (uint32_t i = 1; i < t->stack_count; i++) /* the table lives in the mapping */
+        free(t->stacks[i].frames);
+    t->stack_count = 0;
     if (t->mapping)
         munmap(t->mapping, t->mapping_size);
     t->mapping = NULL;
     t->nodes = NULL;
     t->stack = NULL;
+    t->stacks = NULL;
 }
 
 /* One anonymous mapping holds the stack, nodes, path table and counters; pages a
@@ -67,7 +71,8 @@ static core_thread *thread_create(void)
     size_t key_bytes = (size_t)path_slots * sizeof(uint64_t);
     size_t val_bytes = (size_t)path_slots * sizeof(uint32_t);
     size_t counter_bytes = (size_t)counter_slots * sizeof(core_counter);
-    size_t total = stack_bytes + node_bytes + key_bytes + val_bytes + counter_bytes;
+    size_t stacks_bytes = CORE_MAX_STACKS * sizeof(core_stack);
+    size_t total = stack_bytes + node_bytes + key_bytes + val_bytes + counter_bytes + stacks_bytes;
 
     core_thread *t = calloc(1, sizeof *t);
     if (!t)
@@ -90,6 +95,8 @@ static core_thread *thread_create(void)
     t->path_nodes = (uint32_t *)p;
     p += val_bytes;
     t->counters = (core_counter *)p;
+    p += counter_bytes;
+    t->stacks = (core_stack *)p;
     memset(t->path_keys, 0xFF, key_bytes);
     t->path_mask = path_slots - 1;
     t->counter_mask = counter_slots - 1;
@@ -99,6 +106,8 @@ static core_thread *thread_create(void)
     root->min_ns = UINT64_MAX;
     t->node_count = 1;
     t->stack[0].node = CORE_ROOT;
+    t->stacks[0].frames = t->stack;
+    t->stack_count = 1;
     t->hist_pending = &t->hist_sink;
     t->tid = (int64_t)syscall(SYS_gettid);
     pthread_getname_np(pthread_self(), t->name, sizeof t->name);

@@ -24,6 +24,17 @@ void lapse_span_end_id(uint32_t name_id)
         core_span_end_name(name_id);
 }
 
+int lapse_span_begin_keyed(const void *key, uint32_t name_id)
+{
+    return lapse_enabled_ ? core_span_begin_keyed(key, name_id) : 0;
+}
+
+void lapse_span_end_keyed(const void *key, int token)
+{
+    if (token)
+        core_span_end_keyed(key, token);
+}
+
 void lapse_count_id(uint32_t name_id, int64_t n)
 {
     if (lapse_enabled_)

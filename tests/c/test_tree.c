@@ -241,6 +241,38 @@ static void test_unmatched(void)
     store_file_free(&f);
 }
 
+/* Two keyed stacks interleaving on one thread, as two asyncio tasks do. */
+static void test_keyed_stacks_interleave(void)
+{
+    start(0, 0, 0);
+    static int task_a, task_b;
+    uint32_t a = lapse_intern("task_a"), b = lapse_intern("task_b"), in = lapse_intern("in");
+    for (int i = 0; i < 10; i++) {
+        int ta = lapse_span_begin_keyed(&task_a, a);
+        int tb = lapse_span_begin_keyed(&task_b, b);
+        int ti = lapse_span_begin_keyed(&task_a, in);
+        lapse_span_end_keyed(&task_a, ti);
+        lapse_span_end_keyed(&task_a, ta); /* task_b's span is still open */
+        {
+            LAPSE_SCOPE("c_code"); /* C spans nest under the key used last */
+        }
+        lapse_span_end_keyed(&task_b, tb);
+    }
+    store_file f;
+    stop_and_read(&f);
+    CHECK_EQ_U64(f.meta.unmatched_ends, 0);
+    int na = find(&f, 0, "task_a"), nb = find(&f, 0, "task_b");
+    CHECK(na >= 0 && nb >= 0);
+    CHECK(find(&f, 0, "task_a/in") >= 0);
+    CHECK(find(&f, 0, "task_b/task_a") < 0 && find(&f, 0, "task_a/task_b") < 0);
+    CHECK(find(&f, 0, "c_code") >= 0); /* task_a's stack was empty when it ran */
+    if (na >= 0 && nb >= 0) {
+        CHECK_EQ_U64(f.nodes[na].calls, 10);
+        CHECK_EQ_U64(f.nodes[nb].calls, 10);
+    }
+    store_file_free(&f);
+}
+
 static void test_restart_is_fresh(void)
 {
     start(0, 0, 0);
@@ -329,6 +361,7 @@ int main(void)
     test_timeline_bound();
     test_threads();
     test_unmatched();
+    test_keyed_stacks_interleave();
     test_restart_is_fresh();
     test_fork_child_has_own_file();
     char cmd[512];
