@@ -40,7 +40,12 @@ define cmake_build
 	cmake --build $(1) --parallel $(JOBS)
 endef
 
-.PHONY: all build build-asan demo test test-unit test-e2e test-asan fuzz bench clean
+# Every CPython >= 3.11 found (pyenv's, then PATH); the Python tests run on each.
+PYTHONS ?= $(shell for v in 3.11 3.12 3.13 3.14; do \
+	  for p in $$HOME/.pyenv/versions/$$v*/bin/python$$v $$(command -v python$$v 2>/dev/null); do \
+	    [ -x "$$p" ] && { echo "$$p"; break; }; done; done)
+
+.PHONY: all build build-asan demo test test-unit test-e2e test-asan test-python fuzz bench clean
 
 all: build
 
@@ -55,7 +60,7 @@ demo: build
 	LAPSE_PROFILE=1 LAPSE_RUN_DIR=$(DEMO_DIR) LAPSE_ROLE=driver $(BUILD_DIR)/example_pipeline
 	$(BUILD_DIR)/lapse report $(DEMO_DIR)
 
-test: test-unit test-e2e test-asan fuzz
+test: test-unit test-e2e test-python test-asan fuzz
 	@echo "make test: all passed"
 
 test-unit: build
@@ -63,6 +68,10 @@ test-unit: build
 
 test-e2e: build
 	LAPSE_BUILD_DIR=$(BUILD_DIR) $(PYTEST)
+
+test-python:
+	if [ -z "$(strip $(PYTHONS))" ]; then echo "test-python: no CPython >= 3.11 found"; exit 1; fi
+	for py in $(PYTHONS); do bash tests/python/run.sh "$$py"; done
 
 test-asan: build-asan
 	$(SANITIZER_ENV) $(CTEST) --test-dir $(ASAN_DIR)
@@ -83,4 +92,4 @@ bench: build
 	fi
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(DEMO_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(DEMO_DIR) build-py

@@ -70,6 +70,10 @@ LAPSE_API const char *lapse_last_error(void);
 /* Changes the role of this process for the rest of the session (for example in a
  * forked worker); the next write goes to a file named after the new role. */
 LAPSE_API int lapse_set_role(const char *role);
+/* For a binding's own session object: if the active session was started from the
+ * environment (LAPSE_PROFILE=1, inherited from a parent) and nobody adopted it yet,
+ * marks it adopted and returns 0; else returns -1. */
+LAPSE_API int lapse_adopt_environment_session(void);
 /* Path of the file this process writes, or NULL when no session is active. */
 LAPSE_API const char *lapse_file_path(void);
 
@@ -86,6 +90,8 @@ LAPSE_API void lapse_count_name(const char *name, int64_t n);
  * token from begin goes to end. */
 LAPSE_API int lapse_span_begin_keyed(const void *key, uint32_t name_id);
 LAPSE_API void lapse_span_end_keyed(const void *key, int token);
+/* Ends the innermost open span named name_id on the stack of key (as LAPSE_END). */
+LAPSE_API void lapse_span_end_keyed_name(const void *key, uint32_t name_id);
 
 /* ---- implementation details used by the macros ---- */
 extern LAPSE_API volatile int lapse_enabled_;

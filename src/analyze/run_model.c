@@ -433,7 +433,7 @@ out:
 
 /* ---- finishing ---- */
 
-static const run_model *sort_model;
+static _Thread_local const run_model *sort_model; /* for the qsort comparator */
 
 static int cmp_role_index(const void *a, const void *b)
 {

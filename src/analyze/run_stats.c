@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const run_model *cmp_model;
-static const rs_phase *cmp_phases;
+static _Thread_local const run_model *cmp_model; /* for the qsort comparators */
+static _Thread_local const rs_phase *cmp_phases;
 
 static int cmp_by_path(const void *a, const void *b)
 {

@@ -11,6 +11,7 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
+    {"run", cmd_run, "run a Python script or module once under lapse (needs the Python package)"},
     {"report", cmd_report, "what a run spent its time on, per role (--json for machines)"},
     {"diff", cmd_diff, "compare two runs path by path, with a stated test for each change"},
     {"export", cmd_export, "convert a run's timeline for other tools (--perfetto out.json)"},
@@ -31,7 +32,8 @@ static void usage(FILE *out)
     fprintf(out,
             "\n"
             "Run `lapse <command> --help` for its options.\n"
-            "Record a run: LAPSE_PROFILE=1 LAPSE_RUN_DIR=runs ./your_program\n");
+            "Record a C/C++/Fortran program: LAPSE_PROFILE=1 LAPSE_RUN_DIR=runs ./program\n"
+            "Record a Python program:        lapse run -o runs train.py\n");
 }
 
 int main(int argc, char **argv)

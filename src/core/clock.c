@@ -66,7 +66,7 @@ void core_clock_calibrate(unsigned window_ms, int force_monotonic)
     core_clock c = {0, (uint64_t)1 << 32, 0.0, 0, 0, 0};
 #if CORE_HAVE_TSC
     if (!force_monotonic && core_clock_tsc_invariant()) {
-        uint64_t t0, m0, t1, m1;
+        uint64_t t0 = 0, m0 = 0, t1 = 0, m1 = 0;
         paired_reading(&t0, &m0);
         struct timespec pause = {0, (long)(window_ms ? window_ms : 1) * 1000000L};
         nanosleep(&pause, NULL);

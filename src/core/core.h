@@ -125,6 +125,7 @@ void core_count(uint32_t name, int64_t n);
 /* The same on the stack of `key` (NULL: the thread's own stack). */
 int core_span_begin_keyed(const void *key, uint32_t name);
 void core_span_end_keyed(const void *key, int token);
+void core_span_end_keyed_name(const void *key, uint32_t name);
 
 /* The state of the calling thread for the current generation, created on first use. */
 core_thread *core_thread_attach(void);

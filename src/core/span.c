@@ -346,3 +346,12 @@ void core_span_end_keyed(const void *key, int token)
         stack_switch(t, key);
     span_end_token(token);
 }
+
+void core_span_end_keyed_name(const void *key, uint32_t name)
+{
+    core_thread *t = core_tls;
+    if (likely(t && t->gen == __atomic_load_n(&core_gen, __ATOMIC_RELAXED)) &&
+        unlikely(t->stacks[t->stack_current].key != key))
+        stack_switch(t, key);
+    span_end_name(name);
+}

@@ -91,7 +91,7 @@ static uint64_t sum_workers(const run_model *m, uint64_t (*pick)(const rm_worker
     return s;
 }
 
-static const run_model *folded_model;
+static _Thread_local const run_model *folded_model; /* for the qsort comparator */
 
 static int cmp_folded(const void *a, const void *b)
 {

@@ -4,6 +4,7 @@
 
 #include "../core/core.h"
 #include "../core/names.h"
+#include "session.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,12 @@ void lapse_span_end_keyed(const void *key, int token)
         core_span_end_keyed(key, token);
 }
 
+void lapse_span_end_keyed_name(const void *key, uint32_t name_id)
+{
+    if (lapse_enabled_)
+        core_span_end_keyed_name(key, name_id);
+}
+
 void lapse_count_id(uint32_t name_id, int64_t n)
 {
     if (lapse_enabled_)
@@ -54,4 +61,6 @@ __attribute__((constructor)) static void lapse_autostart(void)
         return;
     if (lapse_start(NULL) != 0)
         fprintf(stderr, "lapse: warning: profiling is off: %s\n", lapse_last_error());
+    else
+        session_mark_from_environment();
 }

@@ -26,6 +26,7 @@ static const char *const exported_env[ENV_SAVED] = {"LAPSE_PROFILE", "LAPSE_RUN_
 
 static struct session {
     int active;
+    int from_environment; /* started by LAPSE_PROFILE=1 and not adopted since */
     lapse_options opts;
     char role[128];
     char run_dir[PATH_MAX];
@@ -354,6 +355,7 @@ static void end_session(const char *reason)
         signals_restore();
     restore_env();
     S.active = 0;
+    S.from_environment = 0;
 }
 
 static void at_exit(void)
@@ -480,6 +482,16 @@ int lapse_start(const lapse_options *options)
         signals_install();
     flusher_start();
     __atomic_store_n(&lapse_enabled_, 1, __ATOMIC_RELEASE);
+    return 0;
+}
+
+void session_mark_from_environment(void) { S.from_environment = 1; }
+
+int lapse_adopt_environment_session(void)
+{
+    if (!S.active || !S.from_environment)
+        return -1;
+    S.from_environment = 0;
     return 0;
 }
 

@@ -6,6 +6,9 @@
  * "" for a periodic snapshot, else "stop", "exit", "SIGTERM", ... */
 int session_write(int final, const char *reason);
 
+/* Records that the active session was started from the environment. */
+void session_mark_from_environment(void);
+
 /* As session_write, but returns -EBUSY at once if a write is in progress. */
 int session_write_nowait(int final, const char *reason);
 

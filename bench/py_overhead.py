@@ -1,0 +1,149 @@
+"""Cost of lapse's Python annotations, against references measured in the same run.
+
+    python bench/py_overhead.py [--quick]
+
+Prints ns per call (minimum over repeats, loop overhead subtracted) and ratios:
+a direct call; a dormant decorated call; an active decorator and an active
+`with span(...)` (SPANS only); count(); and, as the in-run reference, a minimal
+pure-Python span (a context-variable path, time.perf_counter_ns, a dict update).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import sys
+import tempfile
+import time
+
+import lapse
+from lapse import Profiler, count, span
+
+N = 200_000
+REPEATS = 7
+
+
+def best_ns_per_op(loop, n: int) -> float:
+    best = float("inf")
+    for _ in range(REPEATS):
+        t0 = time.perf_counter_ns()
+        loop(n)
+        best = min(best, (time.perf_counter_ns() - t0) / n)
+    return best
+
+
+def f() -> None:
+    pass
+
+
+@span
+def decorated() -> None:
+    pass
+
+
+# the minimal pure-Python span used as the reference
+_path: contextvars.ContextVar[str] = contextvars.ContextVar("path", default="")
+_totals: dict[str, list[int]] = {}
+
+
+class PySpan:
+    __slots__ = ("name", "token", "start")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __enter__(self) -> PySpan:
+        self.token = _path.set(_path.get() + "." + self.name)
+        self.start = time.perf_counter_ns()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        elapsed = time.perf_counter_ns() - self.start
+        key = _path.get()
+        _path.reset(self.token)
+        entry = _totals.get(key)
+        if entry is None:
+            _totals[key] = [1, elapsed]
+        else:
+            entry[0] += 1
+            entry[1] += elapsed
+
+
+def loop_empty(n: int) -> None:
+    for _ in range(n):
+        pass
+
+
+def loop_direct(n: int) -> None:
+    for _ in range(n):
+        f()
+
+
+def loop_decorated(n: int) -> None:
+    for _ in range(n):
+        decorated()
+
+
+def loop_with_span(n: int) -> None:
+    for _ in range(n):
+        with span("block"):
+            pass
+
+
+def loop_count(n: int) -> None:
+    for _ in range(n):
+        count("items", 1)
+
+
+def loop_reference(n: int) -> None:
+    for _ in range(n):
+        with PySpan("block"):
+            pass
+
+
+def main() -> None:
+    global N
+    if "--quick" in sys.argv:
+        N = 50_000
+    empty = best_ns_per_op(loop_empty, N)
+    direct = best_ns_per_op(loop_direct, N) - empty
+    dormant = best_ns_per_op(loop_decorated, N) - empty
+    dormant_with = best_ns_per_op(loop_with_span, N) - empty
+    reference = best_ns_per_op(loop_reference, N) - empty
+    with tempfile.TemporaryDirectory() as run_dir:
+        with Profiler(run_dir=run_dir, max_spans=0):
+            active_decorator = best_ns_per_op(loop_decorated, N) - empty
+            active_with = best_ns_per_op(loop_with_span, N) - empty
+            counted = best_ns_per_op(loop_count, N) - empty
+    v = sys.version_info
+    print(f"lapse {lapse.__version__} on Python {v.major}.{v.minor}.{v.micro} "
+          f"({sys.executable}); ns per call, min of {REPEATS} x {N}, loop overhead "
+          f"({empty:.1f} ns) subtracted")
+    rows = [
+        ("direct call of def f(): pass", direct, None),
+        ("dormant @span call", dormant, f"{dormant / direct:.2f} x direct"),
+        ("dormant `with span(...)`", dormant_with, None),
+        ("active @span call (SPANS)", active_decorator,
+         f"+{active_decorator - direct:.1f} ns over direct; {(active_decorator - direct) / reference:.3f} x reference"),
+        ("active `with span(...)` (SPANS)", active_with, f"{active_with / reference:.3f} x reference"),
+        ("count() on an open span", counted, None),
+        ("reference: pure-Python span", reference, None),
+    ]
+    for label, ns, note in rows:
+        print(f"  {label:<36} {ns:8.1f}   {note or ''}")
+    target = 2.2 if v < (3, 12) else 1.6
+    print("acceptance:")
+    print(f"  dormant decorated <= {target} x direct: "
+          f"{'PASS' if dormant / direct <= target else 'FAIL'} ({dormant / direct:.2f} x)")
+    added = active_decorator - direct
+    print(f"  active decorator adds <= 60 ns and <= 0.15 x reference: "
+          f"{'PASS' if added <= 60 and added / reference <= 0.15 else 'FAIL'} "
+          f"({added:.1f} ns, {added / reference:.3f} x)")
+    limit = "<= 150 ns and " if v < (3, 12) else ""
+    ok = active_with / reference <= 0.3 and (v >= (3, 12) or active_with <= 150)
+    print(f"  active with-span {limit}<= 0.3 x reference: {'PASS' if ok else 'FAIL'} "
+          f"({active_with:.1f} ns, {active_with / reference:.3f} x)")
+    print(f"  count() <= 60 ns: {'PASS' if counted <= 60 else 'FAIL'} ({counted:.1f} ns)")
+
+
+if __name__ == "__main__":
+    main()

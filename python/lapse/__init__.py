@@ -1,0 +1,24 @@
+"""lapse: a low-overhead profiler for long, multi-process programs.
+
+    from lapse import Profiler, span
+
+    @span
+    def load(): ...
+
+    with Profiler() as profiler:
+        with span("request"):
+            load()
+    profiler.show()
+
+A span carries only a name; the active Profiler decides what is measured. With no
+active Profiler a decorated function is one check and a direct call.
+"""
+
+from __future__ import annotations
+
+from ._lapse import count, span
+from .profile import Profile, ProfileDiff
+from .profiler import Feature, Profiler
+
+__all__ = ["Feature", "Profile", "ProfileDiff", "Profiler", "count", "span"]
+__version__ = "0.1.0"

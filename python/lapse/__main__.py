@@ -1,0 +1,82 @@
+"""python -m lapse run [options] (script.py | -m module) [args...]
+
+What the `lapse run` command executes for Python targets: runs the target once in
+this process with a Profiler active, then prints the report of the run on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from .profiler import Feature, Profiler, run_target
+
+FEATURE_FLAGS = [f for f in Feature if f is not Feature.DEFAULT and f.name]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="lapse run",
+        description="Run a Python script or module once under lapse and report where its "
+                    "time went. Every process it starts (subprocess, multiprocessing) "
+                    "joins the same run.",
+        epilog="examples:\n  lapse run train.py --epochs 3\n  lapse run -m pkg.train\n"
+               "  lapse run --no-cpu -o runs/ train.py    # one feature off, for an "
+               "overhead comparison\n\nThen: lapse report runs/   (or lapse diff A B)",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("-m", dest="module", metavar="MODULE", help="run a module, as python -m")
+    p.add_argument("-o", "--output", metavar="RUN_DIR", default=None,
+                   help="where the run is written (default: $LAPSE_RUN_DIR or lapse-runs)")
+    p.add_argument("--role", default=None, help="this process's role (default: main)")
+    p.add_argument("--max-spans", type=int, default=100_000, metavar="N",
+                   help="timeline bound per process (default 100000)")
+    p.add_argument("-q", "--quiet", action="store_true", help="do not print the report")
+    for f in FEATURE_FLAGS:
+        p.add_argument(f"--no-{f.name.lower()}", dest=f"no_{f.name.lower()}",
+                       action="store_true", help=f"turn the {f.name} feature off")
+    p.add_argument("target", nargs="?", help="script.py (or the module's first argument with -m)")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the target")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] != "run":
+        print("usage: python -m lapse run [options] (script.py | -m module) [args...]",
+              file=sys.stderr)
+        return 2
+    opts = build_parser().parse_args(argv[1:])
+    if opts.module:
+        target, args, module = opts.module, ([opts.target] if opts.target else []) + opts.args, True
+    elif opts.target:
+        target, args, module = opts.target, opts.args, False
+        if not os.path.exists(target):
+            print(f"lapse run: {target}: no such file", file=sys.stderr)
+            return 1
+    else:
+        print("lapse run: give a script or -m MODULE (see lapse run --help)", file=sys.stderr)
+        return 2
+    features = Feature.DEFAULT
+    for f in FEATURE_FLAGS:
+        if getattr(opts, f"no_{f.name.lower()}"):
+            features &= ~f
+    run_dir = opts.output or os.environ.get("LAPSE_RUN_DIR") or "lapse-runs"
+    profiler = Profiler(features=features, role=opts.role, run_dir=run_dir,
+                        max_spans=opts.max_spans)
+    with profiler:
+        status = run_target(target, args, module=module)
+    if profiler.file and not opts.quiet:
+        from . import _lapse
+
+        run = os.path.dirname(os.path.dirname(profiler.file))
+        try:
+            sys.stderr.write(_lapse.report(run))
+        except (OSError, ValueError) as e:
+            print(f"lapse run: cannot report {run}: {e}", file=sys.stderr)
+        print(f"lapse run: the run is in {run} (lapse report {run})", file=sys.stderr)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

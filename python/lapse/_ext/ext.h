@@ -1,0 +1,21 @@
+/* The pieces of the lapse._lapse extension module, one file each. */
+#ifndef LAPSE_PY_EXT_H
+#define LAPSE_PY_EXT_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+/* span.c: the span annotation and counters */
+int ext_span_init(PyObject *module);
+extern PyMethodDef ext_span_methods[];
+
+/* session.c: start, stop and flush of the process's session */
+extern PyMethodDef ext_session_methods[];
+
+/* read.c: reports, diffs and exports of .lapse files, rendered by the C code */
+extern PyMethodDef ext_read_methods[];
+
+/* The name id of a str, interned once per distinct string (cached in a dict). */
+int ext_name_id(PyObject *name, uint32_t *id);
+
+#endif

@@ -1,0 +1,73 @@
+/* lapse._lapse: the C core of the lapse Python package. */
+#include "ext.h"
+
+#include "lapse.h"
+
+static PyObject *name_ids; /* str -> int name id */
+
+int ext_name_id(PyObject *name, uint32_t *id)
+{
+    if (!PyUnicode_Check(name)) {
+        PyErr_Format(PyExc_TypeError, "a span name must be a str, not %.100s",
+                     Py_TYPE(name)->tp_name);
+        return -1;
+    }
+    PyObject *cached = PyDict_GetItemWithError(name_ids, name);
+    if (cached) {
+        *id = (uint32_t)PyLong_AsUnsignedLong(cached);
+        return 0;
+    }
+    if (PyErr_Occurred())
+        return -1;
+    const char *utf8 = PyUnicode_AsUTF8(name);
+    if (!utf8)
+        return -1;
+    if (!*utf8) {
+        PyErr_SetString(PyExc_ValueError, "a span name must not be empty");
+        return -1;
+    }
+    uint32_t value = lapse_intern(utf8);
+    if (value == 0) {
+        PyErr_SetString(PyExc_MemoryError, "lapse: the table of names is full");
+        return -1;
+    }
+    PyObject *boxed = PyLong_FromUnsignedLong(value);
+    if (!boxed || PyDict_SetItem(name_ids, name, boxed) < 0) {
+        Py_XDECREF(boxed);
+        return -1;
+    }
+    Py_DECREF(boxed);
+    *id = value;
+    return 0;
+}
+
+static int add_methods(PyObject *m, PyMethodDef *defs)
+{
+    return PyModule_AddFunctions(m, defs);
+}
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    "lapse._lapse",
+    "The C core of lapse: spans, counters, session control and reading .lapse files.",
+    -1,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+};
+
+PyMODINIT_FUNC PyInit__lapse(void)
+{
+    PyObject *m = PyModule_Create(&module_def);
+    if (!m)
+        return NULL;
+    name_ids = PyDict_New();
+    if (!name_ids || ext_span_init(m) < 0 || add_methods(m, ext_span_methods) < 0 ||
+        add_methods(m, ext_session_methods) < 0 || add_methods(m, ext_read_methods) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

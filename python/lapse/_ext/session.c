@@ -1,0 +1,126 @@
+/* Session control for Python: start, stop, flush. */
+#include "ext.h"
+
+#include "lapse.h"
+
+#include <errno.h>
+
+static PyObject *session_start(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    static char *names[] = {"role", "run_dir", "max_spans", "snapshot_ms", "timeline",
+                            "handle_signals", NULL};
+    const char *role = NULL, *run_dir = NULL;
+    unsigned long long max_spans = 0;
+    unsigned int snapshot_ms = 0;
+    int timeline = 1, handle_signals = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzKIpp:start", names, &role, &run_dir,
+                                     &max_spans, &snapshot_ms, &timeline, &handle_signals))
+        return NULL;
+    lapse_options o;
+    lapse_options_init(&o);
+    o.role = role;
+    o.run_dir = run_dir;
+    o.max_spans = max_spans;
+    o.snapshot_interval_ms = snapshot_ms;
+    o.features = LAPSE_FEATURE_SPANS | (timeline ? LAPSE_FEATURE_TIMELINE : 0);
+    o.handle_signals = handle_signals;
+    int rc = lapse_start(&o);
+    if (rc == -EBUSY) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "lapse: a profiling session is already active in this process "
+                        "(one Profiler at a time)");
+        return NULL;
+    }
+    if (rc) {
+        PyErr_Format(PyExc_OSError, "lapse: %s", lapse_last_error());
+        return NULL;
+    }
+    return PyUnicode_DecodeFSDefault(lapse_file_path());
+}
+
+static PyObject *session_stop(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    const char *path = lapse_file_path();
+    if (!path)
+        Py_RETURN_NONE;
+    PyObject *result = PyUnicode_DecodeFSDefault(path);
+    if (!result)
+        return NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = lapse_stop();
+    Py_END_ALLOW_THREADS
+    if (rc) {
+        /* the program must go on: the failure is reported, not raised */
+        PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "lapse: %s", lapse_last_error());
+    }
+    return result;
+}
+
+static PyObject *session_flush(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = lapse_flush();
+    Py_END_ALLOW_THREADS
+    if (rc)
+        PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "lapse: %s", lapse_last_error());
+    return PyBool_FromLong(rc == 0);
+}
+
+static PyObject *session_is_active(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    return PyBool_FromLong(lapse_is_active());
+}
+
+static PyObject *session_file_path(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    const char *path = lapse_file_path();
+    if (!path)
+        Py_RETURN_NONE;
+    return PyUnicode_DecodeFSDefault(path);
+}
+
+static PyObject *session_set_role(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    const char *role = PyUnicode_AsUTF8(arg);
+    if (!role)
+        return NULL;
+    if (lapse_set_role(role) != 0) {
+        PyErr_Format(PyExc_RuntimeError, "lapse: %s", lapse_last_error());
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *session_adopt(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    return PyBool_FromLong(lapse_adopt_environment_session() == 0);
+}
+
+PyMethodDef ext_session_methods[] = {
+    {"adopt_environment_session", session_adopt, METH_NOARGS,
+     "adopt_environment_session() -> True when a session started from the environment "
+     "(LAPSE_PROFILE=1) was active and is now this caller's"},
+    {"start", (PyCFunction)(void (*)(void))session_start, METH_VARARGS | METH_KEYWORDS,
+     "start(role=None, run_dir=None, max_spans=0, snapshot_ms=0, timeline=True, "
+     "handle_signals=True) -> path of this process's .lapse file"},
+    {"stop", session_stop, METH_NOARGS, "stop() -> path of the final file, or None"},
+    {"flush", session_flush, METH_NOARGS, "flush() -> True when the snapshot was written"},
+    {"is_active", session_is_active, METH_NOARGS, "is_active() -> bool"},
+    {"file_path", session_file_path, METH_NOARGS, "file_path() -> str or None"},
+    {"set_role", session_set_role, METH_O, "set_role(role): this process's role from now on"},
+    {NULL, NULL, 0, NULL},
+};

@@ -1,0 +1,415 @@
+/* lapse.span: a span as a context manager or a decorator, and lapse.count.
+ *
+ * Dormant (no session), a decorated call is one check and a direct call of the
+ * function; a `with span(...)` block reads no clock. Active, spans nest per thread
+ * and, within a thread, per context (each asyncio task runs in its own context),
+ * so tasks that interleave at awaits keep their nesting apart. */
+#include "ext.h"
+
+#include "lapse.h"
+
+#include <structmember.h>
+
+static inline const void *current_key(void)
+{
+    /* the context the code runs in: an asyncio task's own, or the thread's */
+    return PyThreadState_Get()->context;
+}
+
+/* ---- Span: `with span("name"):` and `@span("name")` ----
+ *
+ * A Span holds only its name: it ends the innermost open span of that name on the
+ * current context's stack, so one object serves every thread and task at once and
+ * span("name") can return a cached object instead of allocating one per block. */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *name;
+    uint32_t id;
+} SpanObject;
+
+#define SPAN_CACHE_MAX 65536 /* distinct names kept; names built from data get fresh objects */
+
+static PyTypeObject Span_Type;
+static PyTypeObject SpanFunction_Type;
+static PyObject *wrap_special;   /* lapse._wrappers.wrap_special */
+static PyObject *update_wrapper; /* functools.update_wrapper */
+static PyObject *span_cache;     /* str -> Span */
+
+static PyObject *span_new_named(PyObject *name)
+{
+    PyObject *cached = PyDict_GetItemWithError(span_cache, name);
+    if (cached) {
+        Py_INCREF(cached);
+        return cached;
+    }
+    if (PyErr_Occurred())
+        return NULL;
+    uint32_t id;
+    if (ext_name_id(name, &id) < 0)
+        return NULL;
+    SpanObject *s = PyObject_New(SpanObject, &Span_Type);
+    if (!s)
+        return NULL;
+    Py_INCREF(name);
+    s->name = name;
+    s->id = id;
+    if (PyDict_GET_SIZE(span_cache) < SPAN_CACHE_MAX &&
+        PyDict_SetItem(span_cache, name, (PyObject *)s) < 0) {
+        Py_DECREF(s);
+        return NULL;
+    }
+    return (PyObject *)s;
+}
+
+static void Span_dealloc(SpanObject *s)
+{
+    Py_XDECREF(s->name);
+    PyObject_Free(s);
+}
+
+static PyObject *Span_enter(SpanObject *s, PyObject *unused)
+{
+    (void)unused;
+    if (lapse_enabled_)
+        lapse_span_begin_keyed(current_key(), s->id);
+    Py_INCREF(s);
+    return (PyObject *)s;
+}
+
+static PyObject *Span_exit(SpanObject *s, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)args;
+    (void)nargs;
+    if (lapse_enabled_)
+        lapse_span_end_keyed_name(current_key(), s->id);
+    Py_RETURN_FALSE; /* exceptions pass through */
+}
+
+static PyObject *wrap_callable(PyObject *name, PyObject *fn);
+
+static PyObject *Span_call(SpanObject *s, PyObject *args, PyObject *kw)
+{
+    PyObject *fn;
+    if (kw && PyDict_GET_SIZE(kw)) {
+        PyErr_SetString(PyExc_TypeError, "span(name) decorates a function: span(name)(fn)");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "O:span", &fn))
+        return NULL;
+    return wrap_callable(s->name, fn);
+}
+
+static PyObject *Span_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    (void)type;
+    PyObject *name;
+    if ((kw && PyDict_GET_SIZE(kw)) || !PyArg_ParseTuple(args, "U:Span", &name)) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "Span(name) takes the name only");
+        return NULL;
+    }
+    return span_new_named(name);
+}
+
+static PyObject *Span_repr(SpanObject *s)
+{
+    return PyUnicode_FromFormat("lapse.span(%R)", s->name);
+}
+
+static PyMethodDef Span_methods[] = {
+    {"__enter__", (PyCFunction)Span_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)(void (*)(void))Span_exit, METH_FASTCALL, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef Span_members[] = {
+    {"name", T_OBJECT, offsetof(SpanObject, name), READONLY, "the span's name"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject Span_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "lapse.Span",
+    .tp_doc = "A named span: `with span(\"io\"):` or `@span(\"io\")`.",
+    .tp_basicsize = sizeof(SpanObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = (destructor)Span_dealloc,
+    .tp_new = Span_new,
+    .tp_call = (ternaryfunc)Span_call,
+    .tp_repr = (reprfunc)Span_repr,
+    .tp_methods = Span_methods,
+    .tp_members = Span_members,
+};
+
+/* ---- SpanFunction: a decorated sync function ---- */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *fn;
+    PyObject *name;
+    PyObject *dict;
+    PyObject *weakrefs;
+    vectorcallfunc vectorcall;
+    uint32_t id;
+} SpanFunctionObject;
+
+static PyObject *SpanFunction_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                                         PyObject *kwnames)
+{
+    SpanFunctionObject *f = (SpanFunctionObject *)self;
+    if (!lapse_enabled_)
+        return PyObject_Vectorcall(f->fn, args, nargsf, kwnames);
+    const void *key = current_key();
+    int token = lapse_span_begin_keyed(key, f->id);
+    PyObject *result = PyObject_Vectorcall(f->fn, args, nargsf, kwnames);
+    lapse_span_end_keyed(key, token); /* on an exception too */
+    return result;
+}
+
+static int SpanFunction_traverse(SpanFunctionObject *f, visitproc visit, void *arg)
+{
+    Py_VISIT(f->fn);
+    Py_VISIT(f->dict);
+    return 0;
+}
+
+static int SpanFunction_clear(SpanFunctionObject *f)
+{
+    Py_CLEAR(f->fn);
+    Py_CLEAR(f->dict);
+    return 0;
+}
+
+static void SpanFunction_dealloc(SpanFunctionObject *f)
+{
+    PyObject_GC_UnTrack(f);
+    if (f->weakrefs)
+        PyObject_ClearWeakRefs((PyObject *)f);
+    SpanFunction_clear(f);
+    Py_XDECREF(f->name);
+    PyObject_GC_Del(f);
+}
+
+static PyObject *SpanFunction_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    (void)type;
+    if (obj == NULL || obj == Py_None) {
+        Py_INCREF(self);
+        return self;
+    }
+    return PyMethod_New(self, obj);
+}
+
+static PyObject *SpanFunction_repr(SpanFunctionObject *f)
+{
+    return PyUnicode_FromFormat("<lapse.span %R of %R>", f->name, f->fn);
+}
+
+static PyMemberDef SpanFunction_members[] = {
+    {"__lapse_span__", T_OBJECT, offsetof(SpanFunctionObject, name), READONLY, "span name"},
+    {"__dictoffset__", T_PYSSIZET, offsetof(SpanFunctionObject, dict), READONLY, NULL},
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(SpanFunctionObject, weakrefs), READONLY, NULL},
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(SpanFunctionObject, vectorcall), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyGetSetDef SpanFunction_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject SpanFunction_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "lapse.SpanFunction",
+    .tp_doc = "A function decorated with lapse.span.",
+    .tp_basicsize = sizeof(SpanFunctionObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+                Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_dealloc = (destructor)SpanFunction_dealloc,
+    .tp_traverse = (traverseproc)SpanFunction_traverse,
+    .tp_clear = (inquiry)SpanFunction_clear,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(SpanFunctionObject, vectorcall),
+    .tp_descr_get = SpanFunction_get,
+    .tp_repr = (reprfunc)SpanFunction_repr,
+    .tp_members = SpanFunction_members,
+    .tp_getset = SpanFunction_getset,
+    .tp_dictoffset = offsetof(SpanFunctionObject, dict),
+    .tp_weaklistoffset = offsetof(SpanFunctionObject, weakrefs),
+};
+
+/* A flag set in a function's code: coroutine, generator, async generator. */
+static int needs_special_wrapper(PyObject *fn)
+{
+    if (!PyFunction_Check(fn))
+        return 0;
+    PyCodeObject *code = (PyCodeObject *)PyFunction_GET_CODE(fn);
+    return (code->co_flags & (CO_COROUTINE | CO_GENERATOR | CO_ASYNC_GENERATOR |
+                              CO_ITERABLE_COROUTINE)) != 0;
+}
+
+static PyObject *wrap_callable(PyObject *name, PyObject *fn)
+{
+    if (PyObject_TypeCheck(fn, &PyClassMethod_Type) || PyObject_TypeCheck(fn, &PyStaticMethod_Type)) {
+        PyObject *inner = PyObject_GetAttrString(fn, "__func__");
+        if (!inner)
+            return NULL;
+        PyObject *wrapped = wrap_callable(name, inner);
+        Py_DECREF(inner);
+        if (!wrapped)
+            return NULL;
+        PyObject *result = PyObject_CallOneArg((PyObject *)Py_TYPE(fn), wrapped);
+        Py_DECREF(wrapped);
+        return result;
+    }
+    if (!PyCallable_Check(fn)) {
+        PyErr_Format(PyExc_TypeError, "span decorates a callable, not %.100s",
+                     Py_TYPE(fn)->tp_name);
+        return NULL;
+    }
+    if (needs_special_wrapper(fn))
+        return PyObject_CallFunctionObjArgs(wrap_special, name, fn, (PyObject *)&Span_Type, NULL);
+    uint32_t id;
+    if (ext_name_id(name, &id) < 0)
+        return NULL;
+    SpanFunctionObject *f = PyObject_GC_New(SpanFunctionObject, &SpanFunction_Type);
+    if (!f)
+        return NULL;
+    Py_INCREF(fn);
+    Py_INCREF(name);
+    f->fn = fn;
+    f->name = name;
+    f->dict = NULL;
+    f->weakrefs = NULL;
+    f->vectorcall = SpanFunction_vectorcall;
+    f->id = id;
+    PyObject_GC_Track(f);
+    PyObject *done = PyObject_CallFunctionObjArgs(update_wrapper, (PyObject *)f, fn, NULL);
+    if (!done) {
+        Py_DECREF(f);
+        return NULL;
+    }
+    Py_DECREF(done);
+    return (PyObject *)f;
+}
+
+/* The span name of a decorated function: its qualified name after the last
+ * "<locals>." ("Model.forward"; a function defined inside another: its own name). */
+static PyObject *name_of(PyObject *fn)
+{
+    PyObject *q = PyObject_GetAttrString(fn, "__qualname__");
+    if (!q) {
+        PyErr_Clear();
+        q = PyObject_GetAttrString(fn, "__name__");
+    }
+    if (!q || !PyUnicode_Check(q)) {
+        Py_XDECREF(q);
+        PyErr_Clear();
+        return PyObject_Repr(fn);
+    }
+    static PyObject *locals;
+    if (!locals && !(locals = PyUnicode_InternFromString("<locals>.")))
+        return NULL;
+    Py_ssize_t at = PyUnicode_Find(q, locals, 0, PyUnicode_GET_LENGTH(q), -1);
+    if (at < 0) {
+        if (at == -2) {
+            Py_DECREF(q);
+            return NULL;
+        }
+        return q;
+    }
+    PyObject *tail = PyUnicode_Substring(q, at + PyUnicode_GET_LENGTH(locals), PyUnicode_GET_LENGTH(q));
+    Py_DECREF(q);
+    return tail;
+}
+
+static PyObject *span_entry(PyObject *module, PyObject *arg)
+{
+    (void)module;
+    if (PyUnicode_Check(arg))
+        return span_new_named(arg);
+    if (!PyCallable_Check(arg) && !PyObject_TypeCheck(arg, &PyClassMethod_Type) &&
+        !PyObject_TypeCheck(arg, &PyStaticMethod_Type)) {
+        PyErr_Format(PyExc_TypeError,
+                     "span takes a name (str) or a function to decorate, not %.100s",
+                     Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    PyObject *target = arg;
+    if (!PyCallable_Check(arg)) /* classmethod/staticmethod: name from the function */
+        target = PyObject_GetAttrString(arg, "__func__");
+    else
+        Py_INCREF(target);
+    if (!target)
+        return NULL;
+    PyObject *name = name_of(target);
+    Py_DECREF(target);
+    if (!name)
+        return NULL;
+    PyObject *result = wrap_callable(name, arg);
+    Py_DECREF(name);
+    return result;
+}
+
+/* ---- count ---- */
+
+static PyObject *count_entry(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "count(name, n) takes exactly two arguments");
+        return NULL;
+    }
+    if (!PyLong_Check(args[1])) {
+        PyErr_Format(PyExc_TypeError, "count: n must be an int, not %.100s (a float would be "
+                     "truncated)", Py_TYPE(args[1])->tp_name);
+        return NULL;
+    }
+    if (!lapse_enabled_)
+        Py_RETURN_NONE;
+    uint32_t id;
+    if (ext_name_id(args[0], &id) < 0)
+        return NULL;
+    long long n = PyLong_AsLongLong(args[1]);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    lapse_count_id(id, (int64_t)n);
+    Py_RETURN_NONE;
+}
+
+PyMethodDef ext_span_methods[] = {
+    {"span", span_entry, METH_O,
+     "span(name) -> a span usable as `with span(name):` or `@span(name)`;\n"
+     "span(fn) -> fn decorated, named after its qualified name."},
+    {"count", (PyCFunction)(void (*)(void))count_entry, METH_FASTCALL,
+     "count(name, n): add n to the counter `name` of the innermost open span."},
+    {NULL, NULL, 0, NULL},
+};
+
+int ext_span_init(PyObject *module)
+{
+    span_cache = PyDict_New();
+    if (!span_cache)
+        return -1;
+    if (PyType_Ready(&Span_Type) < 0 || PyType_Ready(&SpanFunction_Type) < 0)
+        return -1;
+    PyObject *functools = PyImport_ImportModule("functools");
+    if (!functools)
+        return -1;
+    update_wrapper = PyObject_GetAttrString(functools, "update_wrapper");
+    Py_DECREF(functools);
+    PyObject *wrappers = PyImport_ImportModule("lapse._wrappers");
+    if (!wrappers)
+        return -1;
+    wrap_special = PyObject_GetAttrString(wrappers, "wrap_special");
+    Py_DECREF(wrappers);
+    if (!update_wrapper || !wrap_special)
+        return -1;
+    Py_INCREF(&Span_Type);
+    Py_INCREF(&SpanFunction_Type);
+    if (PyModule_AddObject(module, "Span", (PyObject *)&Span_Type) < 0 ||
+        PyModule_AddObject(module, "SpanFunction", (PyObject *)&SpanFunction_Type) < 0)
+        return -1;
+    return 0;
+}

@@ -1,0 +1,201 @@
+"""Profiler: the session that decides what is measured, for one process."""
+
+from __future__ import annotations
+
+import enum
+import os
+import tempfile
+import warnings
+from types import TracebackType
+import runpy
+import sys
+from typing import TYPE_CHECKING, Any, Sequence
+
+from . import _lapse
+
+if TYPE_CHECKING:
+    from .profile import Profile
+
+
+class Feature(enum.Flag):
+    """What a Profiler may collect. Flags decide what may be collected; evidence
+    decides what appears: a flag whose collector cannot run adds no section to the
+    result (and with ``strict=True`` the Profiler refuses to start)."""
+
+    SPANS = enum.auto()     #: wall time of spans (always available)
+    CPU = enum.auto()       #: wait% per span (CPU time vs wall time)
+    IO = enum.auto()        #: bytes read and written per phase
+    MEMORY = enum.auto()    #: RSS over time and per phase
+    PYTHON = enum.auto()    #: external sampling of Python stacks
+    MARKERS = enum.auto()   #: NVTX ranges for spans
+    DEVICE = enum.auto()    #: GPU telemetry of this process
+    ACTIVITY = enum.auto()  #: GPU kernels and copies attributed to spans
+    DEFAULT = SPANS | CPU | IO | MEMORY | PYTHON | MARKERS | DEVICE | ACTIVITY
+
+
+#: The features this build can collect. The others are accepted and add nothing.
+AVAILABLE = Feature.SPANS
+
+
+class Profiler:
+    """One profiling session of this process; a context manager.
+
+    Args:
+        features: what may be collected (``Feature`` flags).
+        role: this process's role in the report (default ``$LAPSE_ROLE`` or "main").
+        run_dir: where runs are written (default ``$LAPSE_RUN_DIR``, else a new
+            temporary directory). Children started while the session is active join
+            the same run through the environment.
+        max_spans: the timeline bound (raw begin/end records kept per process).
+        install: also make this the profiler that module-level helpers reach.
+        strict: fail before the session starts when a requested collector cannot run.
+
+    Only one Profiler may be active in a process; starting a second raises
+    RuntimeError.
+    """
+
+    _installed: Profiler | None = None
+
+    def __init__(self, features: Feature = Feature.SPANS, role: str | None = None,
+                 run_dir: str | os.PathLike[str] | None = None, max_spans: int = 100_000,
+                 install: bool = False, strict: bool = False) -> None:
+        if not isinstance(features, Feature):
+            raise TypeError(f"features must be lapse.Feature flags, not {type(features).__name__}")
+        if max_spans < 0:
+            raise ValueError("max_spans must be >= 0")
+        self.features = features
+        self.role = role
+        self.run_dir = None if run_dir is None else os.fspath(run_dir)
+        self.max_spans = max_spans
+        self.install = install
+        self.strict = strict
+        self.missing = features & ~AVAILABLE  #: requested features that add nothing here
+        self._file: str | None = None
+        self._active = False
+
+    # ---- session ----
+
+    def start(self) -> Profiler:
+        """Starts the session (what ``with Profiler():`` does on entry)."""
+        if self.strict and self.missing:
+            names = ", ".join(f.name or "?" for f in Feature if f in self.missing and f.name != "DEFAULT")
+            raise RuntimeError(f"lapse: strict=True and these collectors cannot run in this build: {names}")
+        if _lapse.adopt_environment_session():
+            # a parent's session reached this process through the environment
+            # (LAPSE_PROFILE=1) and started when lapse loaded: this Profiler takes it
+            if self.role is not None:
+                _lapse.set_role(self.role)
+            self._file = _lapse.file_path()
+            self._active = True
+            self._install()
+            return self
+        run_dir = self.run_dir
+        if run_dir is None:
+            run_dir = os.environ.get("LAPSE_RUN_DIR") or tempfile.mkdtemp(prefix="lapse-")
+            self.run_dir = run_dir
+        try:
+            self._file = _lapse.start(role=self.role, run_dir=run_dir, max_spans=self.max_spans,
+                                      timeline=self.max_spans > 0)
+        except OSError as e:
+            # the host program carries on without profiling
+            warnings.warn(f"{e} (profiling is off)", RuntimeWarning, stacklevel=2)
+            self._file = None
+            return self
+        self._active = True
+        self._install()
+        return self
+
+    def _install(self) -> None:
+        if self.install:
+            if Profiler._installed is not None:
+                warnings.warn("lapse: another Profiler is installed; replacing it", RuntimeWarning,
+                              stacklevel=3)
+            Profiler._installed = self
+
+    def stop(self) -> None:
+        """Ends the session and writes the final file (idempotent)."""
+        if not self._active:
+            return
+        self._file = _lapse.stop() or self._file
+        self._active = False
+        if Profiler._installed is self:
+            Profiler._installed = None
+
+    close = stop
+
+    def flush(self) -> None:
+        """Writes a snapshot of the session now."""
+        if self._active:
+            _lapse.flush()
+
+    def __enter__(self) -> Profiler:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    @property
+    def active(self) -> bool:
+        return self._active
+
+    @property
+    def file(self) -> str | None:
+        """The .lapse file this process writes (or wrote)."""
+        return self._file
+
+    # ---- results ----
+
+    def result(self) -> Profile:
+        """The profile of this process: a ``Profile`` (pure data). While the session
+        is active it is a snapshot taken now."""
+        from .profile import Profile
+
+        if self._file is None:
+            raise RuntimeError("lapse: this Profiler recorded nothing (it never started)")
+        if self._active:
+            _lapse.flush()
+        return Profile.load(self._file)
+
+    def show(self) -> None:
+        """Prints the report of this process."""
+        self.result().show()
+
+    @classmethod
+    def run(cls, target: str, args: Sequence[str] = (), **options: Any) -> Profile:
+        """Runs a module (``"pkg.mod"``) or a script (``"train.py"``) once, in this
+        process, with a session active, and returns its Profile. ``options`` are the
+        Profiler's arguments. ``sys.argv`` is the target's while it runs; a SystemExit
+        of the target ends the run normally."""
+        profiler = cls(**options)
+        with profiler:
+            run_target(target, args)
+        return profiler.result()
+
+    def __repr__(self) -> str:
+        state = "active" if self._active else "stopped" if self._file else "not started"
+        return f"<lapse.Profiler {state} role={self.role!r} features={self.features!r}>"
+
+
+def run_target(target: str, args: Sequence[str] = (), module: bool | None = None) -> int:
+    """Runs a script path or a module name as __main__ with sys.argv set; returns
+    the exit status it asked for (SystemExit), 0 when it returned."""
+    if module is None:
+        module = not (target.endswith(".py") or os.sep in target or os.path.exists(target))
+    saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
+    sys.argv = [target, *args]
+    if not module:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(target)))
+    try:
+        if module:
+            runpy.run_module(target, run_name="__main__", alter_sys=True)
+        else:
+            runpy.run_path(target, run_name="__main__")
+    except SystemExit as exit_:
+        code = exit_.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    finally:
+        sys.argv = saved_argv
+        if not module and sys.path and saved_path0 is not None:
+            sys.path.pop(0)
+    return 0

@@ -1,0 +1,49 @@
+"""Shared pieces of the Python tests. They run against the installed package
+(`pip install .`), on every CPython the Makefile finds (3.11 and newer)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+
+def lapse_command() -> str:
+    """The `lapse` command installed with the package (next to this interpreter)."""
+    if os.environ.get("LAPSE_TEST_COMMAND"):
+        return os.environ["LAPSE_TEST_COMMAND"]
+    here = pathlib.Path(sys.executable).parent / "lapse"
+    if here.exists():
+        return str(here)
+    found = shutil.which("lapse")
+    if not found:
+        pytest.fail("the lapse command is not installed next to this Python")
+    return found
+
+
+def report(path: os.PathLike | str) -> dict:
+    """`lapse report PATH --json`, parsed."""
+    r = subprocess.run([lapse_command(), "report", str(path), "--json"], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def phases(doc: dict, role: str | None = None) -> dict[str, dict]:
+    """path -> phase of one role (the only one when role is None)."""
+    roles = doc["roles"] if role is None else [r for r in doc["roles"] if r["role"] == role]
+    assert len(roles) == 1, [r["role"] for r in doc["roles"]]
+    return {p["path"]: p for p in roles[0]["phases"]}
+
+
+@pytest.fixture(autouse=True)
+def no_lapse_environment(monkeypatch):
+    """Tests start from an environment without LAPSE_* variables."""
+    for key in list(os.environ):
+        if key.startswith("LAPSE_") and key != "LAPSE_TEST_COMMAND":
+            monkeypatch.delenv(key)

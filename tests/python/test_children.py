@@ -1,0 +1,43 @@
+"""A child Python process started while a Profiler is active joins the same run,
+whether or not it makes a Profiler of its own."""
+
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+from lapse import Profiler, span
+
+from conftest import phases, report
+
+CHILD_WITH_PROFILER = textwrap.dedent("""
+    from lapse import Profiler, span
+    with Profiler(role="child") as p:     # adopts the session the environment started
+        for _ in range(6):
+            with span("child_step"):
+                pass
+""")
+
+CHILD_WITHOUT = textwrap.dedent("""
+    from lapse import span
+    for _ in range(4):
+        with span("bare_step"):
+            pass
+""")
+
+
+def test_children_join_the_parent_run(tmp_path):
+    with Profiler(run_dir=tmp_path, role="parent") as p:
+        with span("spawn"):
+            for code in (CHILD_WITH_PROFILER, CHILD_WITHOUT):
+                r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                   timeout=60)
+                assert r.returncode == 0, r.stderr
+    run = report(pathlib.Path(p.file).parent.parent)  # the run directory
+    assert run["run"]["roles"] == {"parent": 1, "child": 1, "main": 1}, run["run"]
+    assert phases(run, "child")["child_step"]["calls"] == 6
+    assert phases(run, "main")["bare_step"]["calls"] == 4
+    assert phases(run, "parent")["spawn"]["calls"] == 1
+    assert all(w["final"] for w in run["workers"]), run["workers"]
