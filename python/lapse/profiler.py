@@ -87,6 +87,7 @@ class Profiler:
                 _lapse.set_role(self.role)
             self._file = _lapse.file_path()
             self._active = True
+            _lapse.monitoring_enable()
             self._install()
             return self
         run_dir = self.run_dir
@@ -102,6 +103,7 @@ class Profiler:
             self._file = None
             return self
         self._active = True
+        _lapse.monitoring_enable()
         self._install()
         return self
 
@@ -116,6 +118,7 @@ class Profiler:
         """Ends the session and writes the final file (idempotent)."""
         if not self._active:
             return
+        _lapse.monitoring_disable()
         self._file = _lapse.stop() or self._file
         self._active = False
         if Profiler._installed is self:

@@ -273,6 +273,10 @@ static PyObject *wrap_callable(PyObject *name, PyObject *fn)
     uint32_t id;
     if (ext_name_id(name, &id) < 0)
         return NULL;
+#if PY_VERSION_HEX >= 0x030C0000
+    if (PyFunction_Check(fn)) /* stays the plain function (monitoring.c) */
+        return ext_monitoring_register(name, fn, id);
+#endif
     SpanFunctionObject *f = PyObject_GC_New(SpanFunctionObject, &SpanFunction_Type);
     if (!f)
         return NULL;
