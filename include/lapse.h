@@ -13,6 +13,7 @@
 #ifndef LAPSE_H
 #define LAPSE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -70,6 +71,11 @@ LAPSE_API const char *lapse_last_error(void);
 /* Changes the role of this process for the rest of the session (for example in a
  * forked worker); the next write goes to a file named after the new role. */
 LAPSE_API int lapse_set_role(const char *role);
+/* The path of the spans open on the stack of key (NULL: the thread's own) in
+ * this thread, outermost first, names joined by sep; "" when none. Returns the
+ * number of open spans. */
+LAPSE_API uint32_t lapse_current_path(const void *key, char sep, char *buf, size_t len);
+
 /* For a binding's own session object: if the active session was started from the
  * environment (LAPSE_PROFILE=1, inherited from a parent) and nobody adopted it yet,
  * marks it adopted and returns 0; else returns -1. */

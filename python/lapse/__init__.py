@@ -16,9 +16,11 @@ active Profiler a decorated function is one check and a direct call.
 
 from __future__ import annotations
 
-from ._lapse import count, span
+from ._lapse import count, current, span
+from .accounting import installed_profiler, phase
 from .profile import Profile, ProfileDiff
 from .profiler import Feature, Profiler
 
-__all__ = ["Feature", "Profile", "ProfileDiff", "Profiler", "count", "span"]
+__all__ = ["Feature", "Profile", "ProfileDiff", "Profiler", "count", "current",
+           "installed_profiler", "phase", "span"]
 __version__ = "0.1.0"

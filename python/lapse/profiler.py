@@ -11,7 +11,7 @@ import runpy
 import sys
 from typing import TYPE_CHECKING, Any, Sequence
 
-from . import _lapse
+from . import _lapse, _names
 
 if TYPE_CHECKING:
     from .profile import Profile
@@ -49,6 +49,8 @@ class Profiler:
         max_spans: the timeline bound (raw begin/end records kept per process).
         install: also make this the profiler that module-level helpers reach.
         strict: fail before the session starts when a requested collector cannot run.
+        strict_names: raise on the second span name of one shape (digit runs read as
+            "#"): names built from data. Without it, a warning at 128 names of a shape.
 
     Only one Profiler may be active in a process; starting a second raises
     RuntimeError.
@@ -58,7 +60,8 @@ class Profiler:
 
     def __init__(self, features: Feature = Feature.SPANS, role: str | None = None,
                  run_dir: str | os.PathLike[str] | None = None, max_spans: int = 100_000,
-                 install: bool = False, strict: bool = False) -> None:
+                 install: bool = False, strict: bool = False,
+                 strict_names: bool = False) -> None:
         if not isinstance(features, Feature):
             raise TypeError(f"features must be lapse.Feature flags, not {type(features).__name__}")
         if max_spans < 0:
@@ -69,6 +72,7 @@ class Profiler:
         self.max_spans = max_spans
         self.install = install
         self.strict = strict
+        self.strict_names = strict_names
         self.missing = features & ~AVAILABLE  #: requested features that add nothing here
         self._file: str | None = None
         self._active = False
@@ -107,7 +111,28 @@ class Profiler:
         self._install()
         return self
 
+    # ---- accounting API (phases and counts) ----
+
+    def phase(self, name: str, io: bool = False, sync: bool = False,
+              sample: float | None = None) -> Any:
+        """A phase: a span with options. ``sync=True`` synchronizes CUDA at both
+        ends when torch with a CUDA device is in use (a no-op otherwise), so the
+        phase's wall time includes its GPU work."""
+        from .accounting import make_phase
+
+        return make_phase(name, io=io, sync=sync, sample=sample)
+
+    def count(self, name: str, n: int) -> None:
+        """Adds n to the counter `name` of the innermost open phase."""
+        _lapse.count(name, n)
+
+    def current(self) -> str:
+        """The dotted path of the phases open here (this thread, this task)."""
+        return _lapse.current()
+
     def _install(self) -> None:
+        if self.strict_names:
+            _names.strict = True
         if self.install:
             if Profiler._installed is not None:
                 warnings.warn("lapse: another Profiler is installed; replacing it", RuntimeWarning,
@@ -119,6 +144,8 @@ class Profiler:
         if not self._active:
             return
         _lapse.monitoring_disable()
+        if self.strict_names:
+            _names.strict = False
         self._file = _lapse.stop() or self._file
         self._active = False
         if Profiler._installed is self:

@@ -6,6 +6,7 @@
 
 #include "hist.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 #pragma GCC visibility push(hidden)
@@ -126,6 +127,9 @@ void core_count(uint32_t name, int64_t n);
 int core_span_begin_keyed(const void *key, uint32_t name);
 void core_span_end_keyed(const void *key, int token);
 void core_span_end_keyed_name(const void *key, uint32_t name);
+/* Writes the names of the spans open on the stack of key, outermost first, joined
+ * by sep, into buf (truncated to len - 1 bytes); returns the number of open spans. */
+uint32_t core_current_path(const void *key, char sep, char *buf, size_t len);
 
 /* The state of the calling thread for the current generation, created on first use. */
 core_thread *core_thread_attach(void);

@@ -7,6 +7,7 @@
 #include "names.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -354,4 +355,39 @@ void core_span_end_keyed_name(const void *key, uint32_t name)
         unlikely(t->stacks[t->stack_current].key != key))
         stack_switch(t, key);
     span_end_name(name);
+}
+
+uint32_t core_current_path(const void *key, char sep, char *buf, size_t len)
+{
+    if (len)
+        buf[0] = 0;
+    core_thread *t = core_tls;
+    if (!t || t->gen != __atomic_load_n(&core_gen, __ATOMIC_RELAXED))
+        return 0;
+    const core_frame *frames = t->stack;
+    uint32_t depth = t->depth;
+    if (t->stacks[t->stack_current].key != key) { /* read another stack without switching */
+        frames = NULL;
+        for (uint32_t i = 0; i < t->stack_count; i++)
+            if (t->stacks[i].key == key) {
+                frames = t->stacks[i].frames;
+                depth = t->stacks[i].depth;
+            }
+        if (!frames)
+            return 0;
+    }
+    size_t used = 0;
+    for (uint32_t d = 1; d <= depth; d++) {
+        const char *name = names_get(frames[d].name);
+        size_t n = strlen(name);
+        if (d > 1 && used + 1 < len)
+            buf[used++] = sep;
+        if (used + n >= len)
+            n = len > used + 1 ? len - used - 1 : 0;
+        memcpy(buf + used, name, n);
+        used += n;
+    }
+    if (len)
+        buf[used < len ? used : len - 1] = 0;
+    return depth;
 }

@@ -42,6 +42,16 @@ void lapse_span_end_keyed_name(const void *key, uint32_t name_id)
         core_span_end_keyed_name(key, name_id);
 }
 
+uint32_t lapse_current_path(const void *key, char sep, char *buf, size_t len)
+{
+    if (!lapse_enabled_) {
+        if (len)
+            buf[0] = 0;
+        return 0;
+    }
+    return core_current_path(key, sep, buf, len);
+}
+
 void lapse_count_id(uint32_t name_id, int64_t n)
 {
     if (lapse_enabled_)

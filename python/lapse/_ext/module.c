@@ -3,7 +3,8 @@
 
 #include "lapse.h"
 
-static PyObject *name_ids; /* str -> int name id */
+static PyObject *name_ids;    /* str -> int name id */
+static PyObject *on_new_name; /* lapse._names.on_new_name: checks the shape of a new name */
 
 int ext_name_id(PyObject *name, uint32_t *id)
 {
@@ -22,6 +23,12 @@ int ext_name_id(PyObject *name, uint32_t *id)
     const char *utf8 = PyUnicode_AsUTF8(name);
     if (!utf8)
         return -1;
+    if (on_new_name) {
+        PyObject *ok = PyObject_CallOneArg(on_new_name, name);
+        if (!ok)
+            return -1;
+        Py_DECREF(ok);
+    }
     if (!*utf8) {
         PyErr_SetString(PyExc_ValueError, "a span name must not be empty");
         return -1;
@@ -64,6 +71,15 @@ PyMODINIT_FUNC PyInit__lapse(void)
     if (!m)
         return NULL;
     name_ids = PyDict_New();
+    PyObject *names = PyImport_ImportModule("lapse._names");
+    if (names) {
+        on_new_name = PyObject_GetAttrString(names, "on_new_name");
+        Py_DECREF(names);
+    }
+    if (!on_new_name) {
+        Py_DECREF(m);
+        return NULL;
+    }
     if (!name_ids || ext_monitoring_init() < 0 || ext_span_init(m) < 0 ||
         add_methods(m, ext_span_methods) < 0 || add_methods(m, ext_monitoring_methods) < 0 ||
         add_methods(m, ext_session_methods) < 0 || add_methods(m, ext_read_methods) < 0) {

@@ -8,6 +8,7 @@
 
 #include "lapse.h"
 
+#include <string.h>
 #include <structmember.h>
 
 static inline const void *current_key(void)
@@ -382,7 +383,18 @@ static PyObject *count_entry(PyObject *module, PyObject *const *args, Py_ssize_t
     Py_RETURN_NONE;
 }
 
+static PyObject *current_entry(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    char buf[4096];
+    lapse_current_path(current_key(), '.', buf, sizeof buf);
+    return PyUnicode_DecodeUTF8(buf, (Py_ssize_t)strlen(buf), "replace");
+}
+
 PyMethodDef ext_span_methods[] = {
+    {"current", current_entry, METH_NOARGS,
+     "current() -> the dotted path of the spans open here (this thread, this task), or \"\"."},
     {"span", span_entry, METH_O,
      "span(name) -> a span usable as `with span(name):` or `@span(name)`;\n"
      "span(fn) -> fn decorated, named after its qualified name."},

@@ -1,0 +1,86 @@
+"""The accounting API: phase, count, current, installed_profiler, strict names."""
+
+from __future__ import annotations
+
+import asyncio
+import warnings
+
+import pytest
+
+import lapse
+from lapse import Profiler, _names
+
+from conftest import phases, report
+
+
+def test_module_level_calls_without_a_session_do_nothing():
+    assert lapse.installed_profiler() is None
+    with lapse.phase("idle"):
+        lapse.count("nothing", 1)
+        assert lapse.current() == ""
+
+
+def test_phase_count_and_current(tmp_path):
+    with Profiler(run_dir=tmp_path, role="acct", install=True) as p:
+        assert lapse.installed_profiler() is p
+        with p.phase("iteration"):
+            with lapse.phase("mcts"):
+                assert lapse.current() == "iteration.mcts"
+                assert p.current() == "iteration.mcts"
+                lapse.count("simulations", 64)
+                p.count("simulations", 64)
+            assert lapse.current() == "iteration"
+        with p.phase("sync_phase", sync=True):  # no torch here: a no-op sync
+            pass
+    assert lapse.installed_profiler() is None
+    got = phases(report(p.file))
+    assert got["iteration/mcts"]["calls"] == 1
+    sims = {c["name"]: c["sum"] for c in got["iteration/mcts"]["counters"]}
+    assert sims == {"simulations": 128}
+    assert got["sync_phase"]["calls"] == 1
+
+
+def test_current_follows_the_task(tmp_path):
+    seen = {}
+
+    async def task(name):
+        with lapse.phase(name):
+            await asyncio.sleep(0.01)
+            seen[name] = lapse.current()
+
+    async def main():
+        await asyncio.gather(task("a"), task("b"))
+
+    with Profiler(run_dir=tmp_path):
+        asyncio.run(main())
+    assert seen == {"a": "a", "b": "b"}
+
+
+def test_names_built_from_data_warn_by_shape(monkeypatch):
+    monkeypatch.setattr(_names, "_by_shape", {})
+    monkeypatch.setattr(_names, "_warned", set())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for i in range(_names.WARN_AT + 5):
+            lapse.span(f"episode_{i}_of_shape_test")
+    shaped = [w for w in caught if "episode_#_of_shape_test" in str(w.message)]
+    assert len(shaped) == 1, [str(w.message) for w in caught]
+
+
+def test_strict_names_raise_on_the_second_name_of_a_shape(tmp_path, monkeypatch):
+    monkeypatch.setattr(_names, "_by_shape", {})
+    with Profiler(run_dir=tmp_path, strict_names=True):
+        with lapse.phase("layer_1_strict"):
+            pass
+        with pytest.raises(ValueError, match="shape"):
+            lapse.phase("layer_2_strict")
+        with lapse.phase("fixed_name"):  # names without digits are never caught
+            pass
+    assert not _names.strict
+
+
+def test_phase_options_not_in_this_build_say_so():
+    with pytest.raises(NotImplementedError, match="IO"):
+        lapse.phase("load", io=True)
+    with pytest.raises(TypeError):
+        lapse.phase(3)
