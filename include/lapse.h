@@ -96,6 +96,12 @@ LAPSE_API void lapse_count_name(const char *name, int64_t n);
  * token from begin goes to end. */
 LAPSE_API int lapse_span_begin_keyed(const void *key, uint32_t name_id);
 LAPSE_API void lapse_span_end_keyed(const void *key, int token);
+/* A sampled span on the stack of key: with measured != 0 the span and everything
+ * inside it are recorded scaled by stride and marked as estimates; otherwise
+ * nothing inside it is recorded. The caller picks which entries to measure (one in
+ * stride, by a deterministic count). Ends like any keyed span. */
+LAPSE_API int lapse_span_begin_sampled(const void *key, uint32_t name_id, int measured,
+                                       uint32_t stride);
 /* Ends the innermost open span named name_id on the stack of key (as LAPSE_END). */
 LAPSE_API void lapse_span_end_keyed_name(const void *key, uint32_t name_id);
 

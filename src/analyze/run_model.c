@@ -418,6 +418,9 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
         mp->total_ns = sat_add(mp->total_ns, n->total_ns);
         mp->child_ns = sat_add(mp->child_ns, n->child_ns);
         mp->folded = sat_add(mp->folded, n->folded);
+        if (n->sample_stride > mp->sample_stride)
+            mp->sample_stride = n->sample_stride;
+        mp->child_estimated |= n->child_estimated;
     }
     for (uint32_t i = 0; i < f->counter_count; i++) {
         const store_counter *c = &f->counters[i];

@@ -13,6 +13,8 @@
 
 #define CORE_ROOT 0u              /* node 0 of every thread: no span open */
 #define CORE_FRAME_FOLDED 1u      /* frame stands for a span folded into its parent */
+#define CORE_FRAME_SUPPRESSED 2u  /* a skipped entry of a sampled span, or inside one */
+#define CORE_FRAME_SCALED 4u      /* a measured entry of a sampled span, or inside one */
 #define CORE_TIMELINE_CHUNK 64u   /* records a thread reserves at a time */
 #define CORE_MAX_THREADS 65535u
 #define CORE_MAX_STACKS 256u      /* keyed span stacks per thread (see core_stack) */
@@ -28,12 +30,14 @@ typedef struct core_node {
     uint32_t parent;
     uint32_t name;
     uint32_t depth;
-    uint32_t reserved;
+    uint32_t sample_stride; /* 0: measured; else the largest scale its figures carry */
     uint64_t calls; /* written last on span end */
     uint64_t total_ns, child_ns, min_ns, max_ns;
     uint64_t folded;
     uint64_t hist[HIST_BUCKETS];
-    uint64_t pad[8]; /* one node is one page: index to address is a shift */
+    uint32_t child_estimated; /* child_ns includes scaled (estimated) children */
+    uint32_t pad32;
+    uint64_t pad[7]; /* one node is one page: index to address is a shift */
 } core_node;
 _Static_assert(sizeof(core_node) == 4096, "core_node must be one page");
 
@@ -41,7 +45,7 @@ typedef struct core_frame {
     uint32_t node;  /* the span's node; for a folded frame, the node it folds into */
     uint32_t name;
     uint32_t flags;
-    uint32_t reserved;
+    uint32_t scale; /* with CORE_FRAME_SCALED: what each recorded value stands for */
     uint64_t start; /* ticks */
 } core_frame;
 
@@ -66,12 +70,16 @@ typedef struct core_span_record {
 typedef struct core_stack {
     const void *key;
     core_frame *frames;
-    uint32_t depth; /* saved while the stack is not current */
+    uint32_t depth;      /* saved while the stack is not current */
+    uint32_t fast_limit; /* saved while the stack is not current */
 } core_stack;
 
 typedef struct core_thread {
     uint32_t gen;   /* the session generation this state belongs to */
     uint32_t depth; /* frames open; stack[0] is the root frame */
+    /* begins at depth >= fast_limit take the slow path: max_depth, or the depth of
+     * the outermost open sampled frame (whose subtree is suppressed or scaled) */
+    uint32_t fast_limit;
     core_frame *stack; /* the current stack's frames */
     core_stack *stacks; /* CORE_MAX_STACKS entries, stacks[0] the thread's own */
     uint32_t stack_count;
@@ -123,6 +131,10 @@ int core_span_begin(uint32_t name);
 void core_span_end_token(int token);
 void core_span_end_name(uint32_t name);
 void core_count(uint32_t name, int64_t n);
+/* A sampled span: a measured entry (measured != 0) records it and its subtree
+ * scaled by stride, as estimates; a skipped entry records nothing for it and its
+ * subtree. Ends like any span (by token or name). */
+int core_span_begin_sampled(const void *key, uint32_t name, int measured, uint32_t stride);
 /* The same on the stack of `key` (NULL: the thread's own stack). */
 int core_span_begin_keyed(const void *key, uint32_t name);
 void core_span_end_keyed(const void *key, int token);

@@ -60,7 +60,17 @@ __attribute__((noinline)) static int span_begin_slow(uint32_t name)
         return 0;
     uint32_t d = t->depth;
     uint32_t parent = t->stack[d].node;
+    uint32_t inherited = t->stack[d].flags & (CORE_FRAME_SUPPRESSED | CORE_FRAME_SCALED);
     core_frame *f = &t->stack[d + 1];
+    if (unlikely(inherited & CORE_FRAME_SUPPRESSED)) { /* inside a skipped sampled entry */
+        if (d >= core_cfg.max_depth + 1u)
+            return 0;
+        f->name = name;
+        f->node = parent;
+        f->flags = CORE_FRAME_SUPPRESSED;
+        t->depth = d + 1;
+        return (int)(d + 1);
+    }
     f->name = name;
     if (unlikely(d >= core_cfg.max_depth)) {
         if (d >= core_cfg.max_depth + 1u) { /* the stack is full: count, push nothing */
@@ -83,6 +93,10 @@ __attribute__((noinline)) static int span_begin_slow(uint32_t name)
             t->folded_paths++;
             t->nodes[parent].folded++;
         }
+    }
+    if (unlikely(inherited)) { /* inside a measured sampled entry: scaled as it is */
+        f->flags |= CORE_FRAME_SCALED;
+        f->scale = t->stack[d].scale;
     }
     t->depth = d + 1;
     f->start = core_ticks();
@@ -124,14 +138,47 @@ static inline void timeline_record(core_thread *t, const core_frame *f, uint32_t
     __atomic_store_n(&r->end, end, __ATOMIC_RELEASE);
 }
 
+/* Records a span of a measured sampled entry: every figure scaled by the frame's
+ * scale, and the nodes marked as holding estimates. */
+__attribute__((noinline)) static void close_scaled(core_thread *t, const core_frame *f, uint32_t d,
+                                                   uint64_t now)
+{
+    if (f->flags & CORE_FRAME_FOLDED)
+        return;
+    uint64_t s = f->scale;
+    uint64_t ns = core_ticks_to_ns(now - f->start);
+    core_node *n = &t->nodes[f->node];
+    n->hist[hist_bucket(ns)] += s;
+    n->total_ns += ns * s;
+    if (ns < n->min_ns)
+        n->min_ns = ns;
+    if (ns > n->max_ns)
+        n->max_ns = ns;
+    if (f->scale > n->sample_stride)
+        n->sample_stride = f->scale;
+    __atomic_store_n(&n->calls, n->calls + s, __ATOMIC_RELEASE);
+    const core_frame *pf = &t->stack[d - 1];
+    core_node *parent = &t->nodes[pf->node];
+    parent->child_ns += ns * s;
+    if (!(pf->flags & CORE_FRAME_SCALED))
+        parent->child_estimated = 1; /* its self time is now an estimate too */
+    if (core_cfg.max_spans)
+        timeline_record(t, f, d, now);
+}
+
 /* Closes the top frame at tick `now`. */
 static inline __attribute__((always_inline)) void close_top(core_thread *t, uint64_t now)
 {
     uint32_t d = t->depth;
     core_frame *f = &t->stack[d];
     t->depth = d - 1;
-    if (unlikely(f->flags & CORE_FRAME_FOLDED))
-        return; /* its time stays in the parent's self time */
+    if (unlikely(f->flags)) {
+        if (d == t->fast_limit) /* the outermost sampled frame: its subtree is over */
+            t->fast_limit = core_cfg.max_depth;
+        if (f->flags & CORE_FRAME_SCALED)
+            close_scaled(t, f, d, now);
+        return; /* folded: its time stays in the parent's self time; suppressed: nothing */
+    }
     uint64_t ns = core_ticks_to_ns(now - f->start);
     core_node *n = &t->nodes[f->node];
     (*t->hist_pending)++;
@@ -193,7 +240,7 @@ static inline __attribute__((always_inline)) int span_begin(uint32_t name)
     if (unlikely(!t || t->gen != __atomic_load_n(&core_gen, __ATOMIC_RELAXED)))
         return span_begin_slow(name);
     uint32_t d = t->depth;
-    if (unlikely(d >= core_cfg.max_depth))
+    if (unlikely(d >= t->fast_limit))
         return span_begin_slow(name);
     uint32_t parent = t->stack[d].node;
     uint64_t key = ((uint64_t)parent << 32) | name;
@@ -239,14 +286,21 @@ static inline void count_add(uint32_t name, int64_t n)
     core_thread *t = thread_state();
     if (unlikely(!t) || name == 0)
         return;
-    uint32_t node = t->stack[t->depth].node;
+    const core_frame *top = &t->stack[t->depth];
+    if (unlikely(top->flags & (CORE_FRAME_SUPPRESSED | CORE_FRAME_SCALED))) {
+        if (top->flags & CORE_FRAME_SUPPRESSED)
+            return; /* a skipped sampled entry records nothing */
+        n *= (int64_t)top->scale;
+    }
+    uint64_t updates = top->flags & CORE_FRAME_SCALED ? top->scale : 1;
+    uint32_t node = top->node;
     uint64_t key = ((uint64_t)node << 32) | name;
     uint32_t slot = path_hash(key, t->counter_mask);
     for (;;) {
         core_counter *c = &t->counters[slot];
         if (likely(c->name == name && c->node == node)) {
             c->sum += n;
-            c->updates++;
+            c->updates += updates;
             return;
         }
         if (c->name == 0)
@@ -260,7 +314,7 @@ static inline void count_add(uint32_t name, int64_t n)
     core_counter *c = &t->counters[slot];
     c->node = node;
     c->sum = n;
-    c->updates = 1;
+    c->updates = updates;
     t->counter_count++;
     __atomic_store_n(&c->name, name, __ATOMIC_RELEASE);
 }
@@ -293,6 +347,7 @@ __attribute__((noinline)) static void stack_switch(core_thread *t, const void *k
 {
     core_stack *cur = &t->stacks[t->stack_current];
     cur->depth = t->depth;
+    cur->fast_limit = t->fast_limit;
     uint32_t found = UINT32_MAX, free_slot = UINT32_MAX;
     for (uint32_t i = 0; i < t->stack_count; i++) {
         if (t->stacks[i].key == key) {
@@ -305,13 +360,14 @@ __attribute__((noinline)) static void stack_switch(core_thread *t, const void *k
     if (found == UINT32_MAX && free_slot != UINT32_MAX) {
         found = free_slot;
         t->stacks[found].key = key;
+        t->stacks[found].fast_limit = core_cfg.max_depth;
     }
     if (found == UINT32_MAX && t->stack_count < CORE_MAX_STACKS) {
         core_frame *frames = calloc(core_cfg.max_depth + 2u, sizeof(core_frame));
         if (frames) {
             frames[0].node = CORE_ROOT;
             found = t->stack_count++;
-            t->stacks[found] = (core_stack){key, frames, 0};
+            t->stacks[found] = (core_stack){key, frames, 0, core_cfg.max_depth};
         }
     }
     if (found == UINT32_MAX) {
@@ -321,6 +377,7 @@ __attribute__((noinline)) static void stack_switch(core_thread *t, const void *k
     t->stack_current = found;
     t->stack = t->stacks[found].frames;
     t->depth = t->stacks[found].depth;
+    t->fast_limit = t->stacks[found].fast_limit;
 }
 
 static inline core_thread *keyed_state(const void *key)
@@ -390,4 +447,36 @@ uint32_t core_current_path(const void *key, char sep, char *buf, size_t len)
     if (len)
         buf[used < len ? used : len - 1] = 0;
     return depth;
+}
+
+int core_span_begin_sampled(const void *key, uint32_t name, int measured, uint32_t stride)
+{
+    core_thread *t = keyed_state(key);
+    if (unlikely(!t))
+        return 0;
+    if (!measured) {
+        uint32_t d = t->depth;
+        if (d >= core_cfg.max_depth + 1u)
+            return 0;
+        core_frame *f = &t->stack[d + 1];
+        f->name = name;
+        f->node = t->stack[d].node;
+        f->flags = CORE_FRAME_SUPPRESSED;
+        t->depth = d + 1;
+        if (d + 1 < t->fast_limit)
+            t->fast_limit = d + 1;
+        return (int)(d + 1);
+    }
+    int token = span_begin_slow(name);
+    if (token) {
+        core_frame *f = &t->stack[token];
+        if (!(f->flags & CORE_FRAME_SUPPRESSED)) {
+            uint32_t outer = f->flags & CORE_FRAME_SCALED ? f->scale : 1;
+            f->flags |= CORE_FRAME_SCALED;
+            f->scale = outer * (stride ? stride : 1);
+        }
+        if ((uint32_t)token < t->fast_limit)
+            t->fast_limit = (uint32_t)token;
+    }
+    return token;
 }

@@ -112,6 +112,8 @@ static core_thread *thread_create(void)
     t->node_count = 1;
     t->stack[0].node = CORE_ROOT;
     t->stacks[0].frames = t->stack;
+    t->stacks[0].fast_limit = cfg->max_depth;
+    t->fast_limit = cfg->max_depth;
     t->stack_count = 1;
     t->hist_pending = &t->hist_sink;
     t->tid = (int64_t)syscall(SYS_gettid);

@@ -91,6 +91,12 @@ static void phase_json(json_out *j, const run_model *m, const rs_phase *ph)
         json_null(j, "share_of_busy");
     json_u64(j, "in_processes", p->in_processes);
     json_u64(j, "folded", p->folded);
+    json_bool(j, "estimated", p->sample_stride != 0);
+    if (p->sample_stride)
+        json_u64(j, "sample_stride", p->sample_stride);
+    else
+        json_null(j, "sample_stride");
+    json_bool(j, "self_estimated", p->sample_stride != 0 || p->child_estimated != 0);
     json_begin_array(j, "counters");
     counters_json(j, m, p, 1);
     json_end_array(j);

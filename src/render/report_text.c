@@ -184,13 +184,17 @@ static void role_block(FILE *out, const run_model *m, const run_stats *s, uint32
     fprintf(out, "\n%-*s %12s %10s %7s %10s %10s\n", width + 2, "DOMINANT PHASES by self time",
             "calls", "self", "procs", "p50", "p99");
     char *listed = calloc(m->path_count, 1);
+    uint32_t estimates = 0;
     for (uint32_t i = 0; i < shown; i++) {
         const rs_phase *ph = &rs->phases[rs->by_self[i]];
         const rm_path *p = &m->paths[ph->path];
         if (listed)
             listed[ph->path] = 1;
         snprintf(e, sizeof e, "%u/%u", p->in_processes, role->processes);
-        fprintf(out, "  %-*s %12s %10s %7s %10s %10s\n", width, fit(pbuf, sizeof pbuf, p->path, width),
+        estimates += p->sample_stride || p->child_estimated;
+        fprintf(out, "%c %-*s %12s %10s %7s %10s %10s\n",
+                p->sample_stride || p->child_estimated ? '~' : ' ', width,
+                fit(pbuf, sizeof pbuf, p->path, width),
                 fmt_count(a, sizeof a, p->calls), fmt_duration(b, sizeof b, (double)ph->self_ns), e,
                 p->calls ? fmt_duration(c, sizeof c, ph->p50_ns) : "-",
                 p->calls ? fmt_duration(d, sizeof d, ph->p99_ns) : "-");
@@ -202,6 +206,18 @@ static void role_block(FILE *out, const run_model *m, const run_stats *s, uint32
     fputs("  self = total minus child spans; p50, p99 = wall time per call (merged histogram);\n"
           "  procs = processes that completed a call / processes of the role\n",
           out);
+    if (estimates) {
+        fputs("  ~ = estimated from a sample, not measured. Totals are scaled by the rate:\n", out);
+        for (uint32_t i = 0; i < shown; i++) {
+            const rm_path *p = &m->paths[rs->phases[rs->by_self[i]].path];
+            if (p->sample_stride)
+                fprintf(out, "      %-*s 1 entry in %u\n", width, fit(pbuf, sizeof pbuf, p->path, width),
+                        p->sample_stride);
+            else if (p->child_estimated)
+                fprintf(out, "      %-*s self time: total minus estimated children\n", width,
+                        fit(pbuf, sizeof pbuf, p->path, width));
+        }
+    }
 
     /* counters of paths not listed */
     int header_done = 0;

@@ -36,6 +36,11 @@ void lapse_span_end_keyed(const void *key, int token)
         core_span_end_keyed(key, token);
 }
 
+int lapse_span_begin_sampled(const void *key, uint32_t name_id, int measured, uint32_t stride)
+{
+    return lapse_enabled_ ? core_span_begin_sampled(key, name_id, measured, stride) : 0;
+}
+
 void lapse_span_end_keyed_name(const void *key, uint32_t name_id)
 {
     if (lapse_enabled_)

@@ -22,6 +22,8 @@ static void copy_node(store_node *dst, const core_node *src, int32_t base, uint3
     dst->max_ns = src->max_ns;
     dst->folded = src->folded;
     dst->hist = (uint64_t *)src->hist;
+    dst->sample_stride = src->sample_stride;
+    dst->child_estimated = src->child_estimated;
 }
 
 static int take_timeline(store_file *f)

@@ -125,7 +125,7 @@ int store_encode(const store_file *f, bytes_out *out)
     bytes_put_u32(out, STORE_FORMAT_VERSION);
     bytes_put_u32(out, 0); /* flags */
     bytes_put_u64(out, 0); /* total length, patched */
-    bytes_put_u32(out, 6); /* section count */
+    bytes_put_u32(out, 7); /* section count */
     bytes_put_u32(out, 0); /* header crc, patched */
 
     encode_meta(&f->meta, out);
@@ -193,6 +193,18 @@ int store_encode(const store_file *f, bytes_out *out)
         bytes_put_u64(out, s->begin_ns);
         bytes_put_u64(out, s->end_ns);
     }
+    section_end(out, at);
+
+    uint32_t estimated = 0;
+    for (uint32_t i = 0; i < f->node_count; i++)
+        estimated += f->nodes[i].sample_stride || f->nodes[i].child_estimated;
+    at = section_begin(out, STORE_SECTION_ESTIMATES, estimated);
+    for (uint32_t i = 0; i < f->node_count; i++)
+        if (f->nodes[i].sample_stride || f->nodes[i].child_estimated) {
+            bytes_put_u32(out, i);
+            bytes_put_u32(out, f->nodes[i].sample_stride);
+            bytes_put_u32(out, f->nodes[i].child_estimated);
+        }
     section_end(out, at);
 
     if (out->failed)
@@ -490,12 +502,30 @@ static int decode_spans(decoder *d, bytes_in *in, uint32_t count)
     return 0;
 }
 
+static int decode_estimates(decoder *d, bytes_in *in, uint32_t count)
+{
+    store_file *f = d->f;
+    if (!count_fits(in, count, 12))
+        return fail(d, "estimates section claims %u entries, more than it holds", count);
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t node = bytes_get_u32(in);
+        uint32_t stride = bytes_get_u32(in);
+        uint32_t child = bytes_get_u32(in);
+        if (node >= f->node_count || child > 1)
+            return fail(d, "estimate %u names a node that does not exist", i);
+        f->nodes[node].sample_stride = stride;
+        f->nodes[node].child_estimated = child;
+    }
+    return 0;
+}
+
 static int decode_sections(decoder *d, const uint8_t *data, size_t len, uint32_t sections)
 {
     /* sections must come in this order; later ones refer to earlier ones */
     static const uint32_t order[] = {STORE_SECTION_META, STORE_SECTION_NAMES,
                                      STORE_SECTION_THREADS, STORE_SECTION_NODES,
-                                     STORE_SECTION_COUNTERS, STORE_SECTION_SPANS};
+                                     STORE_SECTION_COUNTERS, STORE_SECTION_SPANS,
+                                     STORE_SECTION_ESTIMATES};
     size_t pos = FILE_HEADER_SIZE;
     unsigned next = 0;
     for (uint32_t s = 0; s < sections; s++) {
@@ -525,7 +555,8 @@ static int decode_sections(decoder *d, const uint8_t *data, size_t len, uint32_t
                 if (k > next && type != STORE_SECTION_META) {
                     /* a later section needs those before it */
                     for (unsigned j = next; j < k; j++)
-                        if (order[j] != STORE_SECTION_COUNTERS && order[j] != STORE_SECTION_SPANS)
+                        if (order[j] != STORE_SECTION_COUNTERS && order[j] != STORE_SECTION_SPANS &&
+                            order[j] != STORE_SECTION_ESTIMATES)
                             return fail(d, "section type %u is missing", order[j]);
                 }
                 next = k + 1;
@@ -537,6 +568,7 @@ static int decode_sections(decoder *d, const uint8_t *data, size_t len, uint32_t
         case STORE_SECTION_NODES: rc = decode_nodes(d, &in, count); break;
         case STORE_SECTION_COUNTERS: rc = decode_counters(d, &in, count); break;
         case STORE_SECTION_SPANS: rc = decode_spans(d, &in, count); break;
+        case STORE_SECTION_ESTIMATES: rc = decode_estimates(d, &in, count); break;
         default: break; /* a section from a newer writer: skip it */
         }
         if (rc == -ENOMEM) {

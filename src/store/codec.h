@@ -12,6 +12,7 @@ enum store_section_type {
     STORE_SECTION_NODES = 4,
     STORE_SECTION_COUNTERS = 5,
     STORE_SECTION_SPANS = 6,
+    STORE_SECTION_ESTIMATES = 7,
 };
 
 /* Deepest path a reader accepts (the writer's max_depth is far below). */

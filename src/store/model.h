@@ -54,6 +54,10 @@ typedef struct store_node {
      * dense HIST_BUCKETS array with hist_lo = hist_n = 0. */
     uint64_t *hist;
     uint16_t hist_lo, hist_n;
+    /* Sampled spans: 0 when measured, else the largest scale its figures carry (1
+     * entry in sample_stride was measured and scaled up): every figure an estimate. */
+    uint32_t sample_stride;
+    uint32_t child_estimated; /* child_ns (and so self time) includes estimates */
 } store_node;
 
 typedef struct store_counter {

@@ -273,6 +273,45 @@ static void test_keyed_stacks_interleave(void)
     store_file_free(&f);
 }
 
+/* A sampled span: 1 entry in 4 measured and scaled, its subtree too; the others
+ * record nothing, not even their children or counters. */
+static void test_sampled_spans(void)
+{
+    start(0, 0, 0);
+    uint32_t outer = lapse_intern("outer_loop"), s = lapse_intern("sampled"),
+             child = lapse_intern("child");
+    int to = lapse_span_begin_keyed(NULL, outer);
+    for (int i = 0; i < 40; i++) {
+        lapse_span_begin_sampled(NULL, s, i % 4 == 0, 4);
+        int tc = lapse_span_begin_keyed(NULL, child);
+        lapse_count("work", 3);
+        lapse_span_end_keyed(NULL, tc);
+        lapse_span_end_keyed_name(NULL, s);
+    }
+    lapse_span_end_keyed(NULL, to);
+    store_file f;
+    stop_and_read(&f);
+    int no = find(&f, 0, "outer_loop"), ns = find(&f, 0, "outer_loop/sampled"),
+        nc = find(&f, 0, "outer_loop/sampled/child");
+    CHECK(no >= 0 && ns >= 0 && nc >= 0);
+    if (no >= 0 && ns >= 0 && nc >= 0) {
+        CHECK_EQ_U64(f.nodes[ns].calls, 40);
+        CHECK_EQ_U64(f.nodes[nc].calls, 40);
+        CHECK_EQ_U64(f.nodes[ns].sample_stride, 4);
+        CHECK_EQ_U64(f.nodes[nc].sample_stride, 4);
+        CHECK_EQ_U64(f.nodes[no].sample_stride, 0); /* measured itself... */
+        CHECK_EQ_U64(f.nodes[no].child_estimated, 1); /* ...but its self time is not */
+        CHECK_EQ_U64(f.nodes[no].calls, 1);
+        CHECK_EQ_U64(counter(&f, nc, "work"), 120);
+        uint64_t hist = 0;
+        for (unsigned i = 0; i < f.nodes[nc].hist_n; i++)
+            hist += f.nodes[nc].hist[i];
+        CHECK_EQ_U64(hist, 40);
+    }
+    CHECK_EQ_U64(f.meta.unmatched_ends, 0);
+    store_file_free(&f);
+}
+
 static void test_restart_is_fresh(void)
 {
     start(0, 0, 0);
@@ -362,6 +401,7 @@ int main(void)
     test_threads();
     test_unmatched();
     test_keyed_stacks_interleave();
+    test_sampled_spans();
     test_restart_is_fresh();
     test_fork_child_has_own_file();
     char cmd[512];

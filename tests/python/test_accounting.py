@@ -79,8 +79,32 @@ def test_strict_names_raise_on_the_second_name_of_a_shape(tmp_path, monkeypatch)
     assert not _names.strict
 
 
-def test_phase_options_not_in_this_build_say_so():
+def test_sampled_phase_is_scaled_and_marked(tmp_path):
+    with Profiler(run_dir=tmp_path) as p:
+        for _ in range(100):
+            with lapse.phase("search", sample=0.1):
+                with lapse.phase("expand"):
+                    lapse.count("nodes", 2)
+        with lapse.phase("exact"):
+            pass
+    got = phases(report(p.file))
+    search, expand = got["search"], got["search/expand"]
+    assert search["calls"] == 100 and expand["calls"] == 100  # 10 measured x 10
+    assert search["estimated"] and search["sample_stride"] == 10
+    assert expand["estimated"] and expand["sample_stride"] == 10
+    assert {c["name"]: c["sum"] for c in expand["counters"]} == {"nodes": 200}
+    assert not got["exact"]["estimated"] and got["exact"]["sample_stride"] is None
+    r = lapse._lapse.report(p.file)
+    assert "~ search" in r or "~ search/expand" in r, r
+    assert "1 entry in 10" in r
+
+
+def test_phase_options_checked():
     with pytest.raises(NotImplementedError, match="IO"):
         lapse.phase("load", io=True)
+    with pytest.raises(ValueError):
+        lapse.phase("x", sample=0)
+    with pytest.raises(ValueError):
+        lapse.phase("x", sample=0.5, sync=True)
     with pytest.raises(TypeError):
         lapse.phase(3)

@@ -357,6 +357,99 @@ static PyObject *span_entry(PyObject *module, PyObject *arg)
     return result;
 }
 
+/* ---- SampledSpan: phase(name, sample=rate) ----
+ *
+ * One entry in `stride` is measured, by a deterministic count (a random draw would
+ * cost about what it saves); that entry and everything inside it are recorded
+ * scaled by stride and marked as estimates. The other entries record nothing, for
+ * the span or anything inside it. */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *name;
+    uint32_t id;
+    uint32_t stride;
+    uint64_t entries;
+} SampledSpanObject;
+
+static void SampledSpan_dealloc(SampledSpanObject *s)
+{
+    Py_XDECREF(s->name);
+    PyObject_Free(s);
+}
+
+static PyObject *SampledSpan_enter(SampledSpanObject *s, PyObject *unused)
+{
+    (void)unused;
+    if (lapse_enabled_)
+        lapse_span_begin_sampled(current_key(), s->id, s->entries++ % s->stride == 0, s->stride);
+    Py_INCREF(s);
+    return (PyObject *)s;
+}
+
+static PyObject *SampledSpan_exit(SampledSpanObject *s, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)args;
+    (void)nargs;
+    if (lapse_enabled_)
+        lapse_span_end_keyed_name(current_key(), s->id);
+    Py_RETURN_FALSE;
+}
+
+static PyObject *SampledSpan_repr(SampledSpanObject *s)
+{
+    return PyUnicode_FromFormat("lapse.phase(%R, sample=1/%u)", s->name, s->stride);
+}
+
+static PyMethodDef SampledSpan_methods[] = {
+    {"__enter__", (PyCFunction)SampledSpan_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)(void (*)(void))SampledSpan_exit, METH_FASTCALL, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef SampledSpan_members[] = {
+    {"name", T_OBJECT, offsetof(SampledSpanObject, name), READONLY, "the phase's name"},
+    {"stride", T_UINT, offsetof(SampledSpanObject, stride), READONLY, "1 entry in stride is measured"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject SampledSpan_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "lapse.SampledSpan",
+    .tp_doc = "A sampled phase: one entry in `stride` is measured and scaled.",
+    .tp_basicsize = sizeof(SampledSpanObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = (destructor)SampledSpan_dealloc,
+    .tp_repr = (reprfunc)SampledSpan_repr,
+    .tp_methods = SampledSpan_methods,
+    .tp_members = SampledSpan_members,
+};
+
+static PyObject *sampled_span_entry(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *name;
+    unsigned int stride;
+    if (!PyArg_ParseTuple(args, "UI:sampled_span", &name, &stride))
+        return NULL;
+    if (stride < 1) {
+        PyErr_SetString(PyExc_ValueError, "sampled_span: stride must be >= 1");
+        return NULL;
+    }
+    uint32_t id;
+    if (ext_name_id(name, &id) < 0)
+        return NULL;
+    SampledSpanObject *s = PyObject_New(SampledSpanObject, &SampledSpan_Type);
+    if (!s)
+        return NULL;
+    Py_INCREF(name);
+    s->name = name;
+    s->id = id;
+    s->stride = stride;
+    s->entries = 0;
+    return (PyObject *)s;
+}
+
 /* ---- count ---- */
 
 static PyObject *count_entry(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
@@ -393,6 +486,8 @@ static PyObject *current_entry(PyObject *module, PyObject *unused)
 }
 
 PyMethodDef ext_span_methods[] = {
+    {"sampled_span", sampled_span_entry, METH_VARARGS,
+     "sampled_span(name, stride) -> a context manager measuring one entry in stride"},
     {"current", current_entry, METH_NOARGS,
      "current() -> the dotted path of the spans open here (this thread, this task), or \"\"."},
     {"span", span_entry, METH_O,
@@ -408,7 +503,8 @@ int ext_span_init(PyObject *module)
     span_cache = PyDict_New();
     if (!span_cache)
         return -1;
-    if (PyType_Ready(&Span_Type) < 0 || PyType_Ready(&SpanFunction_Type) < 0)
+    if (PyType_Ready(&Span_Type) < 0 || PyType_Ready(&SpanFunction_Type) < 0 ||
+        PyType_Ready(&SampledSpan_Type) < 0)
         return -1;
     PyObject *functools = PyImport_ImportModule("functools");
     if (!functools)
