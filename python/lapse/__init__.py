@@ -16,8 +16,8 @@ active Profiler a decorated function is one check and a direct call.
 
 from __future__ import annotations
 
-from ._lapse import count, current, span
-from .accounting import installed_profiler, phase
+from ._lapse import count, current, phase, span
+from .accounting import installed_profiler
 from .profile import Profile, ProfileDiff
 from .profiler import Feature, Profiler
 

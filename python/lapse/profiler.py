@@ -118,9 +118,7 @@ class Profiler:
         """A phase: a span with options. ``sync=True`` synchronizes CUDA at both
         ends when torch with a CUDA device is in use (a no-op otherwise), so the
         phase's wall time includes its GPU work."""
-        from .accounting import make_phase
-
-        return make_phase(name, io=io, sync=sync, sample=sample)
+        return _lapse.phase(name, io=io, sync=sync, sample=sample)
 
     def count(self, name: str, n: int) -> None:
         """Adds n to the counter `name` of the innermost open phase."""

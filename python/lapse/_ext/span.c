@@ -450,6 +450,107 @@ static PyObject *sampled_span_entry(PyObject *module, PyObject *args)
     return (PyObject *)s;
 }
 
+/* ---- phase(name, io=False, sync=False, sample=None) ---- */
+
+static PyObject *sampled_cache; /* (name, stride) -> SampledSpan */
+static PyObject *sync_phase;    /* lapse.accounting._SyncPhase */
+
+static PyObject *sampled_for(PyObject *name, double sample)
+{
+    if (!(sample > 0.0 && sample <= 1.0)) {
+        PyErr_Format(PyExc_ValueError, "lapse: sample must be in (0, 1], not %R",
+                     PyFloat_FromDouble(sample));
+        return NULL;
+    }
+    double inverse = 1.0 / sample + 0.5;
+    unsigned long stride = inverse >= 4294967295.0 ? 4294967295ul : (unsigned long)inverse;
+    if (stride < 1)
+        stride = 1;
+    PyObject *key = Py_BuildValue("(Ok)", name, stride);
+    if (!key)
+        return NULL;
+    PyObject *found = PyDict_GetItemWithError(sampled_cache, key);
+    if (found || PyErr_Occurred()) {
+        Py_DECREF(key);
+        Py_XINCREF(found);
+        return found;
+    }
+    PyObject *args = Py_BuildValue("(Ok)", name, stride);
+    PyObject *made = args ? sampled_span_entry(NULL, args) : NULL;
+    Py_XDECREF(args);
+    if (made && PyDict_GET_SIZE(sampled_cache) < SPAN_CACHE_MAX &&
+        PyDict_SetItem(sampled_cache, key, made) < 0)
+        Py_CLEAR(made);
+    Py_DECREF(key);
+    return made;
+}
+
+static PyObject *phase_entry(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames)
+{
+    (void)module;
+    if (nargs == 1 && !kwnames && PyUnicode_CheckExact(args[0]))
+        return span_new_named(args[0]); /* the common case: a phase is a span */
+    static const char *const kw[] = {"name", "io", "sync", "sample", NULL};
+    PyObject *all[4] = {NULL, Py_False, Py_False, Py_None};
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (nargs > 4) {
+        PyErr_SetString(PyExc_TypeError, "phase(name, io=False, sync=False, sample=None)");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        all[i] = args[i];
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, i);
+        int k = 0;
+        while (kw[k] && PyUnicode_CompareWithASCIIString(key, kw[k]) != 0)
+            k++;
+        if (!kw[k]) {
+            PyErr_Format(PyExc_TypeError, "phase() got an unexpected keyword argument %R", key);
+            return NULL;
+        }
+        all[k] = args[nargs + i];
+    }
+    if (!all[0] || !PyUnicode_Check(all[0])) {
+        PyErr_Format(PyExc_TypeError, "a phase name must be a str, not %.100s",
+                     all[0] ? Py_TYPE(all[0])->tp_name : "nothing");
+        return NULL;
+    }
+    int io = PyObject_IsTrue(all[1]), sync = PyObject_IsTrue(all[2]);
+    if (io < 0 || sync < 0)
+        return NULL;
+    if (io) {
+        PyErr_SetString(PyExc_NotImplementedError,
+                        "lapse: phase(io=True) needs the IO collector, which this build does not "
+                        "have yet");
+        return NULL;
+    }
+    if (all[3] != Py_None) {
+        if (sync) {
+            PyErr_SetString(PyExc_ValueError,
+                            "lapse: a phase is either sampled or synchronized, not both");
+            return NULL;
+        }
+        double sample = PyFloat_AsDouble(all[3]);
+        if (sample == -1.0 && PyErr_Occurred())
+            return NULL;
+        return sampled_for(all[0], sample);
+    }
+    if (sync) {
+        if (!sync_phase) { /* looked up on first use: lapse.accounting imports this module */
+            PyObject *accounting = PyImport_ImportModule("lapse.accounting");
+            if (!accounting)
+                return NULL;
+            sync_phase = PyObject_GetAttrString(accounting, "_SyncPhase");
+            Py_DECREF(accounting);
+            if (!sync_phase)
+                return NULL;
+        }
+        return PyObject_CallOneArg(sync_phase, all[0]);
+    }
+    return span_new_named(all[0]);
+}
+
 /* ---- count ---- */
 
 static PyObject *count_entry(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
@@ -486,6 +587,10 @@ static PyObject *current_entry(PyObject *module, PyObject *unused)
 }
 
 PyMethodDef ext_span_methods[] = {
+    {"phase", (PyCFunction)(void (*)(void))phase_entry, METH_FASTCALL | METH_KEYWORDS,
+     "phase(name, io=False, sync=False, sample=None) -> a phase of the active session:\n"
+     "a span; sync=True synchronizes CUDA at both ends; sample=r measures 1 entry in\n"
+     "round(1/r) and scales it (an estimate)."},
     {"sampled_span", sampled_span_entry, METH_VARARGS,
      "sampled_span(name, stride) -> a context manager measuring one entry in stride"},
     {"current", current_entry, METH_NOARGS,
@@ -501,7 +606,8 @@ PyMethodDef ext_span_methods[] = {
 int ext_span_init(PyObject *module)
 {
     span_cache = PyDict_New();
-    if (!span_cache)
+    sampled_cache = PyDict_New();
+    if (!span_cache || !sampled_cache)
         return -1;
     if (PyType_Ready(&Span_Type) < 0 || PyType_Ready(&SpanFunction_Type) < 0 ||
         PyType_Ready(&SampledSpan_Type) < 0)
@@ -518,6 +624,7 @@ int ext_span_init(PyObject *module)
     Py_DECREF(wrappers);
     if (!update_wrapper || !wrap_special)
         return -1;
+
     Py_INCREF(&Span_Type);
     Py_INCREF(&SpanFunction_Type);
     if (PyModule_AddObject(module, "Span", (PyObject *)&Span_Type) < 0 ||
