@@ -19,9 +19,9 @@
 #include "store/codec.h"
 #include "store/file_io.h"
 #include "store/run_dir.h"
+#include "tools/export_run.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -299,135 +299,6 @@ static PyObject *read_diff(PyObject *self, PyObject *args, PyObject *kw)
 
 /* ---- export ---- */
 
-/* What one export did; err holds the reason when rc != 0. */
-typedef struct export_job {
-    const char *path, *out_path;
-    int rc;       /* 0, or a negative code */
-    int no_files; /* nothing readable (ValueError) */
-    int writing;  /* the failure is about the output file */
-    int exists;
-    uint64_t slices;
-    char err[REASON_LEN];
-} export_job;
-
-/* The body of `lapse export PATH --perfetto OUT`, without stderr: two passes over
- * the newest attempt (the earliest instant, then one file at a time), written to
- * OUT.tmp.PID.N and renamed into place. */
-static void export_run(export_job *j)
-{
-    char why[512] = "";
-    store_run_listing run;
-    j->rc = store_list_run(j->path, &run, j->err, sizeof j->err);
-    if (j->rc) {
-        j->exists = path_exists(j->path);
-        return;
-    }
-    const store_attempt *a = &run.attempts[run.newest];
-    char *readable = calloc(a->file_count ? a->file_count : 1, 1);
-    if (!readable) {
-        j->rc = -ENOMEM;
-        snprintf(j->err, sizeof j->err, "%s: out of memory", j->path);
-        store_run_listing_free(&run);
-        return;
-    }
-    uint64_t base = UINT64_MAX;
-    size_t good = 0;
-    const char *first_bad = NULL;
-    char first_why[512] = "";
-    for (size_t i = 0; i < a->file_count; i++) {
-        store_file f;
-        if (store_read_file(a->files[i], STORE_READ_SKIP_HIST, &f, why, sizeof why) != 0) {
-            if (!first_bad) {
-                first_bad = a->files[i];
-                snprintf(first_why, sizeof first_why, "%s", why);
-            }
-            continue;
-        }
-        uint64_t first;
-        if (perfetto_first_ns(&f, &first) == 0 && first < base)
-            base = first;
-        readable[i] = 1;
-        good++;
-        store_file_free(&f);
-    }
-    if (!good) {
-        j->rc = -ENOENT;
-        j->no_files = 1;
-        if (first_bad)
-            snprintf(j->err, sizeof j->err, "%s: no readable .lapse file (%zu unreadable; %s: %s)",
-                     j->path, a->file_count, first_bad, first_why);
-        else
-            snprintf(j->err, sizeof j->err, "%s: no readable .lapse file", j->path);
-        free(readable);
-        store_run_listing_free(&run);
-        return;
-    }
-    if (base == UINT64_MAX)
-        base = 0;
-
-    j->writing = 1;
-    char tmp_path[4096];
-    static unsigned exports; /* a tmp name of its own for each export of this process */
-    unsigned seq = __atomic_add_fetch(&exports, 1, __ATOMIC_RELAXED);
-    if (snprintf(tmp_path, sizeof tmp_path, "%s.tmp.%ld.%u", j->out_path, (long)getpid(), seq) >=
-        (int)sizeof tmp_path) {
-        j->rc = -ENAMETOOLONG;
-        snprintf(j->err, sizeof j->err, "%s: path too long", j->out_path);
-        free(readable);
-        store_run_listing_free(&run);
-        return;
-    }
-    FILE *out = fopen(tmp_path, "w");
-    if (!out) {
-        j->rc = -errno;
-        snprintf(j->err, sizeof j->err, "cannot create %s: %s", j->out_path, strerror(errno));
-        free(readable);
-        store_run_listing_free(&run);
-        return;
-    }
-    perfetto_writer *w = perfetto_open(out);
-    int rc = w ? 0 : -ENOMEM;
-    size_t exported = 0;
-    for (size_t i = 0; i < a->file_count && rc == 0; i++) {
-        if (!readable[i])
-            continue;
-        store_file f;
-        if (store_read_file(a->files[i], STORE_READ_SKIP_HIST, &f, why, sizeof why) != 0)
-            continue; /* it changed since pass 1 (a live run rewrites its files) */
-        perfetto_file_stats st;
-        rc = perfetto_add_file(w, &f, base, &st);
-        if (rc == 0) {
-            exported++;
-            j->slices += st.slices;
-        }
-        store_file_free(&f);
-    }
-    if (w) {
-        int frc = perfetto_finish(w);
-        if (rc == 0)
-            rc = frc;
-    }
-    if (fclose(out) != 0 && rc == 0)
-        rc = -EIO;
-    if (rc) {
-        j->rc = rc;
-        snprintf(j->err, sizeof j->err, "%s: %s", j->out_path,
-                 rc == -ENOMEM ? "out of memory" : "write failed (disk full?)");
-    } else if (!exported) {
-        j->rc = -ENOENT;
-        j->no_files = 1;
-        j->writing = 0;
-        snprintf(j->err, sizeof j->err, "%s: no readable .lapse file, nothing written", j->path);
-    } else if (rename(tmp_path, j->out_path) != 0) {
-        j->rc = -errno;
-        snprintf(j->err, sizeof j->err, "cannot write %s: %s", j->out_path, strerror(errno));
-    }
-    if (j->rc)
-        unlink(tmp_path);
-    free(readable);
-    store_run_listing_free(&run);
-}
-
 static PyObject *read_export_perfetto(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
@@ -437,32 +308,34 @@ static PyObject *read_export_perfetto(PyObject *self, PyObject *args, PyObject *
                                      PyUnicode_FSConverter, &path_obj, PyUnicode_FSConverter,
                                      &out_obj))
         return NULL;
-    export_job *j = calloc(1, sizeof *j);
-    if (!j) {
+    export_run_result *r = calloc(1, sizeof *r);
+    if (!r) {
         Py_DECREF(path_obj);
         Py_DECREF(out_obj);
         return PyErr_NoMemory();
     }
-    j->path = PyBytes_AS_STRING(path_obj);
-    j->out_path = PyBytes_AS_STRING(out_obj);
-    j->exists = 1;
+    const char *path = PyBytes_AS_STRING(path_obj);
+    const char *out_path = PyBytes_AS_STRING(out_obj);
     PyObject *result = NULL;
-    if (!*j->out_path) {
+    if (!*out_path || !strcmp(out_path, "-")) {
         PyErr_SetString(PyExc_ValueError, "export_perfetto: out must name a file");
     } else {
+        int exists = 1;
         Py_BEGIN_ALLOW_THREADS
-        export_run(j);
+        export_run_perfetto(path, out_path, r, NULL, NULL);
+        if (r->rc && !r->writing && !r->no_files)
+            exists = path_exists(path);
         Py_END_ALLOW_THREADS
-        if (j->no_files)
-            raise_reason(PyExc_ValueError, 0, j->err);
-        else if (j->rc && j->writing)
-            raise_write_error(j->rc, j->err);
-        else if (j->rc)
-            raise_load_error(j->rc, j->exists, j->err);
+        if (r->no_files)
+            raise_reason(PyExc_ValueError, 0, r->err);
+        else if (r->rc && r->writing)
+            raise_write_error(r->rc, r->err);
+        else if (r->rc)
+            raise_load_error(r->rc, exists, r->err);
         else
-            result = PyLong_FromUnsignedLongLong(j->slices);
+            result = PyLong_FromUnsignedLongLong(r->slices);
     }
-    free(j);
+    free(r);
     Py_DECREF(path_obj);
     Py_DECREF(out_obj);
     return result;

@@ -1,0 +1,160 @@
+#include "export_run.h"
+
+#include "render/perfetto.h"
+#include "store/codec.h"
+#include "store/file_io.h"
+#include "store/run_dir.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void say(void (*note)(void *, const char *), void *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void say(void (*note)(void *, const char *), void *ctx, const char *fmt, ...)
+{
+    if (!note)
+        return;
+    char line[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    note(ctx, line);
+}
+
+void export_run_perfetto(const char *path, const char *out_path, export_run_result *r,
+                         void (*note)(void *ctx, const char *line), void *ctx)
+{
+    memset(r, 0, sizeof *r);
+    char why[512] = "";
+    store_run_listing run;
+    r->rc = store_list_run(path, &run, r->err, sizeof r->err);
+    if (r->rc)
+        return;
+    const store_attempt *a = &run.attempts[run.newest];
+    char *readable = calloc(a->file_count ? a->file_count : 1, 1);
+    if (!readable) {
+        r->rc = -ENOMEM;
+        snprintf(r->err, sizeof r->err, "%s: out of memory", path);
+        store_run_listing_free(&run);
+        return;
+    }
+
+    /* pass 1: which files read, and the earliest instant of the run */
+    uint64_t base = UINT64_MAX;
+    size_t good = 0;
+    const char *first_bad = NULL;
+    char first_why[512] = "";
+    for (size_t i = 0; i < a->file_count; i++) {
+        store_file f;
+        if (store_read_file(a->files[i], STORE_READ_SKIP_HIST, &f, why, sizeof why) != 0) {
+            say(note, ctx, "%s: %s (left out)", a->files[i], why);
+            if (!first_bad) {
+                first_bad = a->files[i];
+                snprintf(first_why, sizeof first_why, "%s", why);
+            }
+            continue;
+        }
+        uint64_t first;
+        if (perfetto_first_ns(&f, &first) == 0 && first < base)
+            base = first;
+        readable[i] = 1;
+        good++;
+        store_file_free(&f);
+    }
+    if (!good) {
+        r->rc = -ENOENT;
+        r->no_files = 1;
+        if (first_bad)
+            snprintf(r->err, sizeof r->err, "%s: no readable .lapse file (%zu unreadable; %s: %s)",
+                     path, a->file_count, first_bad, first_why);
+        else
+            snprintf(r->err, sizeof r->err, "%s: no readable .lapse file", path);
+        free(readable);
+        store_run_listing_free(&run);
+        return;
+    }
+    if (base == UINT64_MAX)
+        base = 0;
+
+    /* pass 2: stream the trace, one file at a time */
+    r->writing = 1;
+    int to_stdout = !strcmp(out_path, "-");
+    char tmp_path[4096] = "";
+    FILE *out = stdout;
+    if (!to_stdout) {
+        static unsigned exports; /* a temporary name of its own for each export */
+        unsigned seq = __atomic_add_fetch(&exports, 1, __ATOMIC_RELAXED);
+        if (snprintf(tmp_path, sizeof tmp_path, "%s.tmp.%ld.%u", out_path, (long)getpid(), seq) >=
+            (int)sizeof tmp_path) {
+            r->rc = -ENAMETOOLONG;
+            snprintf(r->err, sizeof r->err, "%s: path too long", out_path);
+            free(readable);
+            store_run_listing_free(&run);
+            return;
+        }
+        out = fopen(tmp_path, "w");
+        if (!out) {
+            r->rc = -errno;
+            snprintf(r->err, sizeof r->err, "cannot create %s: %s", out_path, strerror(errno));
+            free(readable);
+            store_run_listing_free(&run);
+            return;
+        }
+    }
+    perfetto_writer *w = perfetto_open(out);
+    int rc = w ? 0 : -ENOMEM;
+    for (size_t i = 0; i < a->file_count && rc == 0; i++) {
+        if (!readable[i])
+            continue;
+        store_file f;
+        if (store_read_file(a->files[i], STORE_READ_SKIP_HIST, &f, why, sizeof why) != 0) {
+            /* it changed since pass 1 (a live run rewrites its files) */
+            say(note, ctx, "%s: %s (left out)", a->files[i], why);
+            continue;
+        }
+        perfetto_file_stats st;
+        rc = perfetto_add_file(w, &f, base, &st);
+        if (rc == 0) {
+            r->processes++;
+            r->threads += st.threads;
+            r->slices += st.slices;
+            if (st.dropped)
+                say(note, ctx,
+                    "%s: timeline full, %llu spans not recorded (max_spans %llu); the trace "
+                    "misses them",
+                    a->files[i], (unsigned long long)st.dropped,
+                    (unsigned long long)f.meta.max_spans);
+        }
+        store_file_free(&f);
+    }
+    if (w) {
+        int frc = perfetto_finish(w);
+        if (rc == 0)
+            rc = frc;
+    }
+    if (!to_stdout && fclose(out) != 0 && rc == 0)
+        rc = -EIO;
+    if (rc) {
+        r->rc = rc;
+        snprintf(r->err, sizeof r->err, "%s: %s", out_path,
+                 rc == -ENOMEM ? "out of memory" : "write failed (disk full?)");
+    } else if (!r->processes) {
+        r->rc = -ENOENT;
+        r->no_files = 1;
+        r->writing = 0;
+        snprintf(r->err, sizeof r->err, "%s: no readable .lapse file, nothing written", path);
+    } else if (!to_stdout && rename(tmp_path, out_path) != 0) {
+        r->rc = -errno;
+        snprintf(r->err, sizeof r->err, "cannot write %s: %s", out_path, strerror(errno));
+    }
+    if (r->rc && !to_stdout)
+        unlink(tmp_path);
+    free(readable);
+    store_run_listing_free(&run);
+}

@@ -1,0 +1,27 @@
+/* `lapse export`'s work, shared by the command and the Python package: the Chrome
+ * trace of a run (its newest attempt) written to a file or stdout. It reads the
+ * files (store) and renders them (render), so it sits above both. */
+#ifndef LAPSE_TOOLS_EXPORT_RUN_H
+#define LAPSE_TOOLS_EXPORT_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct export_run_result {
+    int rc;          /* 0, or a negative code; err says why */
+    int no_files;    /* nothing readable: the run holds no usable file */
+    int writing;     /* the failure is about the output */
+    size_t processes;
+    uint64_t threads, slices;
+    char err[1024];
+} export_run_result;
+
+/* Writes the trace of the run at path to out_path ("-": standard output): two
+ * passes over its files (the earliest instant, then one file at a time, so memory
+ * is one file's), into OUT.tmp.<pid>.<n> renamed into place at the end. note(ctx,
+ * line), when given, receives one line per file left out and per file whose
+ * timeline dropped spans. */
+void export_run_perfetto(const char *path, const char *out_path, export_run_result *r,
+                         void (*note)(void *ctx, const char *line), void *ctx);
+
+#endif
