@@ -91,7 +91,7 @@ class Profiler:
                 _lapse.set_role(self.role)
             self._file = _lapse.file_path()
             self._active = True
-            _lapse.monitoring_enable()
+            _lapse.timing_enable()
             self._install()
             return self
         run_dir = self.run_dir
@@ -107,7 +107,7 @@ class Profiler:
             self._file = None
             return self
         self._active = True
-        _lapse.monitoring_enable()
+        _lapse.timing_enable()
         self._install()
         return self
 
@@ -141,7 +141,7 @@ class Profiler:
         """Ends the session and writes the final file (idempotent)."""
         if not self._active:
             return
-        _lapse.monitoring_disable()
+        _lapse.timing_disable()
         if self.strict_names:
             _names.strict = False
         self._file = _lapse.stop() or self._file

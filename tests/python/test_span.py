@@ -234,3 +234,25 @@ def test_unwritable_run_dir_warns_and_carries_on(tmp_path):
         with Profiler(run_dir=blocker / "runs") as p:
             assert forward() == 2
     assert not p.active
+
+
+def test_warm_functions_are_timed_when_a_session_starts(tmp_path):
+    """A decorated function called many times while dormant (the interpreter has
+    specialized its call sites) is still timed once a session starts, and is back
+    to a plain call after it stops."""
+
+    @span
+    def hot(x: int) -> int:
+        return x + 1
+
+    def loop(n: int) -> int:
+        total = 0
+        for i in range(n):
+            total += hot(i)
+        return total
+
+    loop(20_000)  # warm: specialized call sites
+    with Profiler(run_dir=tmp_path) as p:
+        loop(100)
+    loop(20_000)  # dormant again: nothing recorded after stop
+    assert phases(report(p.file))["hot"]["calls"] == 100

@@ -15,15 +15,15 @@ extern PyMethodDef ext_session_methods[];
 /* read.c: reports, diffs and exports of .lapse files, rendered by the C code */
 extern PyMethodDef ext_read_methods[];
 
-/* monitoring.c: 3.12+, decorated functions stay plain and sys.monitoring times
- * them while a session is active */
-int ext_monitoring_init(void);
-int ext_monitoring_enable(void);
-int ext_monitoring_disable(void);
+/* plain_functions.c: 3.12+, decorated functions stay plain; while a session is
+ * active their vectorcall times them */
+int ext_plain_functions_init(void);
+int ext_plain_functions_enable(void);
+int ext_plain_functions_disable(void);
 #if PY_VERSION_HEX >= 0x030C0000
-PyObject *ext_monitoring_register(PyObject *name, PyObject *fn, uint32_t id);
+PyObject *ext_plain_functions_register(PyObject *name, PyObject *fn, uint32_t id);
 #endif
-extern PyMethodDef ext_monitoring_methods[];
+extern PyMethodDef ext_plain_functions_methods[];
 
 /* The name id of a str, interned once per distinct string (cached in a dict). */
 int ext_name_id(PyObject *name, uint32_t *id);

@@ -80,14 +80,14 @@ PyMODINIT_FUNC PyInit__lapse(void)
         Py_DECREF(m);
         return NULL;
     }
-    if (!name_ids || ext_monitoring_init() < 0 || ext_span_init(m) < 0 ||
-        add_methods(m, ext_span_methods) < 0 || add_methods(m, ext_monitoring_methods) < 0 ||
+    if (!name_ids || ext_plain_functions_init() < 0 || ext_span_init(m) < 0 ||
+        add_methods(m, ext_span_methods) < 0 || add_methods(m, ext_plain_functions_methods) < 0 ||
         add_methods(m, ext_session_methods) < 0 || add_methods(m, ext_read_methods) < 0) {
         Py_DECREF(m);
         return NULL;
     }
     /* a session the environment started (LAPSE_PROFILE=1) times decorated functions */
-    if (lapse_is_active() && ext_monitoring_enable() < 0) {
+    if (lapse_is_active() && ext_plain_functions_enable() < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -275,8 +275,8 @@ static PyObject *wrap_callable(PyObject *name, PyObject *fn)
     if (ext_name_id(name, &id) < 0)
         return NULL;
 #if PY_VERSION_HEX >= 0x030C0000
-    if (PyFunction_Check(fn)) /* stays the plain function (monitoring.c) */
-        return ext_monitoring_register(name, fn, id);
+    if (PyFunction_Check(fn)) /* stays the plain function (plain_functions.c) */
+        return ext_plain_functions_register(name, fn, id);
 #endif
     SpanFunctionObject *f = PyObject_GC_New(SpanFunctionObject, &SpanFunction_Type);
     if (!f)
