@@ -256,3 +256,17 @@ def test_warm_functions_are_timed_when_a_session_starts(tmp_path):
         loop(100)
     loop(20_000)  # dormant again: nothing recorded after stop
     assert phases(report(p.file))["hot"]["calls"] == 100
+
+
+def test_a_run_dir_that_disappears_warns_and_the_program_goes_on(tmp_path):
+    import shutil
+
+    import lapse._lapse as core
+
+    with Profiler(run_dir=tmp_path / "runs") as p:
+        forward()
+        shutil.rmtree(tmp_path / "runs")
+        with pytest.warns(RuntimeWarning, match="lapse"):
+            assert core.flush() is False
+        assert forward() == 2  # the program carries on
+    assert not p.active
