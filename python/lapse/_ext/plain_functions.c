@@ -6,7 +6,9 @@
  * registered function's vectorcall is set (PyFunction_SetVectorcall) to one that
  * times the interpreter's own call; when the session stops it is set back, and
  * calls are the interpreter's own again. (sys.monitoring would do the same with
- * PY_START/PY_RETURN events, at about 160 ns a call here against 45.) */
+ * PY_START/PY_RETURN events, at about 160 ns a call here against 55.) 3.11's
+ * interpreter inlines Python calls without looking at a function's vectorcall
+ * (tried: swapping it there changes nothing), so 3.11 keeps the C wrapper. */
 #include "ext.h"
 
 #include "lapse.h"
