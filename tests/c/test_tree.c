@@ -8,6 +8,7 @@
 #include "check.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -337,6 +338,40 @@ static void test_restart_is_fresh(void)
     CHECK(lapse_stop() != 0);
 }
 
+static void on_usr1(int sig) { (void)sig; }
+
+/* A session changes process-global things (environment, signal handlers) and
+ * lapse_stop puts them back. */
+static void test_stop_restores_the_process(void)
+{
+    setenv("LAPSE_RUN_ID", "outer-run", 1);
+    unsetenv("LAPSE_PROFILE");
+    struct sigaction mine;
+    memset(&mine, 0, sizeof mine);
+    mine.sa_handler = on_usr1;
+    sigaction(SIGUSR1, &mine, NULL);
+
+    lapse_options o;
+    lapse_options_init(&o);
+    o.run_dir = run_dir;
+    o.handle_signals = 1;
+    CHECK(lapse_start(&o) == 0);
+    CHECK(getenv("LAPSE_PROFILE") && !strcmp(getenv("LAPSE_PROFILE"), "1"));
+    struct sigaction during;
+    sigaction(SIGUSR1, NULL, &during);
+    CHECK(during.sa_handler != on_usr1); /* lapse's handler, which chains to mine */
+    raise(SIGUSR1);                       /* a flush, then my handler: no exit */
+    CHECK(lapse_stop() == 0);
+
+    CHECK(getenv("LAPSE_PROFILE") == NULL);
+    CHECK(getenv("LAPSE_RUN_ID") && !strcmp(getenv("LAPSE_RUN_ID"), "outer-run"));
+    struct sigaction after;
+    sigaction(SIGUSR1, NULL, &after);
+    CHECK(after.sa_handler == on_usr1);
+    unsetenv("LAPSE_RUN_ID");
+    signal(SIGUSR1, SIG_DFL);
+}
+
 static void test_fork_child_has_own_file(void)
 {
     start(0, 0, 0);
@@ -403,6 +438,7 @@ int main(void)
     test_keyed_stacks_interleave();
     test_sampled_spans();
     test_restart_is_fresh();
+    test_stop_restores_the_process();
     test_fork_child_has_own_file();
     char cmd[512];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", run_dir);
