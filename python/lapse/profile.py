@@ -78,6 +78,9 @@ class PathStats:
         folded: spans folded into this path by the depth or path bound.
         counters: counter name -> sum, for counters counted while this path was
             the innermost open span (read-only mapping).
+        sample_stride: for a path recorded from a sampled phase, the stride (1 entry
+            in sample_stride measured and scaled up); None when measured.
+        self_estimated: its self time includes estimates (its own, or a child's).
     """
 
     role: str
@@ -97,6 +100,14 @@ class PathStats:
     share_of_busy: float | None
     folded: int
     counters: Mapping[str, int] = field(hash=False)
+    sample_stride: int | None = None
+    self_estimated: bool = False
+
+    @property
+    def estimated(self) -> bool:
+        """Its figures come from a sampled phase: 1 entry in ``sample_stride`` was
+        measured and scaled up. An estimate, not a measurement."""
+        return self.sample_stride is not None
 
     @property
     def depth(self) -> int:
@@ -285,6 +296,8 @@ def _path_stats(role: str, ph: Mapping[str, Any]) -> PathStats:
         share_of_busy=ph.get("share_of_busy"),
         folded=ph.get("folded", 0),
         counters=MappingProxyType(counters),
+        sample_stride=ph.get("sample_stride"),
+        self_estimated=bool(ph.get("self_estimated", False)),
     )
 
 

@@ -152,7 +152,8 @@ static void role_block(FILE *out, const run_model *m, const run_stats *s, uint32
                 rest += p->total_ns;
                 continue;
             }
-            fprintf(out, "  %-*s %8s %12s\n", width, fit(pbuf, sizeof pbuf, p->path, width),
+            fprintf(out, "%c %-*s %8s %12s\n", p->sample_stride ? '~' : ' ', width,
+                    fit(pbuf, sizeof pbuf, p->path, width),
                     fmt_percent(a, sizeof a, ph->share_of_busy),
                     fmt_duration(b, sizeof b, (double)p->total_ns));
         }
@@ -239,8 +240,10 @@ static void role_block(FILE *out, const run_model *m, const run_stats *s, uint32
     if (rs->loop != RM_NONE) {
         const rs_phase *ph = &rs->phases[rs->loop];
         const rm_path *p = &m->paths[ph->path];
-        fprintf(out, "\nMOST-CALLED LOOP  %s  (%s calls in %u process%s)\n", p->path,
-                fmt_count(a, sizeof a, p->calls), p->in_processes, p->in_processes == 1 ? "" : "es");
+        fprintf(out, "\nMOST-CALLED LOOP  %s%s  (%s calls in %u process%s%s)\n",
+                p->sample_stride ? "~" : "", p->path, fmt_count(a, sizeof a, p->calls),
+                p->in_processes, p->in_processes == 1 ? "" : "es",
+                p->sample_stride ? ", estimated from a sample" : "");
         fprintf(out, "  mean %10s   p50 %10s   p95 %10s   p99 %10s   (wall time per call)\n",
                 fmt_duration(a, sizeof a, ph->mean_ns), fmt_duration(b, sizeof b, ph->p50_ns),
                 fmt_duration(c, sizeof c, ph->p95_ns), fmt_duration(d, sizeof d, ph->p99_ns));

@@ -97,6 +97,9 @@ def test_sampled_phase_is_scaled_and_marked(tmp_path):
     r = lapse._lapse.report(p.file)
     assert "~ search" in r or "~ search/expand" in r, r
     assert "1 entry in 10" in r
+    stats = lapse.Profile.load(p.file).stats()
+    assert stats["search.expand"].estimated and stats["search.expand"].sample_stride == 10
+    assert not stats["exact"].estimated and stats["exact"].sample_stride is None
 
 
 def test_phase_options_checked():
