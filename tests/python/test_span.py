@@ -270,3 +270,26 @@ def test_a_run_dir_that_disappears_warns_and_the_program_goes_on(tmp_path):
             assert core.flush() is False
         assert forward() == 2  # the program carries on
     assert not p.active
+
+
+def test_a_thread_whose_context_appears_mid_span(tmp_path):
+    """A thread's context is created by its first ContextVar.set; spans open at that
+    moment still close where they were opened."""
+    import contextvars
+
+    var: contextvars.ContextVar[int] = contextvars.ContextVar("var")
+
+    def worker():
+        with span("outer_ctx"):
+            var.set(1)  # creates this thread's context
+            with span("inner_ctx"):
+                pass
+
+    def body():
+        t = threading.Thread(target=worker)
+        t.start()
+        t.join()
+
+    got = run_profiled(tmp_path, body)
+    assert got["outer_ctx"]["calls"] == 1
+    assert got["outer_ctx/inner_ctx"]["calls"] == 1

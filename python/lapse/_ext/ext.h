@@ -25,6 +25,19 @@ PyObject *ext_plain_functions_register(PyObject *name, PyObject *fn, uint32_t id
 #endif
 extern PyMethodDef ext_plain_functions_methods[];
 
+/* The key of the span stack the calling code uses: the context it runs in (an
+ * asyncio task's own, else the thread's). A thread's context is created on first
+ * use, also by any ContextVar.set in user code; creating it here first keeps the
+ * key of a thread the same for the whole life of its spans. */
+const void *ext_context_key_slow(void);
+static inline const void *ext_context_key(void)
+{
+    PyThreadState *ts = PyThreadState_Get();
+    if (__builtin_expect(ts->context != NULL, 1))
+        return ts->context;
+    return ext_context_key_slow();
+}
+
 /* The name id of a str, interned once per distinct string (cached in a dict). */
 int ext_name_id(PyObject *name, uint32_t *id);
 

@@ -48,6 +48,17 @@ int ext_name_id(PyObject *name, uint32_t *id)
     return 0;
 }
 
+const void *ext_context_key_slow(void)
+{
+    PyObject *copy = PyContext_CopyCurrent(); /* creates the thread's context */
+    if (!copy) {
+        PyErr_Clear();
+        return NULL;
+    }
+    Py_DECREF(copy);
+    return PyThreadState_Get()->context;
+}
+
 static int add_methods(PyObject *m, PyMethodDef *defs)
 {
     return PyModule_AddFunctions(m, defs);

@@ -31,7 +31,7 @@ static PyObject *timed_call(PyObject *fn, PyObject *const *args, size_t nargsf,
     if (!lapse_enabled_ ||
         PyUnstable_Code_GetExtra(PyFunction_GET_CODE(fn), extra_index, &extra) != 0 || !extra)
         return original(fn, args, nargsf, kwnames);
-    const void *key = PyThreadState_Get()->context;
+    const void *key = ext_context_key();
     int token = lapse_span_begin_keyed(key, (uint32_t)(uintptr_t)extra);
     PyObject *result = original(fn, args, nargsf, kwnames);
     lapse_span_end_keyed(key, token); /* on an exception too */

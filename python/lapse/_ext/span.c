@@ -13,8 +13,7 @@
 
 static inline const void *current_key(void)
 {
-    /* the context the code runs in: an asyncio task's own, or the thread's */
-    return PyThreadState_Get()->context;
+    return ext_context_key();
 }
 
 /* ---- Span: `with span("name"):` and `@span("name")` ----
