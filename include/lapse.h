@@ -102,6 +102,11 @@ LAPSE_API void lapse_span_end_keyed(const void *key, int token);
  * stride, by a deterministic count). Ends like any keyed span. */
 LAPSE_API int lapse_span_begin_sampled(const void *key, uint32_t name_id, int measured,
                                        uint32_t stride);
+/* Starts the stack of child_key, when it has no span of its own open, with the
+ * spans open now on the stack of parent_key (same thread): a task created inside a
+ * span nests its spans under it. The inherited spans are never closed from the
+ * child's stack. */
+LAPSE_API void lapse_stack_inherit(const void *child_key, const void *parent_key);
 /* Ends the innermost open span named name_id on the stack of key (as LAPSE_END). */
 LAPSE_API void lapse_span_end_keyed_name(const void *key, uint32_t name_id);
 

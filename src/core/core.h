@@ -72,6 +72,7 @@ typedef struct core_stack {
     core_frame *frames;
     uint32_t depth;      /* saved while the stack is not current */
     uint32_t fast_limit; /* saved while the stack is not current */
+    uint32_t base;       /* frames 1..base were inherited (core_stack_inherit) */
 } core_stack;
 
 typedef struct core_thread {
@@ -80,6 +81,7 @@ typedef struct core_thread {
     /* begins at depth >= fast_limit take the slow path: max_depth, or the depth of
      * the outermost open sampled frame (whose subtree is suppressed or scaled) */
     uint32_t fast_limit;
+    uint32_t base;     /* the current stack's inherited frames: never closed here */
     core_frame *stack; /* the current stack's frames */
     core_stack *stacks; /* CORE_MAX_STACKS entries, stacks[0] the thread's own */
     uint32_t stack_count;
@@ -139,6 +141,11 @@ int core_span_begin_sampled(const void *key, uint32_t name, int measured, uint32
 int core_span_begin_keyed(const void *key, uint32_t name);
 void core_span_end_keyed(const void *key, int token);
 void core_span_end_keyed_name(const void *key, uint32_t name);
+/* Starts the stack of child_key, when it has no span of its own open, with the
+ * spans open now on the stack of parent_key of this thread (an asyncio task takes
+ * the path of the task that created it). Those frames are never closed from the
+ * child's stack. */
+void core_stack_inherit(const void *child_key, const void *parent_key);
 /* Writes the names of the spans open on the stack of key, outermost first, joined
  * by sep, into buf (truncated to len - 1 bytes); returns the number of open spans. */
 uint32_t core_current_path(const void *key, char sep, char *buf, size_t len);

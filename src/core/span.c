@@ -209,7 +209,7 @@ __attribute__((noinline)) static void span_end_token_slow(int token, uint64_t no
         close_top(t, now);
         return;
     }
-    if (t->depth < want) { /* already closed by a LAPSE_END */
+    if (t->depth < want || want <= t->base) { /* already closed, or not this stack's */
         t->unmatched_ends++;
         return;
     }
@@ -265,17 +265,17 @@ static inline void span_end_name(uint32_t name)
             t->unmatched_ends++;
         return;
     }
-    uint32_t d = t->depth;
-    if (likely(d > 0 && t->stack[d].name == name)) {
+    uint32_t d = t->depth, base = t->base;
+    if (likely(d > base && t->stack[d].name == name)) {
         close_top(t, now);
         return;
     }
     uint32_t k = d;
-    while (k > 0 && t->stack[k].name != name)
+    while (k > base && t->stack[k].name != name)
         k--;
     t->unmatched_ends++;
-    if (k == 0)
-        return; /* nothing of that name is open: ignore the end */
+    if (k == base)
+        return; /* nothing of that name is open here: ignore the end */
     while (t->depth > k) /* close what was opened inside it and never ended */
         close_top_outlined(t, now);
     close_top_outlined(t, now);
@@ -348,26 +348,30 @@ __attribute__((noinline)) static void stack_switch(core_thread *t, const void *k
     core_stack *cur = &t->stacks[t->stack_current];
     cur->depth = t->depth;
     cur->fast_limit = t->fast_limit;
+    cur->base = t->base;
     uint32_t found = UINT32_MAX, free_slot = UINT32_MAX;
     for (uint32_t i = 0; i < t->stack_count; i++) {
         if (t->stacks[i].key == key) {
             found = i;
             break;
         }
-        if (i && free_slot == UINT32_MAX && t->stacks[i].depth == 0 && i != t->stack_current)
+        if (i && free_slot == UINT32_MAX && t->stacks[i].depth == t->stacks[i].base &&
+            i != t->stack_current)
             free_slot = i;
     }
     if (found == UINT32_MAX && free_slot != UINT32_MAX) {
         found = free_slot;
         t->stacks[found].key = key;
         t->stacks[found].fast_limit = core_cfg.max_depth;
+        t->stacks[found].depth = 0;
+        t->stacks[found].base = 0;
     }
     if (found == UINT32_MAX && t->stack_count < CORE_MAX_STACKS) {
         core_frame *frames = calloc(core_cfg.max_depth + 2u, sizeof(core_frame));
         if (frames) {
             frames[0].node = CORE_ROOT;
             found = t->stack_count++;
-            t->stacks[found] = (core_stack){key, frames, 0, core_cfg.max_depth};
+            t->stacks[found] = (core_stack){key, frames, 0, core_cfg.max_depth, 0};
         }
     }
     if (found == UINT32_MAX) {
@@ -378,6 +382,7 @@ __attribute__((noinline)) static void stack_switch(core_thread *t, const void *k
     t->stack = t->stacks[found].frames;
     t->depth = t->stacks[found].depth;
     t->fast_limit = t->stacks[found].fast_limit;
+    t->base = t->stacks[found].base;
 }
 
 static inline core_thread *keyed_state(const void *key)
@@ -479,4 +484,21 @@ int core_span_begin_sampled(const void *key, uint32_t name, int measured, uint32
             t->fast_limit = (uint32_t)token;
     }
     return token;
+}
+
+void core_stack_inherit(const void *child_key, const void *parent_key)
+{
+    core_thread *t = keyed_state(child_key);
+    if (!t || t->depth != t->base || child_key == parent_key)
+        return; /* it has spans of its own open: they decide its path */
+    const core_stack *parent = NULL;
+    for (uint32_t i = 0; i < t->stack_count; i++)
+        if (i != t->stack_current && t->stacks[i].key == parent_key)
+            parent = &t->stacks[i];
+    if (!parent)
+        return; /* not on this thread: the child starts at the top level */
+    uint32_t depth = parent->depth;
+    memcpy(&t->stack[1], &parent->frames[1], depth * sizeof(core_frame));
+    t->depth = t->base = depth;
+    t->fast_limit = parent->fast_limit;
 }

@@ -41,6 +41,12 @@ int lapse_span_begin_sampled(const void *key, uint32_t name_id, int measured, ui
     return lapse_enabled_ ? core_span_begin_sampled(key, name_id, measured, stride) : 0;
 }
 
+void lapse_stack_inherit(const void *child_key, const void *parent_key)
+{
+    if (lapse_enabled_)
+        core_stack_inherit(child_key, parent_key);
+}
+
 void lapse_span_end_keyed_name(const void *key, uint32_t name_id)
 {
     if (lapse_enabled_)

@@ -293,3 +293,26 @@ def test_a_thread_whose_context_appears_mid_span(tmp_path):
     got = run_profiled(tmp_path, body)
     assert got["outer_ctx"]["calls"] == 1
     assert got["outer_ctx/inner_ctx"]["calls"] == 1
+
+
+def test_tasks_created_inside_a_span_nest_under_it(tmp_path):
+    seen = {}
+
+    @span
+    async def child(name: str) -> None:
+        with span("work"):
+            await asyncio.sleep(0.005)
+            seen[name] = lapse.current()
+
+    async def main():
+        with span("request"):
+            await asyncio.gather(child("a"), child("b"))
+        await child("after")  # no new task, no span open: top level
+
+    got = run_profiled(tmp_path, lambda: asyncio.run(main()))
+    assert got["request"]["calls"] == 1
+    assert got["request/child"]["calls"] == 2
+    assert got["request/child/work"]["calls"] == 2
+    assert got["child/work"]["calls"] == 1
+    assert seen == {"a": "request.child.work", "b": "request.child.work",
+                    "after": "child.work"}

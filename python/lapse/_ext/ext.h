@@ -30,12 +30,20 @@ extern PyMethodDef ext_plain_functions_methods[];
  * use, also by any ContextVar.set in user code; creating it here first keeps the
  * key of a thread the same for the whole life of its spans. */
 const void *ext_context_key_slow(void);
+/* The context a span last began or ended in on this thread; when the code now runs
+ * in another one (another task), ext_context_changed lets a new task take the open
+ * spans of the task that created it (found through a ContextVar, which copies of a
+ * context inherit). */
+extern __thread const void *ext_last_key;
+void ext_context_changed(const void *key);
 static inline const void *ext_context_key(void)
 {
     PyThreadState *ts = PyThreadState_Get();
-    if (__builtin_expect(ts->context != NULL, 1))
-        return ts->context;
-    return ext_context_key_slow();
+    const void *key = __builtin_expect(ts->context != NULL, 1) ? ts->context
+                                                                : ext_context_key_slow();
+    if (__builtin_expect(key != ext_last_key, 0))
+        ext_context_changed(key);
+    return key;
 }
 
 /* The name id of a str, interned once per distinct string (cached in a dict). */

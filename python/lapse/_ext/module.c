@@ -59,6 +59,33 @@ const void *ext_context_key_slow(void)
     return PyThreadState_Get()->context;
 }
 
+__thread const void *ext_last_key;
+static PyObject *creator_var; /* ContextVar: the key of the context that set it */
+
+void ext_context_changed(const void *key)
+{
+    if (!lapse_enabled_ || !key)
+        return;
+    ext_last_key = key;
+    PyObject *marker = NULL;
+    if (PyContextVar_Get(creator_var, NULL, &marker) < 0) {
+        PyErr_Clear();
+        return;
+    }
+    const void *creator = marker ? PyLong_AsVoidPtr(marker) : NULL;
+    Py_XDECREF(marker);
+    if (creator == key)
+        return; /* seen before: it already is its own creator */
+    if (creator) /* a copy of the creator's context: a task it made */
+        lapse_stack_inherit(key, creator);
+    PyObject *mine = PyLong_FromVoidPtr((void *)key);
+    PyObject *token = mine ? PyContextVar_Set(creator_var, mine) : NULL;
+    Py_XDECREF(token);
+    Py_XDECREF(mine);
+    if (!token)
+        PyErr_Clear();
+}
+
 static int add_methods(PyObject *m, PyMethodDef *defs)
 {
     return PyModule_AddFunctions(m, defs);
@@ -82,6 +109,11 @@ PyMODINIT_FUNC PyInit__lapse(void)
     if (!m)
         return NULL;
     name_ids = PyDict_New();
+    creator_var = PyContextVar_New("lapse.creator", NULL);
+    if (!creator_var) {
+        Py_DECREF(m);
+        return NULL;
+    }
     PyObject *names = PyImport_ImportModule("lapse._names");
     if (names) {
         on_new_name = PyObject_GetAttrString(names, "on_new_name");
