@@ -274,6 +274,30 @@ static void test_keyed_stacks_interleave(void)
     store_file_free(&f);
 }
 
+/* A child stack starts with its creator's open spans and never closes them. */
+static void test_inherited_stack(void)
+{
+    start(0, 0, 0);
+    static int parent_key, child_key;
+    uint32_t req = lapse_intern("req"), work = lapse_intern("work");
+    int tr = lapse_span_begin_keyed(&parent_key, req);
+    lapse_stack_inherit(&child_key, &parent_key);
+    int tw = lapse_span_begin_keyed(&child_key, work);
+    lapse_span_end_keyed(&child_key, tw);
+    lapse_span_end_keyed_name(&child_key, req); /* not the child's to close */
+    lapse_span_end_keyed(&parent_key, tr);
+    store_file f;
+    stop_and_read(&f);
+    int nr = find(&f, 0, "req"), nw = find(&f, 0, "req/work");
+    CHECK(nr >= 0 && nw >= 0);
+    if (nr >= 0 && nw >= 0) {
+        CHECK_EQ_U64(f.nodes[nr].calls, 1); /* closed once, by its own stack */
+        CHECK_EQ_U64(f.nodes[nw].calls, 1);
+    }
+    CHECK_EQ_U64(f.meta.unmatched_ends, 1);
+    store_file_free(&f);
+}
+
 /* A sampled span: 1 entry in 4 measured and scaled, its subtree too; the others
  * record nothing, not even their children or counters. */
 static void test_sampled_spans(void)
@@ -437,6 +461,7 @@ int main(void)
     test_unmatched();
     test_keyed_stacks_interleave();
     test_sampled_spans();
+    test_inherited_stack();
     test_restart_is_fresh();
     test_stop_restores_the_process();
     test_fork_child_has_own_file();
