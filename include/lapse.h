@@ -77,7 +77,8 @@ LAPSE_API int lapse_set_role(const char *role);
 LAPSE_API uint32_t lapse_current_path(const void *key, char sep, char *buf, size_t len);
 
 /* For a binding's own session object: if the active session was started from the
- * environment (LAPSE_PROFILE=1, inherited from a parent) and nobody adopted it yet,
+ * environment (LAPSE_PROFILE=1, inherited from a parent) or continues in a forked
+ * child, and nobody adopted it yet,
  * marks it adopted and returns 0; else returns -1. */
 LAPSE_API int lapse_adopt_environment_session(void);
 /* Path of the file this process writes, or NULL when no session is active. */

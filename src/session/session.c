@@ -21,12 +21,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ENV_SAVED 3
-static const char *const exported_env[ENV_SAVED] = {"LAPSE_PROFILE", "LAPSE_RUN_DIR", "LAPSE_RUN_ID"};
+/* What a session exports to the processes it starts: they join its run, as role
+ * "child" unless they choose one. */
+#define ENV_SAVED 4
+static const char *const exported_env[ENV_SAVED] = {"LAPSE_PROFILE", "LAPSE_RUN_DIR", "LAPSE_RUN_ID",
+                                                    "LAPSE_ROLE"};
+#define CHILD_ROLE "child"
 
 static struct session {
     int active;
-    int from_environment; /* started by LAPSE_PROFILE=1 and not adopted since */
+    int inherited; /* started by LAPSE_PROFILE=1, or continued in a forked child, and
+                      not adopted since by a binding's session object */
     lapse_options opts;
     char role[128];
     char run_dir[PATH_MAX];
@@ -142,7 +147,7 @@ static void choose_file(void)
 
 static void save_and_export_env(void)
 {
-    const char *values[ENV_SAVED] = {"1", S.run_dir, S.run_id};
+    const char *values[ENV_SAVED] = {"1", S.run_dir, S.run_id, CHILD_ROLE};
     for (int i = 0; i < ENV_SAVED; i++) {
         const char *old = getenv(exported_env[i]);
         S.saved_env_set[i] = old != NULL;
@@ -202,10 +207,28 @@ static void fill_meta(store_meta *m, int final, const char *reason)
 
 static int write_locked(int final, const char *reason);
 
+/* The signals lapse handles, blocked in the writing thread while it writes: a
+ * handler that interrupted a write of its own thread could neither wait for it nor
+ * write itself, and the process would die with the file half written. */
+static void block_handled_signals(sigset_t *saved)
+{
+    sigset_t block;
+    sigemptyset(&block);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGUSR1);
+    sigaddset(&block, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &block, saved);
+}
+
 int session_write(int final, const char *reason)
 {
+    sigset_t saved;
+    block_handled_signals(&saved);
     pthread_mutex_lock(&S.write_mu);
-    return write_locked(final, reason);
+    int rc = write_locked(final, reason);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL); /* a pending signal is handled now */
+    return rc;
 }
 
 int session_write_nowait(int final, const char *reason)
@@ -267,21 +290,16 @@ static void *flusher_main(void *arg)
 {
     (void)arg;
     /* signals go to the program's threads, whose handler hands the write to us */
-    sigset_t block;
-    sigemptyset(&block);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGUSR1);
-    sigaddset(&block, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &block, NULL);
+    sigset_t ignored;
+    block_handled_signals(&ignored);
     sem_post(&S.flusher_started);
     for (;;) {
         struct timespec deadline;
         timespec_after_ms(&deadline, S.opts.snapshot_interval_ms);
         int woke = sem_timedwait(&S.flusher_wake, &deadline) == 0;
-        if (__atomic_load_n(&S.flusher_stop, __ATOMIC_ACQUIRE))
-            break;
         int pending = S.signal_pending;
+        if (__atomic_load_n(&S.flusher_stop, __ATOMIC_ACQUIRE) && !pending)
+            break;
         if (woke && pending) {
             session_write(pending - 1, S.signal_reason);
             S.signal_pending = 0;
@@ -346,6 +364,11 @@ static void flusher_stop(void)
 
 static void end_session(const char *reason)
 {
+    /* a terminating signal waits until the final file is in place (then finds no
+     * session and only chains): handled meanwhile, it could stop the flusher
+     * half-way or kill the process before the write */
+    sigset_t saved;
+    block_handled_signals(&saved);
     lapse_enabled_ = 0;
     flusher_stop();
     int rc = session_write(1, reason);
@@ -355,7 +378,8 @@ static void end_session(const char *reason)
         signals_restore();
     restore_env();
     S.active = 0;
-    S.from_environment = 0;
+    S.inherited = 0;
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
 }
 
 static void at_exit(void)
@@ -389,6 +413,8 @@ static void fork_child(void)
     S.write_warned = 0;
     S.start_real_ns = core_real_ns();
     S.start_mono_ns = core_mono_ns();
+    S.inherited = 1; /* the child's own session object may adopt it */
+    snprintf(S.role, sizeof S.role, "%s", CHILD_ROLE); /* a process of its own */
     choose_file();
     flusher_start();
 }
@@ -485,13 +511,13 @@ int lapse_start(const lapse_options *options)
     return 0;
 }
 
-void session_mark_from_environment(void) { S.from_environment = 1; }
+void session_mark_from_environment(void) { S.inherited = 1; }
 
 int lapse_adopt_environment_session(void)
 {
-    if (!S.active || !S.from_environment)
+    if (!S.active || !S.inherited)
         return -1;
-    S.from_environment = 0;
+    S.inherited = 0;
     return 0;
 }
 

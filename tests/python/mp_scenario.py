@@ -1,0 +1,41 @@
+"""A parent program for the multiprocessing tests, run in a fresh interpreter (as a
+training script would be: a forkserver keeps the environment of the session that
+was active when it started, so each scenario gets its own process).
+
+usage: python mp_scenario.py METHOD WORKERS RUN_DIR KIND
+KIND: process (Process objects, each with a Profiler), pool (a Pool, no Profiler in
+the workers), raises (one Process whose work raises)."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import sys
+
+import mp_worker
+from lapse import Profiler, span
+
+
+def main() -> int:
+    method, workers, run_dir, kind = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    ctx = mp.get_context(method)
+    with Profiler(run_dir=run_dir, role="parent") as p:
+        with span("dispatch"):
+            if kind == "pool":
+                with ctx.Pool(workers) as pool:
+                    results = pool.map(mp_worker.work_without_profiler, range(2 * workers))
+                ok = sum(results) == 2 * workers * 600
+            else:
+                target = mp_worker.work_raises if kind == "raises" else mp_worker.work
+                procs = [ctx.Process(target=target, args=(i,)) for i in range(workers)]
+                for proc in procs:
+                    proc.start()
+                for proc in procs:
+                    proc.join(60)
+                want = 1 if kind == "raises" else 0
+                ok = all(proc.exitcode == want for proc in procs)
+    print(p.file)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

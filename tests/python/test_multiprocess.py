@@ -1,0 +1,65 @@
+"""multiprocessing children under spawn, fork and forkserver join the parent's run,
+with exact span counts, including children that leave through os._exit (fork and
+forkserver children do)."""
+
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+import mp_worker
+from conftest import phases, report
+
+HERE = pathlib.Path(__file__).parent
+METHODS = ["spawn", "fork", "forkserver"]
+
+
+def scenario(tmp_path, method: str, workers: int, kind: str) -> dict:
+    r = subprocess.run([sys.executable, str(HERE / "mp_scenario.py"), method, str(workers),
+                        str(tmp_path), kind], capture_output=True, text=True, timeout=180,
+                       cwd=HERE)
+    assert r.returncode == 0, r.stdout + r.stderr
+    parent_file = pathlib.Path(r.stdout.strip().splitlines()[-1])
+    return report(parent_file.parent.parent)
+
+
+def child_phases(doc: dict) -> dict[str, int]:
+    """path -> calls, summed over every role but the parent's."""
+    calls: dict[str, int] = {}
+    for role in doc["roles"]:
+        if role["role"] == "parent":
+            continue
+        for ph in role["phases"]:
+            calls[ph["path"]] = calls.get(ph["path"], 0) + ph["calls"]
+    return calls
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("workers", [1, 4, 16])
+def test_workers_join_with_exact_counts(tmp_path, method, workers):
+    doc = scenario(tmp_path, method, workers, "process")
+    assert doc["run"]["roles"].get("worker") == workers, doc["run"]["roles"]
+    got = phases(doc, "worker")
+    assert got["task"]["calls"] == workers
+    assert got["task/step"]["calls"] == workers * mp_worker.STEPS
+    not_final = [(w["role"], w["pid"]) for w in doc["workers"] if not w["final"]]
+    assert not_final == []
+    assert phases(doc, "parent")["dispatch"]["calls"] == 1
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_pool_workers_without_a_profiler_of_their_own(tmp_path, method):
+    doc = scenario(tmp_path, method, 4, "pool")
+    got = child_phases(doc)
+    assert got["task"] == 8 and got["task/step"] == 8 * mp_worker.STEPS
+    assert all(w["final"] for w in doc["workers"]), doc["workers"]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_worker_that_raises_keeps_what_it_recorded(tmp_path, method):
+    doc = scenario(tmp_path, method, 1, "raises")
+    got = child_phases(doc)
+    assert got["task"] == 1 and got["task/step"] == 1
