@@ -20,10 +20,11 @@ from ._lapse import count, current, phase, span
 from .accounting import installed_profiler
 from .profile import Profile, ProfileDiff
 from .profiler import Feature, Profiler
+from .run import Run, load_run
 from ._processes import flush_at_multiprocessing_exit as _flush_at_multiprocessing_exit
 
 _flush_at_multiprocessing_exit()  # a spawn or forkserver child whose session the environment started
 
-__all__ = ["Feature", "Profile", "ProfileDiff", "Profiler", "count", "current",
-           "installed_profiler", "phase", "span"]
+__all__ = ["Feature", "Profile", "ProfileDiff", "Profiler", "Run", "count", "current",
+           "installed_profiler", "load_run", "phase", "span"]
 __version__ = "0.1.0"

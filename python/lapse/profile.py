@@ -161,6 +161,11 @@ class Worker:
     dropped_counters: int
     max_spans: int
 
+    @property
+    def written_at(self) -> float:
+        """When its file was last written, in seconds since the epoch."""
+        return self.written_real_ns / 1e9
+
 
 class Caveat(NamedTuple):
     """Something that makes the numbers incomplete or distorted: ``(kind, message)``.

@@ -63,3 +63,22 @@ def test_a_worker_that_raises_keeps_what_it_recorded(tmp_path, method):
     doc = scenario(tmp_path, method, 1, "raises")
     got = child_phases(doc)
     assert got["task"] == 1 and got["task/step"] == 1
+
+
+def test_load_run_as_a_test_assertion(tmp_path):
+    import lapse
+
+    scenario(tmp_path, "fork", 4, "process")
+    run = lapse.load_run(tmp_path)
+    assert run.roles["worker"] == 4 and run.roles["parent"] == 1
+    assert "evaluator" not in run.roles
+    assert run.tree[("task", "step")].calls == 4 * mp_worker.STEPS
+    assert run.tree[("task",)].roles == ("worker",)
+    assert run.tree[("dispatch",)].calls == 1
+    assert run.unreadable == [] and run.stale == [] and run.superseded == []
+    latest = max(w.written_at for w in run.workers)
+    assert all(latest - w.written_at < 300 for w in run.workers)
+    assert {w.role for w in run.workers} == {"parent", "worker"}
+    (pathlib.Path(run.workers[0].file).parent / "garbage.lapse").write_bytes(b"\0" * 64)
+    again = lapse.load_run(tmp_path)
+    assert len(again.unreadable) == 1 and "garbage.lapse" in again.unreadable[0][0]
