@@ -40,8 +40,10 @@ typedef struct lapse_site {
 enum lapse_feature {
     LAPSE_FEATURE_SPANS = 1u << 0,    /* aggregate span tree (always on) */
     LAPSE_FEATURE_TIMELINE = 1u << 1, /* raw (begin, end) records, bounded by max_spans */
+    LAPSE_FEATURE_CPU = 1u << 2,      /* wait%: a sampler thread reads each thread's CPU
+                                         clock (LAPSE_CPU_SAMPLE_MS, default 10) */
 };
-#define LAPSE_FEATURES_DEFAULT (LAPSE_FEATURE_SPANS | LAPSE_FEATURE_TIMELINE)
+#define LAPSE_FEATURES_DEFAULT (LAPSE_FEATURE_SPANS | LAPSE_FEATURE_TIMELINE | LAPSE_FEATURE_CPU)
 
 typedef struct lapse_options {
     uint32_t features;             /* LAPSE_FEATURE_* bits; 0 means LAPSE_FEATURES_DEFAULT */

@@ -23,7 +23,7 @@ class Feature(enum.Flag):
     result (and with ``strict=True`` the Profiler refuses to start)."""
 
     SPANS = enum.auto()     #: wall time of spans (always available)
-    CPU = enum.auto()       #: wait% per span (CPU time vs wall time)
+    CPU = enum.auto()       #: wait% per span: a sampler thread reads each thread's CPU clock
     IO = enum.auto()        #: bytes read and written per phase
     MEMORY = enum.auto()    #: RSS over time and per phase
     PYTHON = enum.auto()    #: external sampling of Python stacks
@@ -34,7 +34,7 @@ class Feature(enum.Flag):
 
 
 #: The features this build can collect. The others are accepted and add nothing.
-AVAILABLE = Feature.SPANS
+AVAILABLE = Feature.SPANS | Feature.CPU
 
 
 class Profiler:
@@ -100,7 +100,8 @@ class Profiler:
             self.run_dir = run_dir
         try:
             self._file = _lapse.start(role=self.role, run_dir=run_dir, max_spans=self.max_spans,
-                                      timeline=self.max_spans > 0)
+                                      timeline=self.max_spans > 0,
+                                      cpu=Feature.CPU in self.features)
         except OSError as e:
             # the host program carries on without profiling
             warnings.warn(f"{e} (profiling is off)", RuntimeWarning, stacklevel=2)

@@ -421,6 +421,8 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
         if (n->sample_stride > mp->sample_stride)
             mp->sample_stride = n->sample_stride;
         mp->child_estimated |= n->child_estimated;
+        mp->sampled_wall_ns = sat_add(mp->sampled_wall_ns, n->sampled_wall_ns);
+        mp->sampled_cpu_ns = sat_add(mp->sampled_cpu_ns, n->sampled_cpu_ns);
     }
     for (uint32_t i = 0; i < f->counter_count; i++) {
         const store_counter *c = &f->counters[i];

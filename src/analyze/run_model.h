@@ -43,6 +43,7 @@ typedef struct rm_path {
     uint32_t sample_stride;   /* 0 measured; else its figures are estimates scaled up from
                                  1 entry in sample_stride (the largest seen) */
     uint32_t child_estimated; /* child_ns, and so self time, includes estimates */
+    uint64_t sampled_wall_ns, sampled_cpu_ns; /* CPU sampler: see store_node */
     uint64_t min_ns, max_ns; /* over processes that completed a call; 0 when none */
     uint32_t in_processes;   /* processes of the role in which it completed a call */
     uint32_t last_worker;    /* loading only */

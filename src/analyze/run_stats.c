@@ -84,6 +84,12 @@ static int build_role(const run_model *m, uint32_t r, rs_role *out)
         ph->p95_ns = q[2];
         ph->p99_ns = q[3];
         ph->share_of_busy = role->busy_ns ? (double)p->total_ns / (double)role->busy_ns : -1.0;
+        ph->wait_share = -1.0;
+        if (p->sampled_wall_ns) {
+            double cpu = (double)p->sampled_cpu_ns / (double)p->sampled_wall_ns;
+            ph->wait_share = cpu >= 1.0 ? 0.0 : 1.0 - cpu;
+            out->has_wait = 1;
+        }
     }
     out->phase_count = n;
     cmp_model = m;

@@ -11,6 +11,8 @@ typedef struct rs_phase {
     uint64_t self_ns; /* total - child, never below 0 */
     double mean_ns, p50_ns, p90_ns, p95_ns, p99_ns; /* per-call wall time; 0 without calls */
     double share_of_busy; /* total / the role's busy time; -1 when the role has none */
+    double wait_share;    /* estimated share of its wall time off CPU (1 - sampled cpu /
+                             sampled wall); -1 when the CPU sampler saw none of it */
 } rs_phase;
 
 typedef struct rs_role {
@@ -20,6 +22,7 @@ typedef struct rs_role {
     uint32_t *top_level; /* phase indices of depth-1 paths, largest total first */
     uint32_t top_level_count;
     uint32_t loop;      /* phase index of the most-called loop, RM_NONE when none */
+    int has_wait;       /* some phase has a wait share */
 } rs_role;
 
 typedef struct run_stats {

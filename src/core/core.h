@@ -37,7 +37,10 @@ typedef struct core_node {
     uint64_t hist[HIST_BUCKETS];
     uint32_t child_estimated; /* child_ns includes scaled (estimated) children */
     uint32_t pad32;
-    uint64_t pad[7]; /* one node is one page: index to address is a shift */
+    /* the CPU sampler: wall time of the intervals during which this span was open,
+     * and the thread's CPU time in them (written by the sampler thread only) */
+    uint64_t sampled_wall_ns, sampled_cpu_ns;
+    uint64_t pad[5]; /* one node is one page: index to address is a shift */
 } core_node;
 _Static_assert(sizeof(core_node) == 4096, "core_node must be one page");
 
@@ -105,6 +108,9 @@ typedef struct core_thread {
     int tl_exhausted;
     uint64_t folded_depth, folded_paths, unmatched_ends, dropped_counters, timeline_dropped;
     int64_t tid;
+    uint64_t cpu_prev_ns, cpu_prev_wall_ns; /* the CPU sampler's last reading */
+    uint32_t *cpu_prev_nodes; /* the nodes open at that reading (max_depth + 2) */
+    uint32_t cpu_prev_depth;
     uint32_t index; /* position in the thread list, the thread id in files */
     int exited;
     char name[32];
@@ -160,6 +166,10 @@ core_thread *core_threads_first(void);
 uint32_t core_threads_count(void);
 /* Refreshes the names of live threads (reads /proc for other threads). */
 void core_threads_refresh_names(void);
+
+/* The CPU sampler: reads each thread's CPU clock and adds the interval (wall, CPU)
+ * to every span open on it. Called from one thread only (the session's sampler). */
+void core_sample_cpu(void);
 
 /* Fork handling: prepare locks, parent unlocks, child resets to a fresh
  * generation with only the calling thread, an empty tree and a clean stack. */

@@ -1,6 +1,7 @@
 /* Per-thread state: creation, the list the writer walks, retirement, fork. */
 #include "core.h"
 
+#include "clock.h"
 #include "names.h"
 
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 __thread core_thread *core_tls __attribute__((tls_model("initial-exec")));
@@ -51,6 +53,8 @@ static void free_mapping(core_thread *t)
     for (uint32_t i = 1; i < t->stack_count; i++)
         free(t->stacks[i].frames);
     free(t->stacks);
+    free(t->cpu_prev_nodes);
+    t->cpu_prev_nodes = NULL;
     t->stack_count = 0;
     if (t->mapping)
         munmap(t->mapping, t->mapping_size);
@@ -292,4 +296,68 @@ void core_fork_child(void)
             core_timeline_cursor = 0;
         }
     }
+}
+
+/* The CPU clock of thread tid of this process (Linux: the kernel's per-thread
+ * clock id; a tid that is gone makes clock_gettime fail, never read another). */
+static int thread_cpu_ns(int64_t tid, uint64_t *ns)
+{
+    clockid_t cid = (clockid_t)((~(unsigned)tid << 3) | 6u); /* CPUCLOCK_SCHED | PERTHREAD */
+    struct timespec ts;
+    if (clock_gettime(cid, &ts) != 0)
+        return -1;
+    *ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    return 0;
+}
+
+void core_sample_cpu(void)
+{
+    pthread_mutex_lock(&threads_mu);
+    for (core_thread *t = threads_head; t; t = t->next) {
+        if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
+            continue;
+        if (!t->cpu_prev_nodes &&
+            !(t->cpu_prev_nodes = calloc(core_cfg.max_depth + 2u, sizeof(uint32_t))))
+            continue;
+        uint64_t cpu, wall = core_mono_ns();
+        if (thread_cpu_ns(t->tid, &cpu) != 0)
+            continue;
+        /* the thread's open spans now, read while it runs (a torn read costs one
+         * interval of one span) */
+        const core_frame *frames = __atomic_load_n(&t->stack, __ATOMIC_ACQUIRE);
+        uint32_t depth = __atomic_load_n(&t->depth, __ATOMIC_ACQUIRE);
+        uint32_t nodes = __atomic_load_n(&t->node_count, __ATOMIC_ACQUIRE);
+        if (depth > core_cfg.max_depth + 1u)
+            depth = core_cfg.max_depth + 1u;
+        uint32_t now_nodes[depth + 1];
+        uint32_t open = 0;
+        for (uint32_t d = 1; frames && d <= depth; d++) {
+            uint32_t node = frames[d].node;
+            if (node >= nodes || (frames[d].flags & CORE_FRAME_SUPPRESSED))
+                break;
+            now_nodes[open++] = node;
+        }
+        /* the interval counts for the paths open at both of its ends: a span shorter
+         * than the interval is rarely open at both and is then not sampled, rather
+         * than billed for an interval it spent mostly outside */
+        if (t->cpu_prev_wall_ns && wall > t->cpu_prev_wall_ns && cpu >= t->cpu_prev_ns) {
+            uint64_t dw = wall - t->cpu_prev_wall_ns, dc = cpu - t->cpu_prev_ns;
+            uint32_t last = UINT32_MAX;
+            for (uint32_t i = 0; i < open && i < t->cpu_prev_depth; i++) {
+                uint32_t node = now_nodes[i];
+                if (t->cpu_prev_nodes[i] != node)
+                    break;
+                if (node == last)
+                    continue; /* folded frames share their parent's node: count it once */
+                last = node;
+                t->nodes[node].sampled_wall_ns += dw;
+                t->nodes[node].sampled_cpu_ns += dc;
+            }
+        }
+        memcpy(t->cpu_prev_nodes, now_nodes, open * sizeof(uint32_t));
+        t->cpu_prev_depth = open;
+        t->cpu_prev_ns = cpu;
+        t->cpu_prev_wall_ns = wall;
+    }
+    pthread_mutex_unlock(&threads_mu);
 }

@@ -97,6 +97,11 @@ static void phase_json(json_out *j, const run_model *m, const rs_phase *ph)
     else
         json_null(j, "sample_stride");
     json_bool(j, "self_estimated", p->sample_stride != 0 || p->child_estimated != 0);
+    if (ph->wait_share >= 0.0)
+        json_double(j, "wait_share", ph->wait_share, 4);
+    else
+        json_null(j, "wait_share");
+    json_u64(j, "wait_sampled_ns", p->sampled_wall_ns);
     json_begin_array(j, "counters");
     counters_json(j, m, p, 1);
     json_end_array(j);

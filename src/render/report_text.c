@@ -182,8 +182,8 @@ static void role_block(FILE *out, const run_model *m, const run_stats *s, uint32
         if (len > width)
             width = len < PATH_MAX_WIDTH ? len : PATH_MAX_WIDTH;
     }
-    fprintf(out, "\n%-*s %12s %10s %7s %10s %10s\n", width + 2, "DOMINANT PHASES by self time",
-            "calls", "self", "procs", "p50", "p99");
+    fprintf(out, "\n%-*s %12s %10s %7s %10s %10s%s\n", width + 2, "DOMINANT PHASES by self time",
+            "calls", "self", "procs", "p50", "p99", rs->has_wait ? "     wait" : "");
     char *listed = calloc(m->path_count, 1);
     uint32_t estimates = 0;
     for (uint32_t i = 0; i < shown; i++) {
@@ -193,12 +193,19 @@ static void role_block(FILE *out, const run_model *m, const run_stats *s, uint32
             listed[ph->path] = 1;
         snprintf(e, sizeof e, "%u/%u", p->in_processes, role->processes);
         estimates += p->sample_stride || p->child_estimated;
-        fprintf(out, "%c %-*s %12s %10s %7s %10s %10s\n",
+        char wait[16] = "";
+        if (rs->has_wait) {
+            if (ph->wait_share >= 0.0)
+                snprintf(wait, sizeof wait, "   ~%4.0f%%", ph->wait_share * 100.0);
+            else
+                snprintf(wait, sizeof wait, "        -");
+        }
+        fprintf(out, "%c %-*s %12s %10s %7s %10s %10s%s\n",
                 p->sample_stride || p->child_estimated ? '~' : ' ', width,
                 fit(pbuf, sizeof pbuf, p->path, width),
                 fmt_count(a, sizeof a, p->calls), fmt_duration(b, sizeof b, (double)ph->self_ns), e,
                 p->calls ? fmt_duration(c, sizeof c, ph->p50_ns) : "-",
-                p->calls ? fmt_duration(d, sizeof d, ph->p99_ns) : "-");
+                p->calls ? fmt_duration(d, sizeof d, ph->p99_ns) : "-", wait);
         counters_of(out, m, p);
     }
     if (rs->phase_count > shown)
@@ -207,6 +214,11 @@ static void role_block(FILE *out, const run_model *m, const run_stats *s, uint32
     fputs("  self = total minus child spans; p50, p99 = wall time per call (merged histogram);\n"
           "  procs = processes that completed a call / processes of the role\n",
           out);
+    if (rs->has_wait)
+        fputs("  wait = share of the phase's wall time its thread was off CPU (blocked: I/O, locks,\n"
+              "  the GIL, queues), estimated by sampling each thread's CPU clock (~); it pairs\n"
+              "  with wall time, so waiting inside a child counts; - = not sampled\n",
+              out);
     if (estimates) {
         fputs("  ~ = estimated from a sample, not measured. Totals are scaled by the rate:\n", out);
         for (uint32_t i = 0; i < shown; i++) {

@@ -51,6 +51,12 @@ static struct session {
     sem_t flusher_wake;
     sem_t flusher_done;
     sem_t flusher_started;
+    pthread_t sampler;
+    int sampler_running;
+    int sampler_stop;
+    sem_t sampler_wake;
+    sem_t sampler_started;
+    uint32_t cpu_sample_ms; /* 0: no CPU sampler */
     volatile int signal_pending; /* a signal handler waits: 0 none, else 1 + final */
     const char *signal_reason;
     char *saved_env[ENV_SAVED];
@@ -203,6 +209,7 @@ static void fill_meta(store_meta *m, int final, const char *reason)
     m->max_depth = core_cfg.max_depth;
     m->max_paths = core_cfg.max_paths;
     m->max_counters = core_cfg.max_counters;
+    m->cpu_sample_ms = S.cpu_sample_ms;
 }
 
 static int write_locked(int final, const char *reason);
@@ -362,6 +369,52 @@ static void flusher_stop(void)
     sem_destroy(&S.flusher_done);
 }
 
+static void *sampler_main(void *arg)
+{
+    (void)arg;
+    sigset_t ignored;
+    block_handled_signals(&ignored);
+    sem_post(&S.sampler_started);
+    for (;;) {
+        struct timespec deadline;
+        timespec_after_ms(&deadline, S.cpu_sample_ms);
+        sem_timedwait(&S.sampler_wake, &deadline);
+        if (__atomic_load_n(&S.sampler_stop, __ATOMIC_ACQUIRE))
+            break;
+        core_sample_cpu();
+    }
+    return NULL;
+}
+
+static void sampler_start(void)
+{
+    S.sampler_running = 0;
+    if (!S.cpu_sample_ms)
+        return;
+    S.sampler_stop = 0;
+    sem_init(&S.sampler_wake, 0, 0);
+    sem_init(&S.sampler_started, 0, 0);
+    S.sampler_running = pthread_create(&S.sampler, NULL, sampler_main, NULL) == 0;
+    if (S.sampler_running) {
+        /* as for the flusher: a fork must not copy a lock its start-up holds */
+        while (sem_wait(&S.sampler_started) != 0 && errno == EINTR)
+            ;
+        pthread_setname_np(S.sampler, "lapse-cpu");
+    }
+    sem_destroy(&S.sampler_started);
+}
+
+static void sampler_stop(void)
+{
+    if (!S.sampler_running)
+        return;
+    __atomic_store_n(&S.sampler_stop, 1, __ATOMIC_RELEASE);
+    sem_post(&S.sampler_wake);
+    pthread_join(S.sampler, NULL);
+    S.sampler_running = 0;
+    sem_destroy(&S.sampler_wake);
+}
+
 static void end_session(const char *reason)
 {
     /* a terminating signal waits until the final file is in place (then finds no
@@ -370,6 +423,7 @@ static void end_session(const char *reason)
     sigset_t saved;
     block_handled_signals(&saved);
     lapse_enabled_ = 0;
+    sampler_stop();
     flusher_stop();
     int rc = session_write(1, reason);
     (void)rc;
@@ -417,6 +471,7 @@ static void fork_child(void)
     snprintf(S.role, sizeof S.role, "%s", CHILD_ROLE); /* a process of its own */
     choose_file();
     flusher_start();
+    sampler_start();
 }
 
 static void install_process_hooks(void)
@@ -451,6 +506,7 @@ int lapse_start(const lapse_options *options)
         o.snapshot_interval_ms = 10;
     if (!(o.features & LAPSE_FEATURE_TIMELINE) || env_u64("LAPSE_TIMELINE", 1) == 0)
         o.max_spans = 0;
+    S.cpu_sample_ms = o.features & LAPSE_FEATURE_CPU ? (uint32_t)env_u64("LAPSE_CPU_SAMPLE_MS", 10) : 0;
 
     memset(S.role, 0, sizeof S.role);
     snprintf(S.role, sizeof S.role, "%s", o.role);
@@ -507,6 +563,7 @@ int lapse_start(const lapse_options *options)
     if (o.handle_signals)
         signals_install();
     flusher_start();
+    sampler_start();
     __atomic_store_n(&lapse_enabled_, 1, __ATOMIC_RELEASE);
     return 0;
 }

@@ -24,6 +24,8 @@ static void copy_node(store_node *dst, const core_node *src, int32_t base, uint3
     dst->hist = (uint64_t *)src->hist;
     dst->sample_stride = src->sample_stride;
     dst->child_estimated = src->child_estimated;
+    dst->sampled_wall_ns = src->sampled_wall_ns;
+    dst->sampled_cpu_ns = src->sampled_cpu_ns;
 }
 
 static int take_timeline(store_file *f)

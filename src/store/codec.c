@@ -55,6 +55,7 @@ static const meta_field meta_fields[] = {
     M("max_depth", META_U64, max_depth),
     M("max_paths", META_U64, max_paths),
     M("max_counters", META_U64, max_counters),
+    M("cpu_sample_ms", META_U32, cpu_sample_ms),
     M("timeline_dropped", META_U64, timeline_dropped),
     M("folded_depth", META_U64, folded_depth),
     M("folded_paths", META_U64, folded_paths),
@@ -125,7 +126,7 @@ int store_encode(const store_file *f, bytes_out *out)
     bytes_put_u32(out, STORE_FORMAT_VERSION);
     bytes_put_u32(out, 0); /* flags */
     bytes_put_u64(out, 0); /* total length, patched */
-    bytes_put_u32(out, 7); /* section count */
+    bytes_put_u32(out, 8); /* section count */
     bytes_put_u32(out, 0); /* header crc, patched */
 
     encode_meta(&f->meta, out);
@@ -204,6 +205,18 @@ int store_encode(const store_file *f, bytes_out *out)
             bytes_put_u32(out, i);
             bytes_put_u32(out, f->nodes[i].sample_stride);
             bytes_put_u32(out, f->nodes[i].child_estimated);
+        }
+    section_end(out, at);
+
+    uint32_t sampled = 0;
+    for (uint32_t i = 0; i < f->node_count; i++)
+        sampled += f->nodes[i].sampled_wall_ns != 0;
+    at = section_begin(out, STORE_SECTION_CPU_SAMPLES, sampled);
+    for (uint32_t i = 0; i < f->node_count; i++)
+        if (f->nodes[i].sampled_wall_ns) {
+            bytes_put_u32(out, i);
+            bytes_put_u64(out, f->nodes[i].sampled_wall_ns);
+            bytes_put_u64(out, f->nodes[i].sampled_cpu_ns);
         }
     section_end(out, at);
 
@@ -519,13 +532,30 @@ static int decode_estimates(decoder *d, bytes_in *in, uint32_t count)
     return 0;
 }
 
+static int decode_cpu_samples(decoder *d, bytes_in *in, uint32_t count)
+{
+    store_file *f = d->f;
+    if (!count_fits(in, count, 20))
+        return fail(d, "cpu samples section claims %u entries, more than it holds", count);
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t node = bytes_get_u32(in);
+        uint64_t wall = bytes_get_u64(in);
+        uint64_t cpu = bytes_get_u64(in);
+        if (node >= f->node_count)
+            return fail(d, "cpu sample %u names a node that does not exist", i);
+        f->nodes[node].sampled_wall_ns = wall;
+        f->nodes[node].sampled_cpu_ns = cpu;
+    }
+    return 0;
+}
+
 static int decode_sections(decoder *d, const uint8_t *data, size_t len, uint32_t sections)
 {
     /* sections must come in this order; later ones refer to earlier ones */
     static const uint32_t order[] = {STORE_SECTION_META, STORE_SECTION_NAMES,
                                      STORE_SECTION_THREADS, STORE_SECTION_NODES,
                                      STORE_SECTION_COUNTERS, STORE_SECTION_SPANS,
-                                     STORE_SECTION_ESTIMATES};
+                                     STORE_SECTION_ESTIMATES, STORE_SECTION_CPU_SAMPLES};
     size_t pos = FILE_HEADER_SIZE;
     unsigned next = 0;
     for (uint32_t s = 0; s < sections; s++) {
@@ -556,7 +586,8 @@ static int decode_sections(decoder *d, const uint8_t *data, size_t len, uint32_t
                     /* a later section needs those before it */
                     for (unsigned j = next; j < k; j++)
                         if (order[j] != STORE_SECTION_COUNTERS && order[j] != STORE_SECTION_SPANS &&
-                            order[j] != STORE_SECTION_ESTIMATES)
+                            order[j] != STORE_SECTION_ESTIMATES &&
+                            order[j] != STORE_SECTION_CPU_SAMPLES)
                             return fail(d, "section type %u is missing", order[j]);
                 }
                 next = k + 1;
@@ -569,6 +600,7 @@ static int decode_sections(decoder *d, const uint8_t *data, size_t len, uint32_t
         case STORE_SECTION_COUNTERS: rc = decode_counters(d, &in, count); break;
         case STORE_SECTION_SPANS: rc = decode_spans(d, &in, count); break;
         case STORE_SECTION_ESTIMATES: rc = decode_estimates(d, &in, count); break;
+        case STORE_SECTION_CPU_SAMPLES: rc = decode_cpu_samples(d, &in, count); break;
         default: break; /* a section from a newer writer: skip it */
         }
         if (rc == -ENOMEM) {

@@ -13,6 +13,7 @@ enum store_section_type {
     STORE_SECTION_COUNTERS = 5,
     STORE_SECTION_SPANS = 6,
     STORE_SECTION_ESTIMATES = 7,
+    STORE_SECTION_CPU_SAMPLES = 8,
 };
 
 /* Deepest path a reader accepts (the writer's max_depth is far below). */

@@ -28,6 +28,7 @@ typedef struct store_meta {
     uint32_t final;     /* 1: written at stop, exit or a terminating signal */
     uint32_t snapshot_interval_ms;
     uint64_t max_spans, max_depth, max_paths, max_counters;
+    uint32_t cpu_sample_ms; /* the CPU sampler's period; 0 when it did not run */
     uint64_t timeline_dropped; /* completed spans the timeline had no room for */
     uint64_t folded_depth;     /* spans folded into their parent: depth bound */
     uint64_t folded_paths;     /* spans folded into their parent: path bound */
@@ -58,6 +59,9 @@ typedef struct store_node {
      * entry in sample_stride was measured and scaled up): every figure an estimate. */
     uint32_t sample_stride;
     uint32_t child_estimated; /* child_ns (and so self time) includes estimates */
+    /* CPU sampler: wall time of the sampled intervals during which the span was
+     * open, and the thread's CPU time in them (wait% = 1 - cpu / wall, estimated) */
+    uint64_t sampled_wall_ns, sampled_cpu_ns;
 } store_node;
 
 typedef struct store_counter {

@@ -22,10 +22,10 @@ static void sample_model(store_file *f)
     hist_a[3] = 2;
     hist_a[100] = 5;
     hist_b[HIST_BUCKETS - 1] = 1;
-    nodes[0] = (store_node){-1, 0, 0, 0, 0, 0, 900, 0, 0, 0, NULL, 0, 0, 0, 0};
-    nodes[1] = (store_node){0, 0, 1, 1, 7, 900, 100, 3, 500, 0, hist_a, 0, 0, 0, 0};
-    nodes[2] = (store_node){-1, 1, 0, 0, 0, 0, 40, 0, 0, 0, NULL, 0, 0, 0, 0};
-    nodes[3] = (store_node){2, 1, 2, 1, 1, 40, 0, 40, 40, 2, hist_b, 0, 0, 0, 0};
+    nodes[0] = (store_node){-1, 0, 0, 0, 0, 0, 900, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0};
+    nodes[1] = (store_node){0, 0, 1, 1, 7, 900, 100, 3, 500, 0, hist_a, 0, 0, 0, 0, 0, 0};
+    nodes[2] = (store_node){-1, 1, 0, 0, 0, 0, 40, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0};
+    nodes[3] = (store_node){2, 1, 2, 1, 1, 40, 0, 40, 40, 2, hist_b, 0, 0, 0, 0, 0, 0};
     counters[1].node = 3;
     f->names = names;
     f->name_count = 4;
@@ -160,7 +160,7 @@ static void test_bad_indices_rejected(void)
     bytes_out_free(&buf);
 
     sample_model(&in);
-    in.nodes[3] = (store_node){-1, 1, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0}; /* a second root */
+    in.nodes[3] = (store_node){-1, 1, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0}; /* a second root */
     in.counter_count = 1;
     CHECK(store_encode(&in, &buf) == 0);
     CHECK(store_decode(buf.data, buf.len, 0, &out, err, sizeof err) != 0);

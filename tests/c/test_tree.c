@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static char run_dir[256];
@@ -274,6 +275,51 @@ static void test_keyed_stacks_interleave(void)
     store_file_free(&f);
 }
 
+static void spin_ms(int ms)
+{
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    do {
+        clock_gettime(CLOCK_MONOTONIC, &b);
+    } while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
+}
+
+/* wait%: a phase that computes half of its time and sleeps the other half reads
+ * about 50% off CPU; its child that only sleeps reads about 100%. */
+static void test_wait_share(void)
+{
+    setenv("LAPSE_CPU_SAMPLE_MS", "1", 1);
+    start(0, 0, 0);
+    unsetenv("LAPSE_CPU_SAMPLE_MS");
+    for (int i = 0; i < 30; i++) {
+        LAPSE_SCOPE("half_busy");
+        spin_ms(5);
+        {
+            LAPSE_SCOPE("sleeping");
+            struct timespec ts = {0, 5 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+    store_file f;
+    stop_and_read(&f);
+    CHECK_EQ_U64(f.meta.cpu_sample_ms, 1);
+    int nb = find(&f, 0, "half_busy"), ns = find(&f, 0, "half_busy/sleeping");
+    CHECK(nb >= 0 && ns >= 0);
+    if (nb >= 0 && ns >= 0) {
+        const store_node *b = &f.nodes[nb], *z = &f.nodes[ns];
+        CHECK(b->sampled_wall_ns > 0 && z->sampled_wall_ns > 0);
+        double wait_b = 1.0 - (double)b->sampled_cpu_ns / (double)b->sampled_wall_ns;
+        double wait_z = 1.0 - (double)z->sampled_cpu_ns / (double)z->sampled_wall_ns;
+        printf("wait share: half_busy %.2f (expected ~0.50), sleeping %.2f (expected ~1.00); "
+               "sampled %.0f%% of half_busy's wall time\n",
+               wait_b, wait_z, 100.0 * (double)b->sampled_wall_ns / (double)b->total_ns);
+        fflush(stdout);
+        CHECK(wait_b > 0.35 && wait_b < 0.65);
+        CHECK(wait_z > 0.75); /* intervals that straddle its ends carry some CPU */
+    }
+    store_file_free(&f);
+}
+
 /* A child stack starts with its creator's open spans and never closes them. */
 static void test_inherited_stack(void)
 {
@@ -462,6 +508,7 @@ int main(void)
     test_keyed_stacks_interleave();
     test_sampled_spans();
     test_inherited_stack();
+    test_wait_share();
     test_restart_is_fresh();
     test_stop_restores_the_process();
     test_fork_child_has_own_file();

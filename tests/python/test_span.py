@@ -209,11 +209,11 @@ def test_one_profiler_at_a_time(tmp_path):
 
 
 def test_strict_names_missing_collectors(tmp_path):
-    with pytest.raises(RuntimeError, match="CPU"):
-        Profiler(features=lapse.Feature.SPANS | lapse.Feature.CPU, run_dir=tmp_path,
+    with pytest.raises(RuntimeError, match="IO"):
+        Profiler(features=lapse.Feature.SPANS | lapse.Feature.IO, run_dir=tmp_path,
                  strict=True).start()
     p = Profiler(features=lapse.Feature.DEFAULT, run_dir=tmp_path)
-    assert lapse.Feature.CPU in p.missing and lapse.Feature.SPANS not in p.missing
+    assert lapse.Feature.IO in p.missing and lapse.Feature.CPU not in p.missing
 
 
 def test_bad_arguments():
@@ -316,3 +316,19 @@ def test_tasks_created_inside_a_span_nest_under_it(tmp_path):
     assert got["child/work"]["calls"] == 1
     assert seen == {"a": "request.child.work", "b": "request.child.work",
                     "after": "child.work"}
+
+
+def test_cpu_feature_measures_wait(tmp_path, monkeypatch):
+    import time
+
+    monkeypatch.setenv("LAPSE_CPU_SAMPLE_MS", "1")
+    with Profiler(features=lapse.Feature.SPANS | lapse.Feature.CPU, run_dir=tmp_path) as p:
+        for _ in range(20):
+            with span("sleepy"):
+                time.sleep(0.005)
+    got = phases(report(p.file))
+    assert got["sleepy"]["wait_share"] is not None and got["sleepy"]["wait_share"] > 0.75
+    with Profiler(run_dir=tmp_path / "spans_only") as q:  # SPANS only: no wait figures
+        with span("x"):
+            pass
+    assert phases(report(q.file))["x"]["wait_share"] is None
