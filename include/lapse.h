@@ -78,6 +78,13 @@ LAPSE_API int lapse_set_role(const char *role);
  * number of open spans. */
 LAPSE_API uint32_t lapse_current_path(const void *key, char sep, char *buf, size_t len);
 
+/* This process's I/O so far, as /proc/self/io counts it, less the bytes lapse's own
+ * file writes moved: out[0] read_chars (bytes read by syscalls, page cache
+ * included), out[1] write_chars, out[2] read_bytes (from the block device),
+ * out[3] write_bytes (to it). Two readings around a phase give its I/O exactly.
+ * Returns 0, or -1 when /proc could not be read (then record nothing). */
+LAPSE_API int lapse_io_counters(uint64_t out[4]);
+
 /* For a binding's own session object: if the active session was started from the
  * environment (LAPSE_PROFILE=1, inherited from a parent) or continues in a forked
  * child, and nobody adopted it yet,

@@ -24,7 +24,7 @@ class Feature(enum.Flag):
 
     SPANS = enum.auto()     #: wall time of spans (always available)
     CPU = enum.auto()       #: wait% per span: a sampler thread reads each thread's CPU clock
-    IO = enum.auto()        #: bytes read and written per phase
+    IO = enum.auto()        #: bytes read and written, exactly, by phase(name, io=True)
     MEMORY = enum.auto()    #: RSS over time and per phase
     PYTHON = enum.auto()    #: external sampling of Python stacks
     MARKERS = enum.auto()   #: NVTX ranges for spans
@@ -34,7 +34,7 @@ class Feature(enum.Flag):
 
 
 #: The features this build can collect. The others are accepted and add nothing.
-AVAILABLE = Feature.SPANS | Feature.CPU
+AVAILABLE = Feature.SPANS | Feature.CPU | Feature.IO
 
 
 class Profiler:

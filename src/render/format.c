@@ -156,3 +156,16 @@ char *fmt_kb(char *buf, size_t n, uint64_t kb)
     snprintf(buf, n, u ? "%.1f %s" : "%.0f %s", b, units[u]);
     return buf;
 }
+
+char *fmt_bytes(char *buf, size_t n, uint64_t bytes)
+{
+    double b = (double)bytes;
+    static const char *units[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+    unsigned u = 0;
+    while (b >= 999.95 && u < 5) {
+        b /= 1000.0;
+        u++;
+    }
+    snprintf(buf, n, u ? "%.1f %s" : "%.0f %s", b, units[u]);
+    return buf;
+}

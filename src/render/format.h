@@ -26,5 +26,7 @@ char *fmt_ratio(char *buf, size_t n, double ratio);
 char *fmt_utc(char *buf, size_t n, uint64_t real_ns);
 /* kilobytes -> "1.2 GB" (powers of 1000) */
 char *fmt_kb(char *buf, size_t n, uint64_t kb);
+/* Bytes with an SI unit: "408.7 MB". */
+char *fmt_bytes(char *buf, size_t n, uint64_t bytes);
 
 #endif

@@ -112,11 +112,67 @@ static int counter_name_width(const run_model *m, const rm_path *p)
     return w;
 }
 
+/* Counters named io.* are the bytes of io=True phases: the I/O block shows them. */
+static int is_io_counter(const run_model *m, const rm_counter *c)
+{
+    return strncmp(rm_str(m, c->name), "io.", 3) == 0;
+}
+
 static void counters_of(FILE *out, const run_model *m, const rm_path *p)
 {
     int w = counter_name_width(m, p);
     for (uint32_t c = p->first_counter; c != RM_NONE; c = m->counters[c].next)
-        counter_line(out, m, p, &m->counters[c], w);
+        if (!is_io_counter(m, &m->counters[c]))
+            counter_line(out, m, p, &m->counters[c], w);
+}
+
+/* The sum of the counter `name` on path p, and whether it has one. */
+static int counter_sum(const run_model *m, const rm_path *p, const char *name, int64_t *sum)
+{
+    for (uint32_t c = p->first_counter; c != RM_NONE; c = m->counters[c].next)
+        if (!strcmp(rm_str(m, m->counters[c].name), name)) {
+            *sum = m->counters[c].sum;
+            return 1;
+        }
+    *sum = 0;
+    return 0;
+}
+
+/* I/O BY PHASE: the phases opened with io=True, their bytes read at their own
+ * entry and exit. */
+static void io_block(FILE *out, const run_model *m, const rs_role *rs)
+{
+    int header = 0;
+    char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], d[FMT_BUF], pbuf[512];
+    for (uint32_t i = 0; i < rs->phase_count; i++) {
+        const rm_path *p = &m->paths[rs->phases[i].path];
+        int64_t rchar, wchar, rbytes, wbytes, unreadable;
+        if (!counter_sum(m, p, "io.read_chars", &rchar))
+            continue;
+        counter_sum(m, p, "io.write_chars", &wchar);
+        counter_sum(m, p, "io.read_bytes", &rbytes);
+        counter_sum(m, p, "io.write_bytes", &wbytes);
+        counter_sum(m, p, "io.unreadable", &unreadable);
+        if (!header) {
+            fputs("\nI/O BY PHASE (measured exactly, at each phase's entry and exit)\n", out);
+            header = 1;
+        }
+        double secs = (double)p->total_ns / 1e9;
+        fprintf(out, "  %-28s r %10s   w %10s   %s/s from disk\n", fit(pbuf, sizeof pbuf, p->path, 28),
+                fmt_bytes(a, sizeof a, (uint64_t)rbytes), fmt_bytes(b, sizeof b, (uint64_t)wbytes),
+                secs > 0 ? fmt_bytes(c, sizeof c, (uint64_t)((double)(rbytes + wbytes) / secs)) : "n/a");
+        fprintf(out, "  %-28s + %s read from page cache, %s written by the program (write calls)\n", "",
+                fmt_bytes(a, sizeof a, (uint64_t)(rchar > rbytes ? rchar - rbytes : 0)),
+                fmt_bytes(d, sizeof d, (uint64_t)wchar));
+        if (unreadable)
+            fprintf(out, "  %-28s (%lld entries could not be measured and count nothing)\n", "",
+                    (long long)unreadable);
+    }
+    if (header)
+        fputs("  disk = read_bytes/write_bytes (what reached the device; writes as the kernel\n"
+              "  dirtied pages); page cache = bytes read by syscalls that RAM served; lapse's own\n"
+              "  file writes are measured and left out\n",
+              out);
 }
 
 static void role_block(FILE *out, const run_model *m, const run_stats *s, uint32_t r, unsigned top)
@@ -236,7 +292,10 @@ static void role_block(FILE *out, const run_model *m, const run_stats *s, uint32
     int header_done = 0;
     for (uint32_t i = 0; i < rs->phase_count; i++) {
         const rm_path *p = &m->paths[rs->phases[i].path];
-        if (p->first_counter == RM_NONE || (listed && listed[rs->phases[i].path]))
+        int plain = 0;
+        for (uint32_t c = p->first_counter; c != RM_NONE; c = m->counters[c].next)
+            plain |= !is_io_counter(m, &m->counters[c]);
+        if (!plain || (listed && listed[rs->phases[i].path]))
             continue;
         if (!header_done) {
             fputs("\nCOUNTERS on paths not listed above (rates per second of the path's total time)\n", out);
@@ -260,6 +319,8 @@ static void role_block(FILE *out, const run_model *m, const run_stats *s, uint32
                 fmt_duration(a, sizeof a, ph->mean_ns), fmt_duration(b, sizeof b, ph->p50_ns),
                 fmt_duration(c, sizeof c, ph->p95_ns), fmt_duration(d, sizeof d, ph->p99_ns));
     }
+
+    io_block(out, m, rs);
 
 no_span_counters:;
     const rm_path *root = &m->paths[role->root];

@@ -209,11 +209,11 @@ def test_one_profiler_at_a_time(tmp_path):
 
 
 def test_strict_names_missing_collectors(tmp_path):
-    with pytest.raises(RuntimeError, match="IO"):
-        Profiler(features=lapse.Feature.SPANS | lapse.Feature.IO, run_dir=tmp_path,
+    with pytest.raises(RuntimeError, match="MEMORY"):
+        Profiler(features=lapse.Feature.SPANS | lapse.Feature.MEMORY, run_dir=tmp_path,
                  strict=True).start()
     p = Profiler(features=lapse.Feature.DEFAULT, run_dir=tmp_path)
-    assert lapse.Feature.IO in p.missing and lapse.Feature.CPU not in p.missing
+    assert lapse.Feature.MEMORY in p.missing and lapse.Feature.CPU not in p.missing
 
 
 def test_bad_arguments():
