@@ -144,19 +144,6 @@ char *fmt_utc(char *buf, size_t n, uint64_t real_ns)
     return buf;
 }
 
-char *fmt_kb(char *buf, size_t n, uint64_t kb)
-{
-    double b = (double)kb * 1000.0;
-    static const char *units[] = {"B", "kB", "MB", "GB", "TB", "PB"};
-    unsigned u = 0;
-    while (b >= 999.95 && u < 5) {
-        b /= 1000.0;
-        u++;
-    }
-    snprintf(buf, n, u ? "%.1f %s" : "%.0f %s", b, units[u]);
-    return buf;
-}
-
 char *fmt_bytes(char *buf, size_t n, uint64_t bytes)
 {
     double b = (double)bytes;

@@ -24,8 +24,6 @@ char *fmt_percent(char *buf, size_t n, double fraction);
 char *fmt_ratio(char *buf, size_t n, double ratio);
 /* CLOCK_REALTIME ns -> "2026-11-30 11:39:26 UTC"; "unknown" for 0 */
 char *fmt_utc(char *buf, size_t n, uint64_t real_ns);
-/* kilobytes -> "1.2 GB" (powers of 1000) */
-char *fmt_kb(char *buf, size_t n, uint64_t kb);
 /* Bytes with an SI unit: "408.7 MB". */
 char *fmt_bytes(char *buf, size_t n, uint64_t bytes);
 

@@ -149,6 +149,23 @@ static int parse_top(Py_ssize_t top, unsigned limit, unsigned *out)
     return 0;
 }
 
+/* The result of a report or diff: its text, or the exception its stage calls for
+ * (1: loading, 2: nothing readable, 3: rendering). Frees the text buffer. */
+static PyObject *finish(int stage, int rc, int exists, const char *err, mem_out *o)
+{
+    PyObject *result = NULL;
+    if (stage == 1)
+        raise_load_error(rc, exists, err);
+    else if (stage == 2)
+        raise_reason(PyExc_ValueError, 0, err);
+    else if (stage == 3)
+        raise_load_error(rc, 1, err);
+    else
+        result = mem_text(o);
+    free(o->buf);
+    return result;
+}
+
 /* ---- report ---- */
 
 static PyObject *read_report(PyObject *self, PyObject *args, PyObject *kw)
@@ -204,17 +221,7 @@ static PyObject *read_report(PyObject *self, PyObject *args, PyObject *kw)
     Py_END_ALLOW_THREADS
     Py_DECREF(path_obj);
 
-    PyObject *result = NULL;
-    if (stage == 1)
-        raise_load_error(rc, exists, err);
-    else if (stage == 2)
-        raise_reason(PyExc_ValueError, 0, err);
-    else if (stage == 3)
-        raise_load_error(rc, 1, err);
-    else
-        result = mem_text(&o);
-    free(o.buf);
-    return result;
+    return finish(stage, rc, exists, err, &o);
 }
 
 /* ---- diff ---- */
@@ -284,17 +291,7 @@ static PyObject *read_diff(PyObject *self, PyObject *args, PyObject *kw)
     Py_DECREF(path_obj[0]);
     Py_DECREF(path_obj[1]);
 
-    PyObject *result = NULL;
-    if (stage == 1)
-        raise_load_error(rc, exists, err);
-    else if (stage == 2)
-        raise_reason(PyExc_ValueError, 0, err);
-    else if (stage == 3)
-        raise_load_error(rc, 1, err);
-    else
-        result = mem_text(&o);
-    free(o.buf);
-    return result;
+    return finish(stage, rc, exists, err, &o);
 }
 
 /* ---- export ---- */
