@@ -175,6 +175,32 @@ static void io_block(FILE *out, const run_model *m, const rs_role *rs)
               out);
 }
 
+/* Peak RSS of the role's processes (getrusage's ru_maxrss, KiB, at each one's last
+ * write): the largest, which process, and the mean. */
+static void memory_line(FILE *out, const run_model *m, uint32_t r)
+{
+    const rm_worker *top = NULL;
+    uint64_t sum = 0;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->worker_count; i++) {
+        const rm_worker *w = &m->workers[i];
+        if (w->role_index != r || !w->max_rss_kb)
+            continue;
+        sum += w->max_rss_kb;
+        n++;
+        if (!top || w->max_rss_kb > top->max_rss_kb)
+            top = w;
+    }
+    if (!top)
+        return;
+    char a[FMT_BUF], b[FMT_BUF];
+    fprintf(out, "peak RSS per process: max %s (pid %lld on %s)", fmt_bytes(a, sizeof a, top->max_rss_kb * 1024),
+            (long long)top->pid, top->host);
+    if (n > 1)
+        fprintf(out, ", mean %s over %u processes", fmt_bytes(b, sizeof b, sum / n * 1024), n);
+    fputc('\n', out);
+}
+
 static void role_block(FILE *out, const run_model *m, const run_stats *s, uint32_t r, unsigned top)
 {
     const rm_role *role = &m->roles[r];
@@ -227,6 +253,7 @@ static void role_block(FILE *out, const run_model *m, const run_stats *s, uint32
             fprintf(out, " (pid %lld on %s)", (long long)mw->pid, mw->host);
         fputc('\n', out);
     }
+    memory_line(out, m, r);
     if (!rs->phase_count)
         goto no_span_counters;
 

@@ -64,3 +64,13 @@ def test_quantiles_lie_within_min_and_max(lapse, workers_run):
                 bad.append(f"{role['role']}:{p['path']} calls={p['calls']} min={p['min_ns']} "
                            f"max={p['max_ns']} {qs}")
     assert not bad, "quantiles outside [min, max]:\n" + "\n".join(bad)
+
+
+def test_text_report_blocks(lapse, workers_run):
+    r = lapse.run("report", workers_run.run_dir)
+    assert r.returncode == 0, r.stderr
+    text = r.stdout
+    assert "DOMINANT PHASES by self time" in text
+    assert "peak RSS per process: max" in text  # every process recorded its ru_maxrss
+    assert "MOST-CALLED LOOP" in text
+    assert "CAVEATS" in text
