@@ -54,6 +54,8 @@ typedef struct lapse_options {
     uint32_t max_depth;            /* deeper spans fold into their parent; 0: 64 */
     uint32_t max_paths;            /* distinct paths per thread before folding; 0: 4096 */
     int handle_signals;            /* flush on SIGTERM/SIGINT/SIGUSR1/SIGHUP; default 1 */
+    int thread_names;              /* report each thread's spans under its name; default
+                                      $LAPSE_THREAD_NAMES, else 0 */
 } lapse_options;
 
 /* Fills *options with the defaults ("from the environment"). */
@@ -90,6 +92,9 @@ LAPSE_API int lapse_io_counters(uint64_t out[4]);
  * child, and nobody adopted it yet,
  * marks it adopted and returns 0; else returns -1. */
 LAPSE_API int lapse_adopt_environment_session(void);
+/* Names the calling thread in the files (a binding passes its own name for the
+ * thread; C threads are named from the kernel's, pthread_setname_np). */
+LAPSE_API void lapse_set_thread_name(const char *name);
 /* Path of the file this process writes, or NULL when no session is active. */
 LAPSE_API const char *lapse_file_path(void);
 

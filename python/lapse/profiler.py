@@ -51,6 +51,9 @@ class Profiler:
         strict: fail before the session starts when a requested collector cannot run.
         strict_names: raise on the second span name of one shape (digit runs read as
             "#"): names built from data. Without it, a warning at 128 names of a shape.
+        thread_names: nest each thread's spans under its name in the report
+            (``threading.current_thread().name``; done when the run is read: it costs
+            nothing per span).
 
     Only one Profiler may be active in a process; starting a second raises
     RuntimeError.
@@ -61,7 +64,7 @@ class Profiler:
     def __init__(self, features: Feature = Feature.SPANS, role: str | None = None,
                  run_dir: str | os.PathLike[str] | None = None, max_spans: int = 100_000,
                  install: bool = False, strict: bool = False,
-                 strict_names: bool = False) -> None:
+                 strict_names: bool = False, thread_names: bool = False) -> None:
         if not isinstance(features, Feature):
             raise TypeError(f"features must be lapse.Feature flags, not {type(features).__name__}")
         if max_spans < 0:
@@ -73,6 +76,7 @@ class Profiler:
         self.install = install
         self.strict = strict
         self.strict_names = strict_names
+        self.thread_names = thread_names
         self.missing = features & ~AVAILABLE  #: requested features that add nothing here
         self._file: str | None = None
         self._active = False
@@ -101,7 +105,8 @@ class Profiler:
         try:
             self._file = _lapse.start(role=self.role, run_dir=run_dir, max_spans=self.max_spans,
                                       timeline=self.max_spans > 0,
-                                      cpu=Feature.CPU in self.features)
+                                      cpu=Feature.CPU in self.features,
+                                      thread_names=self.thread_names)
         except OSError as e:
             # the host program carries on without profiling
             warnings.warn(f"{e} (profiling is off)", RuntimeWarning, stacklevel=2)

@@ -390,6 +390,16 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
         if (n->parent < 0) {
             p = m->roles[role].root;
             w->busy_ns = sat_add(w->busy_ns, n->child_ns);
+            if (mt->thread_names) { /* the thread's spans under its name, added here */
+                const char *tname = n->thread < f->thread_count && f->threads[n->thread].name &&
+                                            *f->threads[n->thread].name
+                                        ? f->threads[n->thread].name
+                                        : "(unnamed thread)";
+                uint32_t tn = intern(m, ix, tname);
+                if (tn == RM_NONE || (p = child_path(m, ix, p, tn)) == RM_NONE)
+                    goto out;
+                m->paths[p].total_ns = sat_add(m->paths[p].total_ns, n->child_ns);
+            }
         } else {
             p = child_path(m, ix, nodes[n->parent], names[n->name]);
             if (p == RM_NONE)

@@ -113,6 +113,7 @@ typedef struct core_thread {
     uint32_t cpu_prev_depth;
     uint32_t index; /* position in the thread list, the thread id in files */
     int exited;
+    int name_fixed; /* set by a binding (lapse_set_thread_name): not refreshed from /proc */
     char name[32];
     struct core_thread *next;
     void *mapping;
@@ -166,6 +167,8 @@ core_thread *core_threads_first(void);
 uint32_t core_threads_count(void);
 /* Refreshes the names of live threads (reads /proc for other threads). */
 void core_threads_refresh_names(void);
+/* Names the calling thread for the files (a binding's own name for it). */
+void core_thread_set_name(const char *name);
 
 /* The CPU sampler: reads each thread's CPU clock and adds the interval (wall, CPU)
  * to every span open on it. Called from one thread only (the session's sampler). */

@@ -162,7 +162,7 @@ void core_threads_refresh_names(void)
 {
     pthread_mutex_lock(&threads_mu);
     for (core_thread *t = threads_head; t; t = t->next) {
-        if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
+        if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) || t->name_fixed)
             continue;
         char path[64];
         snprintf(path, sizeof path, "/proc/self/task/%lld/comm", (long long)t->tid);
@@ -359,5 +359,16 @@ void core_sample_cpu(void)
         t->cpu_prev_ns = cpu;
         t->cpu_prev_wall_ns = wall;
     }
+    pthread_mutex_unlock(&threads_mu);
+}
+
+void core_thread_set_name(const char *name)
+{
+    core_thread *t = core_thread_attach();
+    if (!t || !name)
+        return;
+    pthread_mutex_lock(&threads_mu); /* the writer copies names under it */
+    snprintf(t->name, sizeof t->name, "%s", name);
+    t->name_fixed = 1;
     pthread_mutex_unlock(&threads_mu);
 }

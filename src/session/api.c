@@ -14,6 +14,12 @@ LAPSE_API volatile int lapse_enabled_;
 
 uint32_t lapse_intern(const char *name) { return names_intern(name); }
 
+void lapse_set_thread_name(const char *name)
+{
+    if (lapse_enabled_)
+        core_thread_set_name(name);
+}
+
 int lapse_span_begin_id(uint32_t name_id)
 {
     return lapse_enabled_ ? core_span_begin(name_id) : 0;

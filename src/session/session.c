@@ -246,6 +246,7 @@ static void fill_meta(store_meta *m, int final, const char *reason)
     m->max_paths = core_cfg.max_paths;
     m->max_counters = core_cfg.max_counters;
     m->cpu_sample_ms = S.cpu_sample_ms;
+    m->thread_names = S.opts.thread_names ? 1u : 0u;
 }
 
 static int write_locked(int final, const char *reason);
@@ -550,6 +551,8 @@ int lapse_start(const lapse_options *options)
         o.snapshot_interval_ms = 10;
     if (!(o.features & LAPSE_FEATURE_TIMELINE) || env_u64("LAPSE_TIMELINE", 1) == 0)
         o.max_spans = 0;
+    if (!o.thread_names)
+        o.thread_names = env_u64("LAPSE_THREAD_NAMES", 0) != 0;
     S.cpu_sample_ms = o.features & LAPSE_FEATURE_CPU ? (uint32_t)env_u64("LAPSE_CPU_SAMPLE_MS", 10) : 0;
 
     memset(S.role, 0, sizeof S.role);

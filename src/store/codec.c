@@ -56,6 +56,7 @@ static const meta_field meta_fields[] = {
     M("max_paths", META_U64, max_paths),
     M("max_counters", META_U64, max_counters),
     M("cpu_sample_ms", META_U32, cpu_sample_ms),
+    M("thread_names", META_U32, thread_names),
     M("timeline_dropped", META_U64, timeline_dropped),
     M("folded_depth", META_U64, folded_depth),
     M("folded_paths", META_U64, folded_paths),

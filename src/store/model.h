@@ -29,6 +29,7 @@ typedef struct store_meta {
     uint32_t snapshot_interval_ms;
     uint64_t max_spans, max_depth, max_paths, max_counters;
     uint32_t cpu_sample_ms; /* the CPU sampler's period; 0 when it did not run */
+    uint32_t thread_names;  /* 1: readers nest each thread's spans under its name */
     uint64_t timeline_dropped; /* completed spans the timeline had no room for */
     uint64_t folded_depth;     /* spans folded into their parent: depth bound */
     uint64_t folded_paths;     /* spans folded into their parent: path bound */

@@ -332,3 +332,27 @@ def test_cpu_feature_measures_wait(tmp_path, monkeypatch):
         with span("x"):
             pass
     assert phases(report(q.file))["x"]["wait_share"] is None
+
+
+def test_thread_names_nest_each_threads_spans(tmp_path):
+    def learner():
+        for _ in range(3):
+            with span("train_step"):
+                pass
+
+    def collector():
+        for _ in range(5):
+            with span("drain_queue"):
+                pass
+
+    with Profiler(run_dir=tmp_path, role="learner", thread_names=True) as p:
+        threads = [threading.Thread(target=learner, name="learner"),
+                   threading.Thread(target=collector, name="collector")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    got = phases(report(p.file))
+    assert got["learner/train_step"]["calls"] == 3
+    assert got["collector/drain_queue"]["calls"] == 5
+    assert got["learner"]["total_ns"] == got["learner/train_step"]["total_ns"]

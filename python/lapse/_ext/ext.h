@@ -35,6 +35,8 @@ const void *ext_context_key_slow(void);
  * spans of the task that created it (found through a ContextVar, which copies of a
  * context inherit). */
 extern __thread const void *ext_last_key;
+/* Bumped by each session start: a thread names itself once per session. */
+extern unsigned ext_session_serial;
 void ext_context_changed(const void *key);
 static inline const void *ext_context_key(void)
 {

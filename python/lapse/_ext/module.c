@@ -60,6 +60,25 @@ const void *ext_context_key_slow(void)
 }
 
 __thread const void *ext_last_key;
+unsigned ext_session_serial = 1;
+static __thread unsigned thread_named_in; /* the session serial this thread was named in */
+
+/* The session's files name Python threads as Python does
+ * (threading.current_thread().name), once per thread and session. */
+static void name_this_thread(void)
+{
+    thread_named_in = ext_session_serial;
+    PyObject *threading = PyImport_ImportModule("threading");
+    PyObject *thread = threading ? PyObject_CallMethod(threading, "current_thread", NULL) : NULL;
+    PyObject *name = thread ? PyObject_GetAttrString(thread, "name") : NULL;
+    const char *utf8 = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    if (utf8)
+        lapse_set_thread_name(utf8);
+    Py_XDECREF(name);
+    Py_XDECREF(thread);
+    Py_XDECREF(threading);
+    PyErr_Clear();
+}
 static PyObject *creator_var; /* ContextVar: the key of the context that set it */
 
 void ext_context_changed(const void *key)
@@ -67,6 +86,8 @@ void ext_context_changed(const void *key)
     if (!lapse_enabled_ || !key)
         return;
     ext_last_key = key;
+    if (thread_named_in != ext_session_serial)
+        name_this_thread();
     PyObject *marker = NULL;
     if (PyContextVar_Get(creator_var, NULL, &marker) < 0) {
         PyErr_Clear();

@@ -9,13 +9,14 @@ static PyObject *session_start(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
     static char *names[] = {"role", "run_dir", "max_spans", "snapshot_ms", "timeline",
-                            "handle_signals", "cpu", NULL};
+                            "handle_signals", "cpu", "thread_names", NULL};
     const char *role = NULL, *run_dir = NULL;
     unsigned long long max_spans = 0;
     unsigned int snapshot_ms = 0;
-    int timeline = 1, handle_signals = 1, cpu = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzKIppp:start", names, &role, &run_dir,
-                                     &max_spans, &snapshot_ms, &timeline, &handle_signals, &cpu))
+    int timeline = 1, handle_signals = 1, cpu = 0, thread_names = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzKIpppp:start", names, &role, &run_dir,
+                                     &max_spans, &snapshot_ms, &timeline, &handle_signals, &cpu,
+                                     &thread_names))
         return NULL;
     lapse_options o;
     lapse_options_init(&o);
@@ -26,7 +27,12 @@ static PyObject *session_start(PyObject *self, PyObject *args, PyObject *kw)
     o.features = LAPSE_FEATURE_SPANS | (timeline ? LAPSE_FEATURE_TIMELINE : 0) |
                  (cpu ? LAPSE_FEATURE_CPU : 0);
     o.handle_signals = handle_signals;
+    o.thread_names = thread_names;
     int rc = lapse_start(&o);
+    if (rc == 0) {
+        ext_session_serial++;
+        ext_last_key = NULL; /* the next span notices its context, and names its thread */
+    }
     if (rc == -EBUSY) {
         PyErr_SetString(PyExc_RuntimeError,
                         "lapse: a profiling session is already active in this process "
@@ -117,7 +123,8 @@ PyMethodDef ext_session_methods[] = {
      "(LAPSE_PROFILE=1) was active and is now this caller's"},
     {"start", (PyCFunction)(void (*)(void))session_start, METH_VARARGS | METH_KEYWORDS,
      "start(role=None, run_dir=None, max_spans=0, snapshot_ms=0, timeline=True, "
-     "handle_signals=True, cpu=False) -> path of this process's .lapse file"},
+     "handle_signals=True, cpu=False, thread_names=False) -> path of this process's "
+     ".lapse file"},
     {"stop", session_stop, METH_NOARGS, "stop() -> path of the final file, or None"},
     {"flush", session_flush, METH_NOARGS, "flush() -> True when the snapshot was written"},
     {"is_active", session_is_active, METH_NOARGS, "is_active() -> bool"},
