@@ -18,6 +18,8 @@
 #define CORE_TIMELINE_CHUNK 64u   /* records a thread reserves at a time */
 #define CORE_MAX_THREADS 65535u
 #define CORE_MAX_STACKS 256u      /* keyed span stacks per thread (see core_stack) */
+#define CORE_MAX_DEPTH 4096u      /* the largest max_depth a session may ask for */
+#define CORE_MAX_PATHS (1u << 20) /* the largest max_paths (a node is a page of memory) */
 
 typedef struct core_config {
     uint32_t max_depth;    /* spans deeper than this fold into their parent */

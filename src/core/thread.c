@@ -245,8 +245,12 @@ int core_begin_session(const core_config *cfg)
     core_cfg = *cfg;
     if (core_cfg.max_depth == 0)
         core_cfg.max_depth = 64;
+    if (core_cfg.max_depth > CORE_MAX_DEPTH)
+        core_cfg.max_depth = CORE_MAX_DEPTH;
     if (core_cfg.max_paths == 0)
         core_cfg.max_paths = 4096;
+    if (core_cfg.max_paths > CORE_MAX_PATHS)
+        core_cfg.max_paths = CORE_MAX_PATHS;
     if (core_cfg.max_counters == 0)
         core_cfg.max_counters = 1024;
     int rc = timeline_alloc(core_cfg.max_spans);
