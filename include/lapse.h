@@ -170,6 +170,24 @@ static inline void lapse_scope_end_(int *token)
             lapse_span_end_site_(&lapse_end_site_);        \
     } while (0)
 
+/* A span whose bytes read and written are measured at its own entry and exit
+ * (lapse_io_counters) and added to it as the counters io.read_chars,
+ * io.write_chars, io.read_bytes and io.write_bytes; two /proc reads a span, for
+ * spans that move data. Ends with the enclosing block. */
+typedef struct lapse_io_scope {
+    int token;
+    int measured;
+    uint64_t at_entry[4];
+} lapse_io_scope;
+LAPSE_API void lapse_io_scope_begin_(lapse_io_scope *scope, lapse_site *site);
+LAPSE_API void lapse_io_scope_end_(lapse_io_scope *scope);
+
+#define LAPSE_IO_SCOPE(name)                                                                 \
+    static lapse_site LAPSE_CAT_(lapse_io_site_, __LINE__) = {name, 0};                     \
+    lapse_io_scope LAPSE_CAT_(lapse_io_scope_, __LINE__)                                   \
+        __attribute__((cleanup(lapse_io_scope_end_))) = {0, 0, {0, 0, 0, 0}};               \
+    lapse_io_scope_begin_(&LAPSE_CAT_(lapse_io_scope_, __LINE__), &LAPSE_CAT_(lapse_io_site_, __LINE__))
+
 /* Adds n to the counter `name` of the innermost open span of this thread. */
 #define lapse_count(name, n)                                   \
     do {                                                       \

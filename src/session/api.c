@@ -91,3 +91,42 @@ __attribute__((constructor)) static void lapse_autostart(void)
     else
         session_mark_from_environment();
 }
+
+static uint32_t io_counter_id(unsigned which)
+{
+    static uint32_t ids[5];
+    static const char *const names[5] = {"io.read_chars", "io.write_chars", "io.read_bytes",
+                                          "io.write_bytes", "io.unreadable"};
+    uint32_t id = __atomic_load_n(&ids[which], __ATOMIC_RELAXED);
+    if (!id) {
+        id = lapse_intern(names[which]);
+        __atomic_store_n(&ids[which], id, __ATOMIC_RELAXED);
+    }
+    return id;
+}
+
+void lapse_io_scope_begin_(lapse_io_scope *scope, lapse_site *site)
+{
+    scope->token = 0;
+    scope->measured = 0;
+    if (!lapse_enabled_)
+        return;
+    scope->measured = lapse_io_counters(scope->at_entry) == 0;
+    scope->token = lapse_span_begin_site_(site);
+}
+
+void lapse_io_scope_end_(lapse_io_scope *scope)
+{
+    if (!scope->token)
+        return;
+    uint64_t at_exit[4];
+    if (scope->measured && lapse_io_counters(at_exit) == 0) {
+        for (unsigned i = 0; i < 4; i++)
+            lapse_count_id(io_counter_id(i), at_exit[i] > scope->at_entry[i]
+                                                 ? (int64_t)(at_exit[i] - scope->at_entry[i])
+                                                 : 0);
+    } else {
+        lapse_count_id(io_counter_id(4), 1); /* could not measure: nothing recorded */
+    }
+    lapse_span_end_token_(scope->token);
+}

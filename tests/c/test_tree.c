@@ -320,6 +320,31 @@ static void test_wait_share(void)
     store_file_free(&f);
 }
 
+/* LAPSE_IO_SCOPE: the bytes a span wrote, exactly, less lapse's own writes. */
+static void test_io_scope(void)
+{
+    start(0, 0, 0);
+    char path[512];
+    snprintf(path, sizeof path, "%s/io-test.bin", run_dir);
+    static char block[1 << 16];
+    memset(block, 7, sizeof block);
+    {
+        LAPSE_IO_SCOPE("save");
+        FILE *f = fopen(path, "wb");
+        for (int i = 0; i < 16; i++)
+            fwrite(block, 1, sizeof block, f);
+        fclose(f);
+        lapse_flush(); /* lapse's own write, inside the span: left out */
+    }
+    store_file f;
+    stop_and_read(&f);
+    int n = find(&f, 0, "save");
+    CHECK(n >= 0);
+    if (n >= 0)
+        CHECK_EQ_U64(counter(&f, n, "io.write_chars"), 16u << 16);
+    store_file_free(&f);
+}
+
 /* A child stack starts with its creator's open spans and never closes them. */
 static void test_inherited_stack(void)
 {
@@ -509,6 +534,7 @@ int main(void)
     test_sampled_spans();
     test_inherited_stack();
     test_wait_share();
+    test_io_scope();
     test_restart_is_fresh();
     test_stop_restores_the_process();
     test_fork_child_has_own_file();
