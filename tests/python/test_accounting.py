@@ -137,3 +137,20 @@ def test_phase_options_checked():
         lapse.phase("x", sample=0.5, sync=True)
     with pytest.raises(TypeError):
         lapse.phase(3)
+
+
+def test_wait_share_of_a_phase_that_sleeps_half_the_time(tmp_path, monkeypatch):
+    """The documented error of wait%: a phase that computes for 5 ms and sleeps for
+    5 ms reads about 50% off CPU (sampled every 1 ms here)."""
+    import time
+
+    monkeypatch.setenv("LAPSE_CPU_SAMPLE_MS", "1")
+    with Profiler(features=lapse.Feature.SPANS | lapse.Feature.CPU, run_dir=tmp_path) as p:
+        for _ in range(30):
+            with lapse.phase("half_asleep"):
+                end = time.perf_counter() + 0.005
+                while time.perf_counter() < end:
+                    pass
+                time.sleep(0.005)
+    wait = phases(report(p.file))["half_asleep"]["wait_share"]
+    assert wait is not None and 0.35 < wait < 0.65, wait
