@@ -94,9 +94,7 @@ class Profiler:
             if self.role is not None:
                 _lapse.set_role(self.role)
             self._file = _lapse.file_path()
-            self._active = True
-            _lapse.timing_enable()
-            self._install()
+            self._began()
             return self
         run_dir = self.run_dir
         if run_dir is None:
@@ -112,9 +110,7 @@ class Profiler:
             warnings.warn(f"{e} (profiling is off)", RuntimeWarning, stacklevel=2)
             self._file = None
             return self
-        self._active = True
-        _lapse.timing_enable()
-        self._install()
+        self._began()
         return self
 
     # ---- accounting API (phases and counts) ----
@@ -134,7 +130,14 @@ class Profiler:
         """The dotted path of the phases open here (this thread, this task)."""
         return _lapse.current()
 
-    def _install(self) -> None:
+    def _began(self) -> None:
+        """What follows a session's start, whether this Profiler started it or
+        adopted one the environment or a fork started."""
+        from ._processes import hook_multiprocessing
+
+        self._active = True
+        _lapse.timing_enable()
+        hook_multiprocessing()
         if self.strict_names:
             _names.strict = True
         if self.install:
