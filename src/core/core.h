@@ -133,8 +133,6 @@ extern uint64_t core_timeline_cursor;   /* next free record (atomic) */
 /* Starts a new generation with cfg: every thread starts from an empty tree.
  * Returns 0 or -ENOMEM (timeline buffer). */
 int core_begin_session(const core_config *cfg);
-/* Ends the generation; the data stays readable until the next begin. */
-void core_end_session(void);
 
 /* Hot path. begin returns a token (the depth after the push), 0 if nothing was
  * pushed. */

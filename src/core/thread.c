@@ -261,11 +261,6 @@ int core_begin_session(const core_config *cfg)
     return rc;
 }
 
-void core_end_session(void)
-{
-    /* nothing to free: the writer reads the data after the session ends */
-}
-
 void core_fork_prepare(void)
 {
     names_lock_for_fork();

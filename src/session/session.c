@@ -472,7 +472,6 @@ static void end_session(const char *reason)
     flusher_stop();
     int rc = session_write(1, reason);
     (void)rc;
-    core_end_session();
     if (S.opts.handle_signals)
         signals_restore();
     restore_env();
