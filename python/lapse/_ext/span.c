@@ -151,6 +151,8 @@ typedef struct {
     PyObject *dict;
     PyObject *weakrefs;
     vectorcallfunc vectorcall;
+    vectorcallfunc fn_vectorcall; /* fn's own, when fn is a plain function: called
+                                     directly (one lookup less per call) */
     uint32_t id;
 } SpanFunctionObject;
 
@@ -158,11 +160,15 @@ static PyObject *SpanFunction_vectorcall(PyObject *self, PyObject *const *args, 
                                          PyObject *kwnames)
 {
     SpanFunctionObject *f = (SpanFunctionObject *)self;
-    if (!lapse_enabled_)
+    if (!lapse_enabled_) {
+        if (f->fn_vectorcall)
+            return f->fn_vectorcall(f->fn, args, nargsf, kwnames);
         return PyObject_Vectorcall(f->fn, args, nargsf, kwnames);
+    }
     const void *key = current_key();
     int token = lapse_span_begin_keyed(key, f->id);
-    PyObject *result = PyObject_Vectorcall(f->fn, args, nargsf, kwnames);
+    PyObject *result = f->fn_vectorcall ? f->fn_vectorcall(f->fn, args, nargsf, kwnames)
+                                        : PyObject_Vectorcall(f->fn, args, nargsf, kwnames);
     lapse_span_end_keyed(key, token); /* on an exception too */
     return result;
 }
@@ -287,6 +293,7 @@ static PyObject *wrap_callable(PyObject *name, PyObject *fn)
     f->dict = NULL;
     f->weakrefs = NULL;
     f->vectorcall = SpanFunction_vectorcall;
+    f->fn_vectorcall = PyFunction_Check(fn) ? PyVectorcall_Function(fn) : NULL;
     f->id = id;
     PyObject_GC_Track(f);
     PyObject *done = PyObject_CallFunctionObjArgs(update_wrapper, (PyObject *)f, fn, NULL);
