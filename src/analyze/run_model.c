@@ -341,12 +341,17 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     w->role = dup_or_empty(mt->role);
     w->run_id = dup_or_empty(mt->run_id);
     w->end_reason = dup_or_empty(mt->end_reason);
-    if (!w->file || !w->host || !w->role || !w->run_id || !w->end_reason) {
+    w->launcher = dup_or_empty(mt->launcher);
+    w->job_id = dup_or_empty(mt->job_id);
+    if (!w->file || !w->host || !w->role || !w->run_id || !w->end_reason || !w->launcher ||
+        !w->job_id) {
         free(w->file);
         free(w->host);
         free(w->role);
         free(w->run_id);
         free(w->end_reason);
+        free(w->launcher);
+        free(w->job_id);
         return -ENOMEM;
     }
     w->role_index = role;
@@ -354,6 +359,7 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     w->ppid = mt->ppid;
     w->rank = mt->rank;
     w->world_size = mt->world_size;
+    w->local_rank = mt->local_rank;
     w->final = mt->final ? 1u : 0u;
     w->write_seq = mt->write_seq;
     w->start_real_ns = mt->start_real_ns;
@@ -581,7 +587,8 @@ static int on_this_host(const char *host)
     if (!host || gethostname(here, sizeof here) != 0)
         return 0;
     here[sizeof here - 1] = 0;
-    return strcmp(here, host) == 0;
+    const char *node = getenv("SLURMD_NODENAME"); /* what the writer names a SLURM node */
+    return strcmp(here, host) == 0 || (node && !strcmp(node, host));
 }
 
 int run_model_finish(run_model *m, const rm_options *opt)
@@ -741,6 +748,8 @@ void run_model_free(run_model *m)
         free(w->role);
         free(w->run_id);
         free(w->end_reason);
+        free(w->launcher);
+        free(w->job_id);
     }
     free(m->workers);
     for (uint32_t i = 0; i < m->unreadable_count; i++) {

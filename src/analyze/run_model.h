@@ -54,9 +54,9 @@ typedef struct rm_path {
 } rm_path;
 
 typedef struct rm_worker {
-    char *file, *host, *role, *run_id, *end_reason;
+    char *file, *host, *role, *run_id, *end_reason, *launcher, *job_id;
     uint32_t role_index;
-    int64_t pid, ppid, rank, world_size; /* rank, world_size: -1 when unknown */
+    int64_t pid, ppid, rank, world_size, local_rank; /* ranks, world_size: -1 when unknown */
     uint32_t final;
     uint64_t write_seq;
     uint64_t start_real_ns, written_real_ns;

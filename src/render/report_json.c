@@ -176,6 +176,12 @@ static void worker_json(json_out *j, const rm_worker *w)
         json_i64(j, "world_size", w->world_size);
     else
         json_null(j, "world_size");
+    if (w->local_rank >= 0)
+        json_i64(j, "local_rank", w->local_rank);
+    else
+        json_null(j, "local_rank");
+    json_str(j, "launcher", w->launcher);
+    json_str(j, "job_id", w->job_id);
     json_str(j, "run_id", w->run_id);
     json_bool(j, "final", (int)w->final);
     json_str(j, "end_reason", w->end_reason);
