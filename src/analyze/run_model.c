@@ -669,6 +669,18 @@ int run_model_finish(run_model *m, const rm_options *opt)
     return 0;
 }
 
+/* store_read_each's callback: one image of a file (a pack holds several). */
+static int add_image(void *ctx, const char *name, const store_file *f, const char *why)
+{
+    run_model *m = ctx;
+    if (!f)
+        return run_model_add_unreadable(m, name, why);
+    int rc = run_model_add(m, name, f);
+    if (rc == -EINVAL)
+        return run_model_add_unreadable(m, name, "malformed span tree");
+    return rc;
+}
+
 int run_model_load(const char *path, const rm_options *opt, run_model *m, char *err,
                    size_t errlen)
 {
@@ -696,21 +708,12 @@ int run_model_load(const char *path, const rm_options *opt, run_model *m, char *
     const store_attempt *at = &l.attempts[l.newest];
     m->single_file = at->file_count == 1 && !strcmp(at->files[0], at->dir);
     for (size_t i = 0; i < at->file_count; i++) {
-        store_file f;
         char why[512] = "";
-        if (store_read_file(at->files[i], STORE_READ_SKIP_SPANS, &f, why, sizeof why) != 0) {
-            if (run_model_add_unreadable(m, at->files[i], why))
-                goto fail;
-            continue;
-        }
-        int arc = run_model_add(m, at->files[i], &f);
-        store_file_free(&f);
-        if (arc == -EINVAL) {
-            if (run_model_add_unreadable(m, at->files[i], "malformed span tree"))
-                goto fail;
-        } else if (arc) {
+        int erc = store_read_each(at->files[i], STORE_READ_SKIP_SPANS, add_image, m, why, sizeof why);
+        if (erc == -ENOMEM)
             goto fail;
-        }
+        if (erc && run_model_add_unreadable(m, at->files[i], why))
+            goto fail;
     }
     rc = run_model_finish(m, opt);
     if (rc)

@@ -595,6 +595,18 @@ int lapse_start(const lapse_options *options)
 
 void session_mark_from_environment(void) { S.inherited = 1; }
 
+void session_set_rank(int64_t rank, int64_t world_size)
+{
+    pthread_mutex_lock(&S.write_mu);
+    S.rank = rank;
+    S.world_size = world_size;
+    if (!S.launcher || !*S.launcher)
+        S.launcher = "mpi";
+    pthread_mutex_unlock(&S.write_mu);
+}
+
+const char *session_run_id(void) { return S.active ? S.run_id : ""; }
+
 int lapse_adopt_environment_session(void)
 {
     if (!S.active || !S.inherited)
