@@ -127,8 +127,10 @@ class Worker:
     ``state`` says what can be said about how it ended: ``"final"`` (it wrote its
     final file at stop, exit or a terminating signal, named by ``end_reason``),
     ``"stopped_early"``, ``"gone"``, ``"running"`` or ``"ended_unseen"`` (see
-    docs/report.md; derived when the profile was loaded). ``rank`` and
-    ``world_size`` are ``None`` when the launcher did not say.
+    docs/report.md; derived when the profile was loaded). ``rank``,
+    ``world_size`` and ``local_rank`` are ``None`` when the launcher did not say;
+    ``launcher`` names the one that did (``"openmpi"``, ``"torchrun"``, ``"slurm"``,
+    ...; docs/format.md), ``job_id`` is the scheduler's job ("" when none).
     """
 
     file: str
@@ -138,6 +140,9 @@ class Worker:
     role: str
     rank: int | None
     world_size: int | None
+    local_rank: int | None
+    launcher: str
+    job_id: str
     run_id: str
     final: bool
     end_reason: str
@@ -306,7 +311,7 @@ def _path_stats(role: str, ph: Mapping[str, Any]) -> PathStats:
     )
 
 
-_WORKER_DEFAULTS: dict[str, Any] = {"rank": None, "world_size": None}
+_WORKER_DEFAULTS: dict[str, Any] = {"rank": None, "world_size": None, "local_rank": None}
 
 
 def _worker(w: Mapping[str, Any]) -> Worker:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import pathlib
 import shutil
 import subprocess
@@ -14,6 +15,7 @@ import textwrap
 
 import pytest
 
+import lapse
 from conftest import lapse_command, phases, report
 
 # tests/python/run.sh installs torch where its CPU build is at hand (CPython 3.11)
@@ -84,7 +86,8 @@ def launch_env() -> dict[str, str]:
 def run_launch(args: list[str], timeout: float) -> list[str]:
     r = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=launch_env())
     assert r.returncode == 0, f"{args[0]} failed ({r.returncode}):\n{r.stdout}\n{r.stderr[-4000:]}"
-    lines = sorted(l for l in r.stdout.splitlines() if l.startswith("rank "))
+    # the launcher forwards the ranks' output: lines of two ranks may run together
+    lines = sorted(re.findall(r"rank \d+ of \d+ sum \d+ ", r.stdout))
     assert len(lines) == RANKS, r.stdout
     return lines
 
@@ -127,6 +130,9 @@ def test_mpirun_mpi4py_is_one_report(tmp_path):
         (RANKS, 1, 0, 0, 0), a
     compute = got["step/compute"]["across_ranks"]
     assert compute["entered"] == RANKS and compute["slowest_rank"] == RANKS - 1, compute
+    run = lapse.load_run(runs)
+    assert sorted(w.rank for w in run.workers) == list(range(RANKS))
+    assert {(w.launcher, w.world_size) for w in run.workers} == {("openmpi", RANKS)}
 
     text = subprocess.run([lapse_command(), "report", str(runs)], capture_output=True, text=True,
                           timeout=60, check=True).stdout
@@ -161,6 +167,10 @@ def test_torchrun_gloo_is_one_report(tmp_path):
     doc = report(runs)
     got = check_ranks(doc, "trainer", "torchrun")
     assert sorted(w["local_rank"] for w in doc["workers"]) == list(range(RANKS))
+    run = lapse.load_run(runs)  # the same, as a test assertion would read it
+    assert sorted((w.rank, w.local_rank, w.world_size) for w in run.workers) == \
+        [(r, r, RANKS) for r in range(RANKS)]
+    assert {w.launcher for w in run.workers} == {"torchrun"}
     assert got["step/all_reduce"]["calls"] == RANKS * ITERATIONS
     assert got["step/forward"]["calls"] == RANKS * ITERATIONS
     log = got["step/log"]["across_ranks"]
