@@ -5,7 +5,8 @@
  * one pack at MPI_Finalize).
  *
  * usage: mpi_ranks [ITERATIONS [SLEEP_US]]
- * Each iteration: step > compute (sleep SLEEP_US x (rank + 1)), step > allreduce,
+ * Each iteration: step > compute (sleep SLEEP_US x (1 + 3 rank): the ranks far apart
+ * in time, even on a loaded machine), step > allreduce,
  * and step > checkpoint on rank 0 only, step > odd on odd ranks only.
  * Prints "rank R of N pid P sum S" (S: the allreduce's sum, size*(size-1)/2). */
 #include "lapse.h"
@@ -38,7 +39,7 @@ int main(int argc, char **argv)
         LAPSE_SCOPE("step");
         {
             LAPSE_SCOPE("compute");
-            sleep_us(sleep * (rank + 1));
+            sleep_us(sleep * (1 + 3 * rank));
         }
         if (rank == 0) {
             LAPSE_SCOPE("checkpoint");

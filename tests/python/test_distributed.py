@@ -37,7 +37,7 @@ MPI_PROGRAM = textwrap.dedent("""
         for _ in range(iterations):
             with span("step"):
                 with span("compute"):
-                    time.sleep(0.002 * (rank + 1))
+                    time.sleep(0.002 * (1 + 3 * rank))  # ranks far apart in time
                 if rank == 0:
                     with span("save"):
                         time.sleep(0.001)
@@ -59,7 +59,7 @@ TORCH_PROGRAM = textwrap.dedent("""
         for _ in range(iterations):
             with span("step"):
                 with span("forward"):
-                    time.sleep(0.002 * (rank + 1))
+                    time.sleep(0.002 * (1 + 3 * rank))
                 t = torch.ones(4) * rank
                 with span("all_reduce"):
                     dist.all_reduce(t)
