@@ -245,11 +245,12 @@ def test_mpirun_c_program_is_one_run(lapse, tmp_path):
     check_mpi_report(lapse, runs)
 
 
-def test_liblapse_mpi_gathers_one_pack(lapse, tmp_path):
-    """Linked with liblapse_mpi and no LAPSE_PROFILE: sessions start at MPI_Init, and
-    at MPI_Finalize rank 0 writes one file holding every rank."""
+@pytest.mark.parametrize("init", ["MPI_Init", "MPI_Init_thread"])
+def test_liblapse_mpi_gathers_one_pack(lapse, tmp_path, init):
+    """Linked with liblapse_mpi and no LAPSE_PROFILE: sessions start at MPI_Init (or
+    MPI_Init_thread), and at MPI_Finalize rank 0 writes one file holding every rank."""
     runs = tmp_path / "runs"
-    env = job_env(runs)
+    env = job_env(runs, MPI_RANKS_INIT_THREAD="1" if init == "MPI_Init_thread" else "0")
     del env["LAPSE_PROFILE"]
     run_mpi(lapse, "mpi_ranks_packed", env)
     files = list(runs.glob("*/*/*.lapse"))
@@ -263,6 +264,16 @@ def test_liblapse_mpi_gathers_one_pack(lapse, tmp_path):
     trace = json.loads(out.read_text())
     pids = {e["pid"] for e in trace["traceEvents"] if e.get("ph") == "X"}
     assert len(pids) == 4, pids
+
+
+def test_liblapse_mpi_with_an_environment_session(lapse, tmp_path):
+    """LAPSE_PROFILE=1 started each rank's session before MPI_Init: liblapse_mpi keeps
+    it, gives it MPI's rank, and still gathers one pack."""
+    runs = tmp_path / "runs"
+    run_mpi(lapse, "mpi_ranks_packed", job_env(runs))
+    files = list(runs.glob("*/*/*.lapse"))
+    assert len(files) == 1 and files[0].name.startswith("mpi-ranks-"), files
+    check_mpi_report(lapse, runs)
 
 
 def test_liblapse_mpi_gather_off_keeps_rank_files(lapse, tmp_path):

@@ -8,13 +8,15 @@
  * Each iteration: step > compute (sleep SLEEP_US x (1 + 3 rank): the ranks far apart
  * in time, even on a loaded machine), step > allreduce,
  * and step > checkpoint on rank 0 only, step > odd on odd ranks only.
- * Prints "rank R of N pid P sum S" (S: the allreduce's sum, size*(size-1)/2). */
+ * Prints "rank R of N pid P sum S" (S: the allreduce's sum, size*(size-1)/2).
+ * MPI_RANKS_INIT_THREAD=1 starts MPI with MPI_Init_thread (MPI_THREAD_MULTIPLE). */
 #include "lapse.h"
 
 #include <errno.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,8 +31,14 @@ int main(int argc, char **argv)
 {
     int iterations = argc > 1 ? atoi(argv[1]) : 5;
     long sleep = argc > 2 ? atol(argv[2]) : 2000;
-    if (MPI_Init(&argc, &argv) != MPI_SUCCESS)
+    const char *init_thread = getenv("MPI_RANKS_INIT_THREAD");
+    if (init_thread && !strcmp(init_thread, "1")) {
+        int provided;
+        if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
+            return 2;
+    } else if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
         return 2;
+    }
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
