@@ -90,6 +90,29 @@ static void launchers_of(const run_model *m, char *buf, size_t n)
     }
 }
 
+uint32_t report_missing_ranks(const run_model *m, int64_t *out, uint32_t max, int64_t *world)
+{
+    int differ;
+    *world = world_size_of(m, &differ);
+    int64_t *ranks = malloc((m->worker_count ? m->worker_count : 1u) * sizeof *ranks);
+    if (!ranks || differ || *world < 0) {
+        free(ranks);
+        return 0;
+    }
+    uint32_t n = ranks_on(m, NULL, ranks), missing = 0, at = 0;
+    for (int64_t r = 0; r < *world; r++) {
+        while (at < n && ranks[at] < r)
+            at++;
+        if (at < n && ranks[at] == r)
+            continue;
+        if (missing < max)
+            out[missing] = r;
+        missing++;
+    }
+    free(ranks);
+    return missing;
+}
+
 void report_ranks_header(FILE *out, const run_model *m)
 {
     int64_t *ranks = malloc((m->worker_count ? m->worker_count : 1u) * sizeof *ranks);
@@ -122,24 +145,12 @@ void report_ranks_header(FILE *out, const run_model *m)
         fprintf(out, "%s %s %s", shown > 1 ? ";" : "", m->hosts[h], report_fmt_ranks(list, sizeof list, ranks, k));
     }
     fputc('\n', out);
-    if (ws > (int64_t)n && !differ) {
-        /* ranks of the world that left no file */
-        n = ranks_on(m, NULL, ranks);
-        uint32_t missing = (uint32_t)(ws - (int64_t)n);
-        int64_t *gone = malloc(missing * sizeof *gone);
-        if (gone) {
-            uint32_t g = 0, at = 0;
-            for (int64_t r = 0; r < ws && g < missing; r++) {
-                while (at < n && ranks[at] < r)
-                    at++;
-                if (at >= n || ranks[at] != r)
-                    gone[g++] = r;
-            }
-            fprintf(out, "Missing ranks: %s (of world size %lld, no readable file)\n",
-                    report_fmt_ranks(list, sizeof list, gone, g), (long long)ws);
-            free(gone);
-        }
-    }
+    int64_t gone[64], world;
+    uint32_t missing = report_missing_ranks(m, gone, 64, &world);
+    if (missing)
+        fprintf(out, "Missing ranks: %s%s (of world size %lld, no readable file)\n",
+                report_fmt_ranks(list, sizeof list, gone, missing < 64 ? missing : 64),
+                missing > 64 ? ",..." : "", (long long)world);
     free(ranks);
 }
 
@@ -230,14 +241,14 @@ void report_ranks_json_run(json_out *j, const run_model *m)
         json_null(j, "world_size");
     json_str(j, "launchers", launchers);
     json_begin_array(j, "missing");
-    if (ws > (int64_t)n && !differ) {
-        uint32_t at = 0;
-        for (int64_t r = 0; r < ws; r++) {
-            while (at < n && ranks[at] < r)
-                at++;
-            if (at >= n || ranks[at] != r)
-                json_i64(j, NULL, r);
-        }
+    int64_t world;
+    uint32_t missing = report_missing_ranks(m, NULL, 0, &world);
+    int64_t *gone = missing ? malloc(missing * sizeof *gone) : NULL;
+    if (gone) {
+        report_missing_ranks(m, gone, missing, &world);
+        for (uint32_t i = 0; i < missing; i++)
+            json_i64(j, NULL, gone[i]);
+        free(gone);
     }
     json_end_array(j);
     json_begin_object(j, "by_host");

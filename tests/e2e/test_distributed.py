@@ -60,6 +60,7 @@ def test_slurm_step_is_one_run(lapse, tmp_path):
     assert sorted(p.name for p in runs.iterdir()) == ["slurm-4242.3"]
 
     doc = lapse.report_json(runs)
+    assert not [c for c in doc["caveats"] if c["kind"] == "missing_ranks"], doc["caveats"]
     assert doc["run"]["id"] == "slurm-4242.3"
     assert doc["run"]["processes"] == 4 and doc["run"]["run_ids"] == 1
     assert doc["run"]["hosts"] == ["node01", "node02"]
@@ -99,6 +100,10 @@ def test_missing_rank_is_named(lapse, tmp_path):
     assert doc["run"]["ranks"]["missing"] == [2]
     text = lapse.run("report", runs, check=True).stdout
     assert "Missing ranks: 2 (of world size 4, no readable file)" in text, text
+    caveats = [c for c in doc["caveats"] if c["kind"] == "missing_ranks"]
+    assert len(caveats) == 1 and caveats[0]["count"] == 1, doc["caveats"]
+    assert "rank 2 " in caveats[0]["message"], caveats
+    assert "missing_ranks" in text.split("CAVEATS", 1)[1], text
 
 
 def test_two_steps_are_two_runs(lapse, tmp_path):
