@@ -416,14 +416,14 @@ static void fix_pack_checksums(uint8_t *d, size_t len)
     set_le(d + 28, crc32_ieee(d, 28), 4);
 }
 
-/* A pack of 1-3 inputs of the pool, as liblapse_mpi writes them. */
+/* A pack of 1-3 of the generated files (never of a pack), as liblapse_mpi writes them. */
 static void make_pack(bytes_out *out)
 {
     const uint8_t *images[3];
     size_t lens[3];
     uint32_t n = 1 + (uint32_t)below(3);
     for (uint32_t i = 0; i < n; i++) {
-        const input *in = &pool[below(pool_count)];
+        const input *in = &pool[below(pool_count < SEEDS ? pool_count : SEEDS)];
         images[i] = in->data;
         lens[i] = in->len;
     }
