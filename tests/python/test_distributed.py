@@ -16,6 +16,7 @@ import textwrap
 import pytest
 
 import lapse
+from lapse.profile import RankSpread
 from conftest import lapse_command, phases, report
 
 # tests/python/run.sh installs torch where its CPU build is at hand (CPython 3.11)
@@ -154,6 +155,9 @@ def test_mpirun_mpi4py_is_one_report(tmp_path):
     # every phase's figures against each rank's own file, read on its own
     for path, phase in got.items():
         check_spread(path, phase["across_ranks"], per_rank_totals(doc))
+    stats = lapse.Profile.load(runs).stats()  # the same figures, in Python
+    assert stats["step.save"].across_ranks == RankSpread(**a)
+    assert stats["step.save"].across_ranks.entered == 1
     run = lapse.load_run(runs)
     assert sorted(w.rank for w in run.workers) == list(range(RANKS))
     assert {(w.launcher, w.world_size) for w in run.workers} == {("openmpi", RANKS)}
