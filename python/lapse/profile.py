@@ -58,6 +58,28 @@ _SUFFIX = ".lapse"
 
 
 @dataclass(frozen=True)
+class RankSpread:
+    """How a path's per-rank total time spreads over the ranks of its role.
+
+    ``ranks`` is n, the role's ranks; ``entered`` is k, the ranks with time in the
+    path. ``min_ns``, ``median_ns`` and ``max_ns`` are over all n ranks' totals (the
+    processes of one rank added), a rank that never entered the path counting as 0;
+    ``slowest_rank`` is the rank of ``max_ns`` (None when no rank entered).
+    """
+
+    ranks: int
+    entered: int
+    min_ns: int
+    median_ns: int
+    max_ns: int
+    slowest_rank: int | None
+
+    def __str__(self) -> str:
+        return (f"min {self.min_ns} ns, median {self.median_ns} ns, max {self.max_ns} ns "
+                f"(rank {self.slowest_rank}), in {self.entered}/{self.ranks} ranks")
+
+
+@dataclass(frozen=True)
 class PathStats:
     """One span path of one role, merged over every thread and process of the role.
 
@@ -81,6 +103,8 @@ class PathStats:
         sample_stride: for a path recorded from a sampled phase, the stride (1 entry
             in sample_stride measured and scaled up); None when measured.
         self_estimated: its self time includes estimates (its own, or a child's).
+        across_ranks: a ``RankSpread`` when the role's processes have ranks (an MPI,
+            torchrun or SLURM job), else None.
     """
 
     role: str
@@ -102,6 +126,7 @@ class PathStats:
     counters: Mapping[str, int] = field(hash=False)
     sample_stride: int | None = None
     self_estimated: bool = False
+    across_ranks: RankSpread | None = None
 
     @property
     def estimated(self) -> bool:
@@ -127,8 +152,10 @@ class Worker:
     ``state`` says what can be said about how it ended: ``"final"`` (it wrote its
     final file at stop, exit or a terminating signal, named by ``end_reason``),
     ``"stopped_early"``, ``"gone"``, ``"running"`` or ``"ended_unseen"`` (see
-    docs/report.md; derived when the profile was loaded). ``rank`` and
-    ``world_size`` are ``None`` when the launcher did not say.
+    docs/report.md; derived when the profile was loaded). ``rank``,
+    ``world_size`` and ``local_rank`` are ``None`` when the launcher did not say;
+    ``launcher`` names the one that did (``"openmpi"``, ``"torchrun"``, ``"slurm"``,
+    ...; docs/format.md), ``job_id`` is the scheduler's job ("" when none).
     """
 
     file: str
@@ -138,6 +165,9 @@ class Worker:
     role: str
     rank: int | None
     world_size: int | None
+    local_rank: int | None
+    launcher: str
+    job_id: str
     run_id: str
     final: bool
     end_reason: str
@@ -303,10 +333,11 @@ def _path_stats(role: str, ph: Mapping[str, Any]) -> PathStats:
         counters=MappingProxyType(counters),
         sample_stride=ph.get("sample_stride"),
         self_estimated=bool(ph.get("self_estimated", False)),
+        across_ranks=RankSpread(**ph["across_ranks"]) if ph.get("across_ranks") else None,
     )
 
 
-_WORKER_DEFAULTS: dict[str, Any] = {"rank": None, "world_size": None}
+_WORKER_DEFAULTS: dict[str, Any] = {"rank": None, "world_size": None, "local_rank": None}
 
 
 def _worker(w: Mapping[str, Any]) -> Worker:

@@ -30,6 +30,7 @@ typedef struct rm_index {
     str_map strings;
     u64_map paths;    /* (parent << 32 | name) -> path */
     u64_map counters; /* (path << 32 | name) -> counter */
+    u64_map rank_totals; /* (path << 32 | rank) -> rank total */
 } rm_index;
 
 static inline uint32_t mix64(uint64_t k, uint32_t mask)
@@ -109,6 +110,7 @@ static void index_free(rm_index *ix)
     free(ix->strings.ids);
     u64_map_free(&ix->paths);
     u64_map_free(&ix->counters);
+    u64_map_free(&ix->rank_totals);
     free(ix);
 }
 
@@ -187,7 +189,8 @@ static rm_index *index_of(run_model *m)
     if (!ix)
         return NULL;
     m->index = ix;
-    if (u64_map_grow(&ix->paths) || u64_map_grow(&ix->counters) || intern(m, ix, "") != 0) {
+    if (u64_map_grow(&ix->paths) || u64_map_grow(&ix->counters) || u64_map_grow(&ix->rank_totals) ||
+        intern(m, ix, "") != 0) {
         index_free(ix);
         m->index = NULL;
         return NULL;
@@ -210,6 +213,7 @@ static uint32_t new_path(run_model *m, uint32_t parent, uint32_t name, uint32_t 
     p->depth = parent == RM_NONE ? 0 : m->paths[parent].depth + 1u;
     p->last_worker = RM_NONE;
     p->first_counter = RM_NONE;
+    p->first_rank_total = RM_NONE;
     return idx;
 }
 
@@ -286,6 +290,40 @@ static int add_counter(run_model *m, rm_index *ix, uint32_t path, uint32_t name,
     return 0;
 }
 
+/* Adds one process's total of a path to its rank's. */
+static int add_rank_total(run_model *m, rm_index *ix, uint32_t path, int64_t rank, uint64_t calls,
+                          uint64_t total_ns)
+{
+    if (rank < 0 || rank >= (int64_t)RM_NONE)
+        return 0; /* no rank (or none a key can hold): in no cross-rank figure */
+    u64_map *rm = &ix->rank_totals;
+    if ((rm->used + 1u) * 2u > rm->mask + 1u && u64_map_grow(rm))
+        return -ENOMEM;
+    uint64_t key = ((uint64_t)path << 32) | (uint64_t)rank;
+    int found;
+    uint32_t slot = u64_map_slot(rm, key, &found);
+    if (!found) {
+        if (GROW(m, rank_totals, rank_total_count, rank_total_cap))
+            return -ENOMEM;
+        uint32_t idx = m->rank_total_count++;
+        rm_rank_total *t = &m->rank_totals[idx];
+        memset(t, 0, sizeof *t);
+        t->path = path;
+        t->rank = rank;
+        t->next = m->paths[path].first_rank_total;
+        m->paths[path].first_rank_total = idx;
+        rm->keys[slot] = key;
+        rm->vals[slot] = idx;
+        rm->used++;
+    }
+    rm_rank_total *t = &m->rank_totals[rm->vals[slot]];
+    t->calls += calls;
+    t->total_ns += total_ns;
+    if (t->total_ns < total_ns)
+        t->total_ns = UINT64_MAX;
+    return 0;
+}
+
 static char *dup_or_empty(const char *s)
 {
     return strdup(s ? s : "");
@@ -341,12 +379,17 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     w->role = dup_or_empty(mt->role);
     w->run_id = dup_or_empty(mt->run_id);
     w->end_reason = dup_or_empty(mt->end_reason);
-    if (!w->file || !w->host || !w->role || !w->run_id || !w->end_reason) {
+    w->launcher = dup_or_empty(mt->launcher);
+    w->job_id = dup_or_empty(mt->job_id);
+    if (!w->file || !w->host || !w->role || !w->run_id || !w->end_reason || !w->launcher ||
+        !w->job_id) {
         free(w->file);
         free(w->host);
         free(w->role);
         free(w->run_id);
         free(w->end_reason);
+        free(w->launcher);
+        free(w->job_id);
         return -ENOMEM;
     }
     w->role_index = role;
@@ -354,6 +397,7 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     w->ppid = mt->ppid;
     w->rank = mt->rank;
     w->world_size = mt->world_size;
+    w->local_rank = mt->local_rank;
     w->final = mt->final ? 1u : 0u;
     w->write_seq = mt->write_seq;
     w->start_real_ns = mt->start_real_ns;
@@ -433,6 +477,10 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
         mp->child_estimated |= n->child_estimated;
         mp->sampled_wall_ns = sat_add(mp->sampled_wall_ns, n->sampled_wall_ns);
         mp->sampled_cpu_ns = sat_add(mp->sampled_cpu_ns, n->sampled_cpu_ns);
+        if (p != m->roles[role].root &&
+            add_rank_total(m, ix, p, mt->rank, n->parent < 0 ? 0 : n->calls,
+                           n->parent < 0 ? n->child_ns : n->total_ns))
+            goto out;
     }
     for (uint32_t i = 0; i < f->counter_count; i++) {
         const store_counter *c = &f->counters[i];
@@ -567,6 +615,42 @@ static int build_hosts(run_model *m)
     return 0;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The distinct ranks of role r's processes, ascending, and how many have none. */
+static int collect_ranks(run_model *m, uint32_t r)
+{
+    rm_role *role = &m->roles[r];
+    free(role->ranks);
+    role->ranks = NULL;
+    role->rank_count = role->unranked = 0;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->worker_count; i++)
+        if (m->workers[i].role_index == r)
+            n += rm_has_rank(&m->workers[i]);
+    role->unranked = role->processes - n;
+    if (!n)
+        return 0;
+    role->ranks = malloc(n * sizeof *role->ranks);
+    if (!role->ranks)
+        return -ENOMEM;
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < m->worker_count; i++)
+        if (m->workers[i].role_index == r && rm_has_rank(&m->workers[i]))
+            role->ranks[k++] = m->workers[i].rank;
+    qsort(role->ranks, n, sizeof *role->ranks, cmp_i64);
+    k = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (k == 0 || role->ranks[k - 1] != role->ranks[i])
+            role->ranks[k++] = role->ranks[i];
+    role->rank_count = k;
+    return 0;
+}
+
 static uint64_t now_real_ns(void)
 {
     struct timespec ts;
@@ -581,7 +665,8 @@ static int on_this_host(const char *host)
     if (!host || gethostname(here, sizeof here) != 0)
         return 0;
     here[sizeof here - 1] = 0;
-    return strcmp(here, host) == 0;
+    const char *node = getenv("SLURMD_NODENAME"); /* what the writer names a SLURM node */
+    return strcmp(here, host) == 0 || (node && !strcmp(node, host));
 }
 
 int run_model_finish(run_model *m, const rm_options *opt)
@@ -639,6 +724,9 @@ int run_model_finish(run_model *m, const rm_options *opt)
         }
         double mean = role->processes ? (double)role->busy_ns / role->processes : 0.0;
         role->imbalance = mean > 0.0 ? (double)role->busy_max_ns / mean : 0.0;
+        rc = collect_ranks(m, r);
+        if (rc)
+            return rc;
     }
 
     for (uint32_t i = 0; i < m->worker_count; i++) {
@@ -660,6 +748,18 @@ int run_model_finish(run_model *m, const rm_options *opt)
             w->state = RM_RUNNING;
     }
     return 0;
+}
+
+/* store_read_each's callback: one image of a file (a pack holds several). */
+static int add_image(void *ctx, const char *name, const store_file *f, const char *why)
+{
+    run_model *m = ctx;
+    if (!f)
+        return run_model_add_unreadable(m, name, why);
+    int rc = run_model_add(m, name, f);
+    if (rc == -EINVAL)
+        return run_model_add_unreadable(m, name, "malformed span tree");
+    return rc;
 }
 
 int run_model_load(const char *path, const rm_options *opt, run_model *m, char *err,
@@ -689,21 +789,12 @@ int run_model_load(const char *path, const rm_options *opt, run_model *m, char *
     const store_attempt *at = &l.attempts[l.newest];
     m->single_file = at->file_count == 1 && !strcmp(at->files[0], at->dir);
     for (size_t i = 0; i < at->file_count; i++) {
-        store_file f;
         char why[512] = "";
-        if (store_read_file(at->files[i], STORE_READ_SKIP_SPANS, &f, why, sizeof why) != 0) {
-            if (run_model_add_unreadable(m, at->files[i], why))
-                goto fail;
-            continue;
-        }
-        int arc = run_model_add(m, at->files[i], &f);
-        store_file_free(&f);
-        if (arc == -EINVAL) {
-            if (run_model_add_unreadable(m, at->files[i], "malformed span tree"))
-                goto fail;
-        } else if (arc) {
+        int erc = store_read_each(at->files[i], STORE_READ_SKIP_SPANS, add_image, m, why, sizeof why);
+        if (erc == -ENOMEM)
             goto fail;
-        }
+        if (erc && run_model_add_unreadable(m, at->files[i], why))
+            goto fail;
     }
     rc = run_model_finish(m, opt);
     if (rc)
@@ -731,8 +822,11 @@ void run_model_free(run_model *m)
     }
     free(m->paths);
     free(m->counters);
-    for (uint32_t i = 0; i < m->role_count; i++)
+    for (uint32_t i = 0; i < m->role_count; i++) {
         free(m->roles[i].name);
+        free(m->roles[i].ranks);
+    }
+    free(m->rank_totals);
     free(m->roles);
     for (uint32_t i = 0; i < m->worker_count; i++) {
         rm_worker *w = &m->workers[i];
@@ -741,6 +835,8 @@ void run_model_free(run_model *m)
         free(w->role);
         free(w->run_id);
         free(w->end_reason);
+        free(w->launcher);
+        free(w->job_id);
     }
     free(m->workers);
     for (uint32_t i = 0; i < m->unreadable_count; i++) {

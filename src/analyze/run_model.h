@@ -34,6 +34,15 @@ typedef struct rm_counter {
     uint64_t updates;
 } rm_counter;
 
+/* The total of one path in one rank (the processes of a role that share a rank are
+ * added together). */
+typedef struct rm_rank_total {
+    uint32_t path;
+    uint32_t next;  /* next entry of the same path, RM_NONE at the end */
+    int64_t rank;
+    uint64_t calls, total_ns;
+} rm_rank_total;
+
 typedef struct rm_path {
     uint32_t parent; /* RM_NONE for a role root */
     uint32_t name;   /* string id; 0 ("") for a role root */
@@ -48,15 +57,16 @@ typedef struct rm_path {
     uint32_t in_processes;   /* processes of the role in which it completed a call */
     uint32_t last_worker;    /* loading only */
     uint32_t first_counter;  /* RM_NONE when none */
+    uint32_t first_rank_total; /* RM_NONE when no process with a rank recorded it */
     char *path;              /* names joined with "/" ("" for a role root); beyond
                                 RM_PATH_SHOWN bytes "..." and the end */
     hist_window hist;        /* per-call wall time, ns */
 } rm_path;
 
 typedef struct rm_worker {
-    char *file, *host, *role, *run_id, *end_reason;
+    char *file, *host, *role, *run_id, *end_reason, *launcher, *job_id;
     uint32_t role_index;
-    int64_t pid, ppid, rank, world_size; /* rank, world_size: -1 when unknown */
+    int64_t pid, ppid, rank, world_size, local_rank; /* ranks, world_size: -1 when unknown */
     uint32_t final;
     uint64_t write_seq;
     uint64_t start_real_ns, written_real_ns;
@@ -82,6 +92,9 @@ typedef struct rm_role {
     uint64_t busy_max_ns, busy_min_ns;
     uint32_t busy_max_worker; /* worker index */
     double imbalance;     /* max / mean of per-process busy time; 0 when no busy time */
+    int64_t *ranks;       /* distinct ranks of its processes, ascending (NULL when none) */
+    uint32_t rank_count;
+    uint32_t unranked;    /* its processes without a rank */
 } rm_role;
 
 typedef struct rm_unreadable {
@@ -111,6 +124,8 @@ typedef struct run_model {
     uint32_t path_count, path_cap;
     rm_counter *counters;
     uint32_t counter_count, counter_cap;
+    rm_rank_total *rank_totals;
+    uint32_t rank_total_count, rank_total_cap;
     rm_role *roles; /* sorted by name after loading */
     uint32_t role_count, role_cap;
     rm_worker *workers;
@@ -147,6 +162,9 @@ int run_model_add_unreadable(run_model *m, const char *file, const char *reason)
 /* After the last add: sorts roles, builds path strings, hosts, per-role busy
  * statistics and worker staleness. 0 or -ENOMEM. */
 int run_model_finish(run_model *m, const rm_options *opt);
+
+/* Whether a worker takes part in cross-rank figures (a rank a key can hold). */
+static inline int rm_has_rank(const rm_worker *w) { return w->rank >= 0 && w->rank < (int64_t)RM_NONE; }
 
 /* The name of a string id. */
 static inline const char *rm_str(const run_model *m, uint32_t id) { return m->strings[id]; }

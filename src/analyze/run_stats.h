@@ -4,6 +4,7 @@
 #ifndef LAPSE_ANALYZE_RUN_STATS_H
 #define LAPSE_ANALYZE_RUN_STATS_H
 
+#include "rank_spread.h"
 #include "run_model.h"
 
 typedef struct rs_phase {
@@ -13,6 +14,8 @@ typedef struct rs_phase {
     double share_of_busy; /* total / the role's busy time; -1 when the role has none */
     double wait_share;    /* estimated share of its wall time off CPU (1 - sampled cpu /
                              sampled wall); -1 when the CPU sampler saw none of it */
+    rank_spread across_ranks; /* per-rank total time over the role's ranks; ranks == 0
+                                 when the role's processes have no rank */
 } rs_phase;
 
 typedef struct rs_role {

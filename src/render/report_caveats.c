@@ -1,4 +1,5 @@
 #include "report_caveats.h"
+#include "report_ranks.h"
 
 #include "format.h"
 
@@ -270,6 +271,21 @@ size_t report_caveats(const run_model *m, report_caveat_fn fn, void *ctx)
             fmt_count(a, sizeof a, n), procs, m->worker_count);
         name_workers(e, m, w_counters, 4);
         add(e, ")");
+        emit(e, &cv);
+    }
+
+    int64_t gone[8], world;
+    uint32_t missing = report_missing_ranks(m, gone, 8, &world);
+    if (missing) {
+        report_caveat cv = {.kind = "missing_ranks", .count = missing};
+        char list[128];
+        e->msg[0] = 0;
+        add(e, "%u of the %lld ranks of the world left no readable file: rank%s %s%s (died before "
+               "their first write, wrote elsewhere, or their file is unreadable); every "
+               "cross-rank figure is over the ranks that did",
+            missing, (long long)world, missing == 1 ? "" : "s",
+            report_fmt_ranks(list, sizeof list, gone, missing < 8 ? missing : 8),
+            missing > 8 ? ",..." : "");
         emit(e, &cv);
     }
 

@@ -3,6 +3,7 @@
 
 #include "json_out.h"
 #include "report_caveats.h"
+#include "report_ranks.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -102,6 +103,7 @@ static void phase_json(json_out *j, const run_model *m, const rs_phase *ph)
     else
         json_null(j, "wait_share");
     json_u64(j, "wait_sampled_ns", p->sampled_wall_ns);
+    report_ranks_json_phase(j, ph);
     json_begin_array(j, "counters");
     counters_json(j, m, p, 1);
     json_end_array(j);
@@ -131,6 +133,15 @@ static void role_json(json_out *j, const run_model *m, const run_stats *s, uint3
         json_i64(j, "busy_max_pid", m->workers[role->busy_max_worker].pid);
     else
         json_null(j, "busy_max_pid");
+    if (role->busy_max_worker != RM_NONE && rm_has_rank(&m->workers[role->busy_max_worker]))
+        json_i64(j, "busy_max_rank", m->workers[role->busy_max_worker].rank);
+    else
+        json_null(j, "busy_max_rank");
+    json_begin_array(j, "ranks");
+    for (uint32_t i = 0; i < role->rank_count; i++)
+        json_i64(j, NULL, role->ranks[i]);
+    json_end_array(j);
+    json_u64(j, "unranked_processes", role->unranked);
     json_begin_array(j, "phases");
     for (uint32_t i = 0; i < rs->phase_count; i++)
         phase_json(j, m, &rs->phases[i]);
@@ -176,6 +187,12 @@ static void worker_json(json_out *j, const rm_worker *w)
         json_i64(j, "world_size", w->world_size);
     else
         json_null(j, "world_size");
+    if (w->local_rank >= 0)
+        json_i64(j, "local_rank", w->local_rank);
+    else
+        json_null(j, "local_rank");
+    json_str(j, "launcher", w->launcher);
+    json_str(j, "job_id", w->job_id);
     json_str(j, "run_id", w->run_id);
     json_bool(j, "final", (int)w->final);
     json_str(j, "end_reason", w->end_reason);
@@ -275,6 +292,7 @@ int report_write_json(FILE *out, const run_model *m, const run_stats *s, const r
         final += m->workers[i].final != 0;
     json_u64(&j, "final_processes", final);
     json_u64(&j, "unreadable_files", m->unreadable_count);
+    report_ranks_json_run(&j, m);
     json_end_object(&j);
 
     json_begin_array(&j, "roles");

@@ -3,6 +3,7 @@
 
 #include "format.h"
 #include "report_caveats.h"
+#include "report_ranks.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -71,6 +72,7 @@ static void header(FILE *out, const run_model *m)
         fputs("none", out);
     fprintf(out, " (%u host%s)   Started %s\n", m->host_count, m->host_count == 1 ? "" : "s",
             fmt_utc(b, sizeof b, m->start_real_ns));
+    report_ranks_header(out, m);
     fprintf(out, "%s %s\n", m->single_file ? "File" : "Dir", m->dir);
     if (m->run_ids > 1)
         fprintf(out, "Note: these files carry %u different run ids; they are merged as one run.\n",
@@ -249,7 +251,9 @@ static void role_block(FILE *out, const run_model *m, const run_stats *s, uint32
         fprintf(out, "busy per process: min %s, mean %s, max %s", fmt_duration(a, sizeof a, (double)role->busy_min_ns),
                 fmt_duration(b, sizeof b, (double)role->busy_ns / role->processes),
                 fmt_duration(c, sizeof c, (double)role->busy_max_ns));
-        if (mw)
+        if (mw && rm_has_rank(mw))
+            fprintf(out, " (rank %lld, pid %lld on %s)", (long long)mw->rank, (long long)mw->pid, mw->host);
+        else if (mw)
             fprintf(out, " (pid %lld on %s)", (long long)mw->pid, mw->host);
         fputc('\n', out);
     }
@@ -346,6 +350,8 @@ static void role_block(FILE *out, const run_model *m, const run_stats *s, uint32
                 fmt_duration(a, sizeof a, ph->mean_ns), fmt_duration(b, sizeof b, ph->p50_ns),
                 fmt_duration(c, sizeof c, ph->p95_ns), fmt_duration(d, sizeof d, ph->p99_ns));
     }
+
+    report_ranks_block(out, m, rs, r, top);
 
     io_block(out, m, rs);
 

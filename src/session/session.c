@@ -7,6 +7,7 @@
 #include "../core/core.h"
 #include "../core/names.h"
 #include "../store/file_io.h"
+#include "launcher.h"
 #include "snapshot.h"
 
 #include <errno.h>
@@ -39,7 +40,8 @@ static struct session {
     char run_id[64];
     char host[256];
     char job_id[128];
-    int64_t rank, world_size;
+    int64_t rank, world_size, local_rank;
+    const char *launcher;
     char dir[PATH_MAX];
     char file[PATH_MAX];
     uint64_t start_real_ns, start_mono_ns;
@@ -130,33 +132,10 @@ static uint64_t env_u64(const char *name, uint64_t fallback)
     return *end == 0 ? (uint64_t)x : fallback;
 }
 
-static int64_t env_first_int(const char *const *names)
-{
-    for (; *names; names++) {
-        const char *v = getenv(*names);
-        char *end;
-        if (v && *v) {
-            long long x = strtoll(v, &end, 10);
-            if (*end == 0 && x >= 0)
-                return x;
-        }
-    }
-    return -1;
-}
-
 void lapse_options_init(lapse_options *o)
 {
     memset(o, 0, sizeof *o);
     o->handle_signals = 1;
-}
-
-/* Characters that are safe in a file name; others become '_'. */
-static void sanitize(char *s)
-{
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-              *s == '-' || *s == '_' || *s == '.'))
-            *s = '_';
 }
 
 static uint32_t random_u32(void)
@@ -182,7 +161,7 @@ static void choose_file(void)
 {
     char role[128];
     snprintf(role, sizeof role, "%s", S.role);
-    sanitize(role);
+    launcher_sanitize(role);
     snprintf(S.file, sizeof S.file, "%s/%s-%ld-%04x.lapse", S.dir, role, (long)getpid(),
              random_u32() & 0xffff);
 }
@@ -227,6 +206,8 @@ static void fill_meta(store_meta *m, int final, const char *reason)
     m->ppid = getppid();
     m->rank = S.rank;
     m->world_size = S.world_size;
+    m->local_rank = S.local_rank;
+    m->launcher = (char *)S.launcher;
     m->start_real_ns = S.start_real_ns;
     m->start_mono_ns = S.start_mono_ns;
     m->write_mono_ns = mono;
@@ -565,27 +546,25 @@ int lapse_start(const lapse_options *options)
             return set_error(-errno, "lapse_start: cannot resolve ", o.run_dir);
         snprintf(S.run_dir, sizeof S.run_dir, "%.2000s/%.2000s", cwd, o.run_dir);
     }
+    launcher_info li;
+    launcher_read(&li);
     const char *inherited = getenv("LAPSE_RUN_ID");
-    if (inherited && *inherited) {
+    if (inherited && *inherited)
         snprintf(S.run_id, sizeof S.run_id, "%s", inherited);
-        sanitize(S.run_id);
-    } else {
+    else if (li.run_id[0]) /* the ranks of one launch share it: one run */
+        snprintf(S.run_id, sizeof S.run_id, "%s", li.run_id);
+    else
         make_run_id(S.run_id, sizeof S.run_id);
-    }
-    if (gethostname(S.host, sizeof S.host) != 0)
-        snprintf(S.host, sizeof S.host, "unknown-host");
-    S.host[sizeof S.host - 1] = 0;
+    launcher_sanitize(S.run_id);
+    snprintf(S.host, sizeof S.host, "%s", li.host);
     char host_dir[256];
     snprintf(host_dir, sizeof host_dir, "%s", S.host);
-    sanitize(host_dir);
-    snprintf(S.job_id, sizeof S.job_id, "%s",
-             env_or("SLURM_JOB_ID", env_or("PBS_JOBID", env_or("LSB_JOBID", ""))));
-    static const char *const rank_vars[] = {"SLURM_PROCID", "RANK", "OMPI_COMM_WORLD_RANK",
-                                            "PMI_RANK", NULL};
-    static const char *const size_vars[] = {"SLURM_NTASKS", "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE",
-                                            "PMI_SIZE", NULL};
-    S.rank = env_first_int(rank_vars);
-    S.world_size = env_first_int(size_vars);
+    launcher_sanitize(host_dir);
+    snprintf(S.job_id, sizeof S.job_id, "%s", li.job_id);
+    S.rank = li.rank;
+    S.world_size = li.world_size;
+    S.local_rank = li.local_rank;
+    S.launcher = li.launcher;
 
     if (snprintf(S.dir, sizeof S.dir, "%s/%s/%s", S.run_dir, S.run_id, host_dir) >=
         (int)sizeof S.dir)
@@ -615,6 +594,18 @@ int lapse_start(const lapse_options *options)
 }
 
 void session_mark_from_environment(void) { S.inherited = 1; }
+
+void session_set_rank(int64_t rank, int64_t world_size)
+{
+    pthread_mutex_lock(&S.write_mu);
+    S.rank = rank;
+    S.world_size = world_size;
+    if (!S.launcher || !*S.launcher)
+        S.launcher = "mpi";
+    pthread_mutex_unlock(&S.write_mu);
+}
+
+const char *session_run_id(void) { return S.active ? S.run_id : ""; }
 
 int lapse_adopt_environment_session(void)
 {

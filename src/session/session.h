@@ -2,6 +2,8 @@
 #ifndef LAPSE_SESSION_SESSION_H
 #define LAPSE_SESSION_SESSION_H
 
+#include <stdint.h>
+
 /* Writes the file now. final: this is the last write of the session; reason:
  * "" for a periodic snapshot, else "stop", "exit", "SIGTERM", ... */
 int session_write(int final, const char *reason);
@@ -11,6 +13,11 @@ void session_mark_from_environment(void);
 
 /* As session_write, but returns -EBUSY at once if a write is in progress. */
 int session_write_nowait(int final, const char *reason);
+
+/* For liblapse_mpi: the rank and world size MPI gives (they replace what the
+ * environment said), and the active session's run id ("" when none). */
+void session_set_rank(int64_t rank, int64_t world_size);
+const char *session_run_id(void);
 
 /* Signal handlers (signals.c). */
 void signals_install(void);

@@ -31,12 +31,14 @@ static const meta_field meta_fields[] = {
     M("role", META_STR, role),
     M("run_id", META_STR, run_id),
     M("job_id", META_STR, job_id),
+    M("launcher", META_STR, launcher),
     M("end_reason", META_STR, end_reason),
     M("clock_source", META_STR, clock_source),
     M("pid", META_I64, pid),
     M("ppid", META_I64, ppid),
     M("rank", META_I64, rank),
     M("world_size", META_I64, world_size),
+    M("local_rank", META_I64, local_rank),
     M("start_real_ns", META_U64, start_real_ns),
     M("start_mono_ns", META_U64, start_mono_ns),
     M("write_real_ns", META_U64, write_real_ns),
@@ -625,6 +627,7 @@ int store_decode(const uint8_t *data, size_t len, unsigned flags, store_file *f,
                  size_t errlen)
 {
     memset(f, 0, sizeof *f);
+    f->meta.rank = f->meta.world_size = f->meta.local_rank = -1; /* absent: unknown */
     decoder d = {f, err, errlen, flags, NULL};
     if (len < 8 || memcmp(data, store_magic, 8) != 0)
         return fail(&d, "not a .lapse file (bad magic)");
@@ -651,7 +654,8 @@ int store_decode(const uint8_t *data, size_t len, unsigned flags, store_file *f,
     }
     static char empty[] = "";
     char **strs[] = {&f->meta.lapse_version, &f->meta.host, &f->meta.role, &f->meta.run_id,
-                     &f->meta.job_id, &f->meta.end_reason, &f->meta.clock_source};
+                     &f->meta.job_id, &f->meta.end_reason, &f->meta.clock_source,
+                     &f->meta.launcher};
     for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
         if (!*strs[i])
             *strs[i] = empty;

@@ -5,6 +5,7 @@
 #include "model.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Writes data to path through a temporary file, fsync and rename, so a reader sees
  * the old file or the new one, never a mix. Returns 0 or -errno; err says why. */
@@ -16,6 +17,21 @@ int store_write_file(const char *path, const store_file *f, char *err, size_t er
 /* Reads and decodes a whole file (flags: STORE_READ_*). On failure err holds one
  * line that names the problem. */
 int store_read_file(const char *path, unsigned flags, store_file *f, char *err, size_t errlen);
+
+/* Reads a whole file into a malloc'd buffer (free it). 0, or -errno with err. */
+int store_read_bytes(const char *path, uint8_t **data, size_t *len, char *err, size_t errlen);
+
+/* What store_read_each passes for each process image of a file: its name (the path,
+ * or "PATH[i]" for member i of a pack) and its content, or NULL and why it could not
+ * be decoded. A non-zero return stops the reading and is returned. */
+typedef int (*store_each_fn)(void *ctx, const char *name, const store_file *f, const char *why);
+
+/* Reads a .lapse file (one image) or a pack of them (docs/format.md) and calls fn
+ * for each image. Returns 0, fn's non-zero return, or a negative code when the file
+ * itself cannot be read, decoded or indexed (err says why; fn is then not called
+ * for a plain file, nor for any member of a pack whose index is bad). */
+int store_read_each(const char *path, unsigned flags, store_each_fn fn, void *ctx, char *err,
+                    size_t errlen);
 
 /* mkdir -p; returns 0 or -errno. */
 int store_make_dirs(const char *path);

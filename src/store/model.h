@@ -15,10 +15,12 @@ typedef struct store_meta {
     char *role;
     char *run_id;
     char *job_id;       /* "" when unknown */
+    char *launcher;     /* what gave the rank: "openmpi", "torchrun", "slurm", ...; "" */
     char *end_reason;   /* "" for a periodic snapshot; "exit", "stop", "SIGTERM", ... */
     char *clock_source; /* "tsc" or "monotonic" */
     int64_t pid, ppid;
     int64_t rank, world_size; /* -1 when unknown */
+    int64_t local_rank;       /* rank among the job's processes on this host; -1 unknown */
     uint64_t start_real_ns, start_mono_ns; /* session start */
     uint64_t write_real_ns, write_mono_ns; /* when this file was written */
     uint64_t anchor_real_ns, anchor_mono_ns; /* one instant on both clocks */

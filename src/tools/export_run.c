@@ -27,6 +27,57 @@ static void say(void (*note)(void *, const char *), void *ctx, const char *fmt, 
     note(ctx, line);
 }
 
+/* Pass 1, per image: the earliest instant, and whether any image of the file reads. */
+typedef struct first_pass {
+    void (*note)(void *, const char *);
+    void *ctx;
+    uint64_t base;
+    size_t good;
+} first_pass;
+
+static int first_image(void *ctx, const char *name, const store_file *f, const char *why)
+{
+    first_pass *fp = ctx;
+    if (!f) {
+        say(fp->note, fp->ctx, "%s: %s (left out)", name, why);
+        return 0;
+    }
+    uint64_t first;
+    if (perfetto_first_ns(f, &first) == 0 && first < fp->base)
+        fp->base = first;
+    fp->good++;
+    return 0;
+}
+
+/* Pass 2, per image: its tracks and slices. */
+typedef struct second_pass {
+    void (*note)(void *, const char *);
+    void *ctx;
+    perfetto_writer *w;
+    uint64_t base;
+    export_run_result *r;
+} second_pass;
+
+static int second_image(void *ctx, const char *name, const store_file *f, const char *why)
+{
+    second_pass *sp = ctx;
+    (void)why;
+    if (!f)
+        return 0; /* named in pass 1 */
+    perfetto_file_stats st;
+    int rc = perfetto_add_file(sp->w, f, sp->base, &st);
+    if (rc)
+        return rc;
+    sp->r->processes++;
+    sp->r->threads += st.threads;
+    sp->r->slices += st.slices;
+    if (st.dropped)
+        say(sp->note, sp->ctx,
+            "%s: timeline full, %llu spans not recorded (max_spans %llu); the trace misses them",
+            name, (unsigned long long)st.dropped, (unsigned long long)f->meta.max_spans);
+    return 0;
+}
+
 void export_run_perfetto(const char *path, const char *out_path, export_run_result *r,
                          void (*note)(void *ctx, const char *line), void *ctx)
 {
@@ -51,21 +102,23 @@ void export_run_perfetto(const char *path, const char *out_path, export_run_resu
     const char *first_bad = NULL;
     char first_why[512] = "";
     for (size_t i = 0; i < a->file_count; i++) {
-        store_file f;
-        if (store_read_file(a->files[i], STORE_READ_SKIP_HIST, &f, why, sizeof why) != 0) {
+        first_pass fp = {note, ctx, base, 0};
+        why[0] = 0;
+        if (store_read_each(a->files[i], STORE_READ_SKIP_HIST, first_image, &fp, why, sizeof why) != 0 ||
+            !fp.good) {
+            if (!fp.good && !why[0])
+                snprintf(why, sizeof why, "no readable process image");
             say(note, ctx, "%s: %s (left out)", a->files[i], why);
             if (!first_bad) {
                 first_bad = a->files[i];
                 snprintf(first_why, sizeof first_why, "%s", why);
             }
-            continue;
+            if (!fp.good)
+                continue;
         }
-        uint64_t first;
-        if (perfetto_first_ns(&f, &first) == 0 && first < base)
-            base = first;
+        base = fp.base;
         readable[i] = 1;
         good++;
-        store_file_free(&f);
     }
     if (!good) {
         r->rc = -ENOENT;
@@ -112,26 +165,13 @@ void export_run_perfetto(const char *path, const char *out_path, export_run_resu
     for (size_t i = 0; i < a->file_count && rc == 0; i++) {
         if (!readable[i])
             continue;
-        store_file f;
-        if (store_read_file(a->files[i], STORE_READ_SKIP_HIST, &f, why, sizeof why) != 0) {
+        second_pass sp = {note, ctx, w, base, r};
+        rc = store_read_each(a->files[i], STORE_READ_SKIP_HIST, second_image, &sp, why, sizeof why);
+        if (rc && rc != -ENOMEM && rc != -EIO) {
             /* it changed since pass 1 (a live run rewrites its files) */
             say(note, ctx, "%s: %s (left out)", a->files[i], why);
-            continue;
+            rc = 0;
         }
-        perfetto_file_stats st;
-        rc = perfetto_add_file(w, &f, base, &st);
-        if (rc == 0) {
-            r->processes++;
-            r->threads += st.threads;
-            r->slices += st.slices;
-            if (st.dropped)
-                say(note, ctx,
-                    "%s: timeline full, %llu spans not recorded (max_spans %llu); the trace "
-                    "misses them",
-                    a->files[i], (unsigned long long)st.dropped,
-                    (unsigned long long)f.meta.max_spans);
-        }
-        store_file_free(&f);
     }
     if (w) {
         int frc = perfetto_finish(w);

@@ -4,7 +4,9 @@
 #include "analyze/run_model.h"
 #include "analyze/run_stats.h"
 #include "core/hist.h"
+#include "store/codec.h"
 #include "store/file_io.h"
+#include "store/pack.h"
 
 #include "check.h"
 
@@ -505,6 +507,138 @@ static void test_deep_chain(void)
     free(nodes);
 }
 
+/* Per-rank totals: processes of one rank add up, a rank that never entered a phase
+ * counts as 0, unranked processes are in no cross-rank figure. */
+static void test_across_ranks(const char *tmp)
+{
+    char run[4096];
+    snprintf(run, sizeof run, "%s/ranks-run", tmp);
+    static const uint64_t step[] = {100, 100}, ckpt[] = {50}, extra[] = {30};
+    builder b;
+    for (int rank = 0; rank < 3; rank++) {
+        b_init(&b, "main", "n1", 100 + rank);
+        b.f.meta.rank = rank;
+        b.f.meta.world_size = 4; /* rank 3 left no file */
+        b.f.meta.launcher = "slurm";
+        int32_t root = b_thread(&b, 100 + rank);
+        int32_t s = b_node(&b, root, "step", step, 2);
+        if (rank == 0)
+            b_node(&b, s, "ckpt", ckpt, 1);
+        char file[64];
+        snprintf(file, sizeof file, "main-%d.lapse", rank);
+        b_write(&b, run, rank == 2 ? "n2" : "n1", file);
+    }
+    /* a second process of rank 1 (its total adds to rank 1's) */
+    b_init(&b, "main", "n1", 200);
+    b.f.meta.rank = 1;
+    b.f.meta.world_size = 4;
+    int32_t root = b_thread(&b, 200);
+    b_node(&b, root, "step", extra, 1);
+    b_write(&b, run, "n1", "main-200.lapse");
+    /* a process without a rank */
+    b_init(&b, "main", "n1", 300);
+    root = b_thread(&b, 300);
+    b_node(&b, root, "step", step, 2);
+    b_write(&b, run, "n1", "main-300.lapse");
+
+    run_model m;
+    char err[256];
+    CHECK(run_model_load(run, NULL, &m, err, sizeof err) == 0);
+    CHECK_U64(m.role_count, 1);
+    CHECK_U64(m.roles[0].rank_count, 3);
+    CHECK_U64(m.roles[0].unranked, 1);
+    run_stats st;
+    CHECK(run_stats_build(&m, &st) == 0);
+    const rs_phase *ps = NULL, *pc = NULL;
+    for (uint32_t i = 0; i < st.roles[0].phase_count; i++) {
+        const char *path = m.paths[st.roles[0].phases[i].path].path;
+        if (!strcmp(path, "step"))
+            ps = &st.roles[0].phases[i];
+        if (!strcmp(path, "step/ckpt"))
+            pc = &st.roles[0].phases[i];
+    }
+    CHECK(ps && pc);
+    if (ps && pc) {
+        /* step: rank 0 200, rank 1 200 + 30, rank 2 200 */
+        CHECK_U64(ps->across_ranks.ranks, 3);
+        CHECK_U64(ps->across_ranks.entered, 3);
+        CHECK_U64(ps->across_ranks.min_ns, 200);
+        CHECK(ps->across_ranks.median_ns == 200.0);
+        CHECK_U64(ps->across_ranks.max_ns, 230);
+        CHECK(ps->across_ranks.slowest_rank == 1);
+        /* ckpt: only rank 0 */
+        CHECK_U64(pc->across_ranks.entered, 1);
+        CHECK_U64(pc->across_ranks.min_ns, 0);
+        CHECK(pc->across_ranks.median_ns == 0.0);
+        CHECK_U64(pc->across_ranks.max_ns, 50);
+        CHECK(pc->across_ranks.slowest_rank == 0);
+    }
+    run_stats_free(&st);
+    run_model_free(&m);
+}
+
+/* A pack: each member is a worker named FILE[i]; a member that does not decode is
+ * unreadable on its own; a pack whose index is broken is one unreadable file. */
+static void test_pack(const char *tmp)
+{
+    char run[4096], dir[4200], path[4300];
+    snprintf(run, sizeof run, "%s/pack-run", tmp);
+    snprintf(dir, sizeof dir, "%s/n1", run);
+    CHECK(store_make_dirs(dir) == 0);
+    static const uint64_t step[] = {100};
+    bytes_out img[3] = {{0}, {0}, {0}};
+    builder b;
+    for (int rank = 0; rank < 3; rank++) {
+        b_init(&b, "main", "n1", 400 + rank);
+        b.f.meta.rank = rank;
+        b.f.meta.world_size = 3;
+        int32_t root = b_thread(&b, 400 + rank);
+        b_node(&b, root, "step", step, 1);
+        CHECK(store_encode(&b.f, &img[rank]) == 0);
+    }
+    img[1].data[40] ^= 0xff; /* member 1: a broken section checksum */
+    const uint8_t *images[3] = {img[0].data, img[1].data, img[2].data};
+    size_t lens[3] = {img[0].len, img[1].len, img[2].len};
+    bytes_out pack = {0};
+    CHECK(store_pack_encode(images, lens, 3, &pack) == 0);
+    snprintf(path, sizeof path, "%s/mpi-ranks-1.lapse", dir);
+    char err[256];
+    CHECK(store_write_atomic(path, pack.data, pack.len, err, sizeof err) == 0);
+
+    run_model m;
+    CHECK(run_model_load(run, NULL, &m, err, sizeof err) == 0);
+    CHECK_U64(m.worker_count, 2);
+    CHECK_U64(m.unreadable_count, 1);
+    if (m.unreadable_count == 1)
+        CHECK(strstr(m.unreadable[0].file, "mpi-ranks-1.lapse[1]") != NULL);
+    if (m.worker_count == 2) {
+        CHECK(m.workers[0].rank + m.workers[1].rank == 2); /* ranks 0 and 2 */
+        CHECK(strstr(m.workers[0].file, ".lapse[") != NULL);
+    }
+    run_model_free(&m);
+
+    /* the index checksum broken: the whole pack is one unreadable file */
+    pack.data[STORE_PACK_HEADER_SIZE + 3] ^= 1;
+    CHECK(store_write_atomic(path, pack.data, pack.len, err, sizeof err) == 0);
+    CHECK(run_model_load(run, NULL, &m, err, sizeof err) == 0);
+    CHECK_U64(m.worker_count, 0);
+    CHECK_U64(m.unreadable_count, 1);
+    if (m.unreadable_count == 1)
+        CHECK(strstr(m.unreadable[0].reason, "pack index checksum") != NULL);
+    run_model_free(&m);
+
+    /* truncated */
+    CHECK(store_write_atomic(path, pack.data, pack.len - 8, err, sizeof err) == 0);
+    CHECK(run_model_load(run, NULL, &m, err, sizeof err) == 0);
+    CHECK_U64(m.unreadable_count, 1);
+    if (m.unreadable_count == 1)
+        CHECK(strstr(m.unreadable[0].reason, "truncated") != NULL);
+    run_model_free(&m);
+    for (int i = 0; i < 3; i++)
+        bytes_out_free(&img[i]);
+    bytes_out_free(&pack);
+}
+
 int main(void)
 {
     char tmp[] = "/tmp/lapse-test-analyze-XXXXXX";
@@ -520,6 +654,8 @@ int main(void)
     test_all_unreadable(tmp);
     test_superseded(tmp);
     test_deep_chain();
+    test_across_ranks(tmp);
+    test_pack(tmp);
     if (!check_failed) {
         char cmd[4200];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);

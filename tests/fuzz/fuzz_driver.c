@@ -17,6 +17,7 @@
  */
 #include "core/hist.h"
 #include "store/codec.h"
+#include "store/pack.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +39,7 @@ extern char fuzz_last_error[256];
 #define MAX_INPUT (1u << 20)
 #define POOL_MAX 1024
 #define SEEDS 48
+#define PACK_SEEDS 8
 
 /* ---- random numbers ---- */
 
@@ -392,6 +394,42 @@ static void fix_checksums(uint8_t *d, size_t len, int fix_section_count)
     set_le(d + 28, crc32_ieee(d, 28), 4);
 }
 
+/* A pack's own layout: the header (total length, index CRC, header CRC) and each
+ * member it indexes, whose checksums are fixed as a file's. */
+static void fix_pack_checksums(uint8_t *d, size_t len)
+{
+    if (len < STORE_PACK_HEADER_SIZE)
+        return;
+    uint64_t count = get_le(d + 12, 4);
+    if (count <= (len - STORE_PACK_HEADER_SIZE) / 16) {
+        for (uint64_t i = 0; i < count; i++) {
+            uint64_t off = get_le(d + STORE_PACK_HEADER_SIZE + 16 * i, 8);
+            uint64_t n = get_le(d + STORE_PACK_HEADER_SIZE + 16 * i + 8, 8);
+            if (off <= len && n <= len - off && !one_in(16))
+                fix_checksums(d + off, (size_t)n, one_in(8));
+        }
+        if (!one_in(32))
+            set_le(d + 24, crc32_ieee(d + STORE_PACK_HEADER_SIZE, (size_t)count * 16), 4);
+    }
+    if (!one_in(32))
+        set_le(d + 16, len, 8);
+    set_le(d + 28, crc32_ieee(d, 28), 4);
+}
+
+/* A pack of 1-3 of the generated files (never of a pack), as liblapse_mpi writes them. */
+static void make_pack(bytes_out *out)
+{
+    const uint8_t *images[3];
+    size_t lens[3];
+    uint32_t n = 1 + (uint32_t)below(3);
+    for (uint32_t i = 0; i < n; i++) {
+        const input *in = &pool[below(pool_count < SEEDS ? pool_count : SEEDS)];
+        images[i] = in->data;
+        lens[i] = in->len;
+    }
+    store_pack_encode(images, lens, n, out);
+}
+
 static const uint64_t interesting[] = {
     0, 1, 2, 3, 4, 5, 6, 7, 8, 12, 15, 16, 17, 20, 24, 31, 32, 33, 63, 64, 66, 127, 128, 255,
     256, 495, 496, 497, 511, 512, 1000, 1024, 4095, 4096, 32767, 32768, 65535, 65536,
@@ -688,18 +726,26 @@ int main(int argc, char **argv)
         printf("fuzz_reader: wrote %d seed files to %s\n", SEEDS, gen_dir);
         return 0;
     }
+    /* packs of the generated files, as parents (they must index and decode too) */
+    for (int i = 0; i < PACK_SEEDS; i++) {
+        bytes_out out = {0};
+        make_pack(&out);
+        pool_add(out.data, out.len);
+        bytes_out_free(&out);
+    }
     for (int i = optind; i < argc; i++)
         load_file(argv[i]);
     pool_fixed = pool_count;
     printf("fuzz_reader: seed %llu, %zu parents (%d generated, %zu from files), %.0f s\n",
-           (unsigned long long)seed, pool_count, SEEDS, pool_count - SEEDS, seconds);
+           (unsigned long long)seed, pool_count, SEEDS + PACK_SEEDS,
+           pool_count - SEEDS - PACK_SEEDS, seconds);
     fflush(stdout);
 
     double start = now_s();
     /* every parent once, unmutated: the generated ones must decode */
     for (size_t i = 0; i < pool_fixed; i++) {
         run_one(pool[i].data, pool[i].len);
-        if (i < SEEDS && fuzz_last_rc != 0) {
+        if (i < SEEDS + PACK_SEEDS && fuzz_last_rc != 0) {
             fprintf(stderr, "fuzz_reader: generated seed %zu does not decode: %s\n", i,
                     fuzz_last_error);
             return 1;
@@ -717,8 +763,12 @@ int main(int argc, char **argv)
         int rounds = 1 + (int)below(one_in(4) ? 8 : 3);
         for (int r = 0; r < rounds; r++)
             mutate_once(&b);
-        if (!one_in(4)) /* most inputs get past the checksums */
-            fix_checksums(b.d, b.len, one_in(8));
+        if (!one_in(4)) { /* most inputs get past the checksums */
+            if (store_is_pack(b.d, b.len))
+                fix_pack_checksums(b.d, b.len);
+            else
+                fix_checksums(b.d, b.len, one_in(8));
+        }
         if (run_one(b.d, b.len))
             pool_add(b.d, b.len);
         else if (fuzz_last_rc == 0 && one_in(16))

@@ -7,9 +7,12 @@
  * with the same counts, and encoding that second decode must give the same bytes
  * (the reader normalizes once, then round trips exactly). What decodes is also
  * rendered as `lapse export` would (to /dev/null; -DFUZZ_NO_RENDER leaves it out).
+ * A pack (several images in one file, as liblapse_mpi writes) must index cleanly or
+ * be rejected with one line, and each member it indexes gets the checks above.
  * Any violation aborts. */
 #include "core/hist.h"
 #include "store/codec.h"
+#include "store/pack.h"
 #ifndef FUZZ_NO_RENDER
 #include "render/perfetto.h"
 #endif
@@ -95,7 +98,7 @@ static void same_counts(const store_file *a, const store_file *b, int spans_too)
         FUZZ_ASSERT(a->span_count == b->span_count);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static int fuzz_image(const uint8_t *data, size_t size)
 {
     char err[256];
     store_file f;
@@ -191,4 +194,50 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     store_file_free(&g);
     store_file_free(&f);
     return 0;
+}
+
+/* A pack: its index, then every member as an image of its own. The outcome is the
+ * index's, or the first failing member's. */
+static int fuzz_pack(const uint8_t *data, size_t size)
+{
+    store_pack_member *members = (store_pack_member *)1;
+    uint32_t count = 7;
+    char err[256];
+    memset(err, 0, sizeof err);
+    int rc = store_pack_index(data, size, &members, &count, err, sizeof err);
+    if (rc) {
+        FUZZ_ASSERT(rc < 0 && err[0] && strchr(err, '\n') == NULL);
+        FUZZ_ASSERT(members == NULL && count == 0);
+        fuzz_last_rc = rc;
+        snprintf(fuzz_last_error, sizeof fuzz_last_error, "%s", err);
+        return 0;
+    }
+    FUZZ_ASSERT(count == 0 || members != NULL);
+    int first_rc = 0;
+    char first_err[256] = "";
+    for (uint32_t i = 0; i < count; i++) {
+        FUZZ_ASSERT(members[i].offset >= STORE_PACK_HEADER_SIZE && members[i].offset <= size &&
+                    members[i].length <= size - members[i].offset);
+        /* a copy of exactly the member's size: the sanitizers see any read past it */
+        uint8_t *copy = malloc(members[i].length ? (size_t)members[i].length : 1u);
+        FUZZ_ASSERT(copy != NULL);
+        memcpy(copy, data + members[i].offset, (size_t)members[i].length);
+        fuzz_image(copy, (size_t)members[i].length);
+        free(copy);
+        if (fuzz_last_rc && !first_rc) {
+            first_rc = fuzz_last_rc;
+            snprintf(first_err, sizeof first_err, "member: %s", fuzz_last_error);
+        }
+    }
+    free(members);
+    fuzz_last_rc = first_rc;
+    snprintf(fuzz_last_error, sizeof fuzz_last_error, "%s", first_err);
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (store_is_pack(data, size))
+        return fuzz_pack(data, size);
+    return fuzz_image(data, size);
 }

@@ -1,0 +1,93 @@
+/* Cross-rank statistics of one phase (src/analyze/rank_spread.c): ranks that never
+ * entered a phase count as zero, the median of an even count is the mean of the two
+ * middle values, the slowest rank is the one with the largest total (the lowest
+ * rank on a tie), and "entered" says how many ranks are behind the figures. */
+#include "analyze/rank_spread.h"
+
+#include "check.h"
+
+#include <errno.h>
+
+static void test_all_entered(void)
+{
+    rank_value v[] = {{3, 40}, {0, 10}, {2, 30}, {1, 20}};
+    rank_spread s;
+    CHECK(rank_spread_compute(v, 4, 4, &s) == 0);
+    CHECK_U64(s.ranks, 4);
+    CHECK_U64(s.entered, 4);
+    CHECK_U64(s.min_ns, 10);
+    CHECK(s.median_ns == 25.0); /* (20 + 30) / 2 */
+    CHECK_U64(s.max_ns, 40);
+    CHECK(s.slowest_rank == 3);
+}
+
+static void test_missing_ranks_count_as_zero(void)
+{
+    /* 1 of 4 ranks entered: min and median are 0, not the one value */
+    rank_value one[] = {{0, 1000}};
+    rank_spread s;
+    CHECK(rank_spread_compute(one, 1, 4, &s) == 0);
+    CHECK_U64(s.entered, 1);
+    CHECK_U64(s.ranks, 4);
+    CHECK_U64(s.min_ns, 0);
+    CHECK(s.median_ns == 0.0);
+    CHECK_U64(s.max_ns, 1000);
+    CHECK(s.slowest_rank == 0);
+
+    /* 2 of 3 (odd count): the median is the middle value of {0, 5, 9} */
+    rank_value two[] = {{2, 9}, {1, 5}};
+    CHECK(rank_spread_compute(two, 2, 3, &s) == 0);
+    CHECK_U64(s.entered, 2);
+    CHECK_U64(s.min_ns, 0);
+    CHECK(s.median_ns == 5.0);
+    CHECK_U64(s.max_ns, 9);
+    CHECK(s.slowest_rank == 2);
+
+    /* 3 of 4: {0, 2, 4, 8}, median (2 + 4) / 2 */
+    rank_value three[] = {{1, 8}, {2, 2}, {3, 4}};
+    CHECK(rank_spread_compute(three, 3, 4, &s) == 0);
+    CHECK(s.median_ns == 3.0);
+    CHECK_U64(s.min_ns, 0);
+    CHECK(s.slowest_rank == 1);
+
+    /* a value of 0 is a rank that did not enter */
+    rank_value zero[] = {{0, 0}, {1, 7}};
+    CHECK(rank_spread_compute(zero, 2, 2, &s) == 0);
+    CHECK_U64(s.entered, 1);
+    CHECK(s.median_ns == 3.5);
+}
+
+static void test_ties_and_edges(void)
+{
+    rank_value tie[] = {{5, 7}, {2, 7}, {9, 1}};
+    rank_spread s;
+    CHECK(rank_spread_compute(tie, 3, 3, &s) == 0);
+    CHECK(s.slowest_rank == 2);
+    CHECK_U64(s.max_ns, 7);
+    CHECK(s.median_ns == 7.0);
+
+    CHECK(rank_spread_compute(NULL, 0, 5, &s) == 0); /* no rank entered */
+    CHECK_U64(s.entered, 0);
+    CHECK(s.slowest_rank == -1);
+    CHECK_U64(s.max_ns, 0);
+    CHECK(s.median_ns == 0.0);
+
+    CHECK(rank_spread_compute(NULL, 0, 0, &s) == 0);
+    CHECK_U64(s.ranks, 0);
+
+    rank_value more[] = {{0, 1}, {1, 2}};
+    CHECK(rank_spread_compute(more, 2, 1, &s) == -EINVAL); /* more values than ranks */
+
+    rank_value big[] = {{0, UINT64_MAX}, {1, UINT64_MAX - 1}};
+    CHECK(rank_spread_compute(big, 2, 2, &s) == 0);
+    CHECK_U64(s.max_ns, UINT64_MAX);
+    CHECK(s.median_ns > 1.8e19);
+}
+
+int main(void)
+{
+    test_all_entered();
+    test_missing_ranks_count_as_zero();
+    test_ties_and_edges();
+    return check_done("test_rank_spread");
+}
