@@ -24,8 +24,9 @@ class Feature(enum.Flag):
 
     SPANS = enum.auto()     #: wall time of spans (always available)
     CPU = enum.auto()       #: wait% per span: a sampler thread reads each thread's CPU clock
-    IO = enum.auto()        #: bytes read and written, exactly, by phase(name, io=True)
-    MEMORY = enum.auto()    #: RSS over time and per phase
+    IO = enum.auto()        #: bytes read and written: exactly by phase(name, io=True), and
+                            #: per interval by the process sampler (the I/O block)
+    MEMORY = enum.auto()    #: RSS over time (the process sampler) and per io=True phase
     PYTHON = enum.auto()    #: external sampling of Python stacks
     MARKERS = enum.auto()   #: NVTX ranges for spans
     DEVICE = enum.auto()    #: GPU telemetry of this process
@@ -34,7 +35,7 @@ class Feature(enum.Flag):
 
 
 #: The features this build can collect. The others are accepted and add nothing.
-AVAILABLE = Feature.SPANS | Feature.CPU | Feature.IO
+AVAILABLE = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY
 
 
 class Profiler:
@@ -54,6 +55,11 @@ class Profiler:
         thread_names: nest each thread's spans under its name in the report
             (``threading.current_thread().name``; done when the run is read: it costs
             nothing per span).
+        process_sample_ms: the period of the process sampler, which records the
+            process's I/O and RSS (with ``Feature.IO`` or ``Feature.MEMORY``); default
+            ``$LAPSE_PROCESS_SAMPLE_MS``, else 1000.
+        snapshot_ms: the period of the snapshots written while the session runs (and of
+            ``on_snapshot`` callbacks); default ``$LAPSE_SNAPSHOT_MS``, else 5000.
 
     Only one Profiler may be active in a process; starting a second raises
     RuntimeError.
@@ -64,7 +70,8 @@ class Profiler:
     def __init__(self, features: Feature = Feature.SPANS, role: str | None = None,
                  run_dir: str | os.PathLike[str] | None = None, max_spans: int = 100_000,
                  install: bool = False, strict: bool = False,
-                 strict_names: bool = False, thread_names: bool = False) -> None:
+                 strict_names: bool = False, thread_names: bool = False,
+                 process_sample_ms: int | None = None, snapshot_ms: int | None = None) -> None:
         if not isinstance(features, Feature):
             raise TypeError(f"features must be lapse.Feature flags, not {type(features).__name__}")
         if max_spans < 0:
@@ -77,6 +84,11 @@ class Profiler:
         self.strict = strict
         self.strict_names = strict_names
         self.thread_names = thread_names
+        for label, value in (("process_sample_ms", process_sample_ms), ("snapshot_ms", snapshot_ms)):
+            if value is not None and value < 10:
+                raise ValueError(f"{label} must be >= 10")
+        self.process_sample_ms = process_sample_ms
+        self.snapshot_ms = snapshot_ms
         self.missing = features & ~AVAILABLE  #: requested features that add nothing here
         self._file: str | None = None
         self._active = False
@@ -104,7 +116,10 @@ class Profiler:
             self._file = _lapse.start(role=self.role, run_dir=run_dir, max_spans=self.max_spans,
                                       timeline=self.max_spans > 0,
                                       cpu=Feature.CPU in self.features,
-                                      thread_names=self.thread_names)
+                                      thread_names=self.thread_names,
+                                      process=bool(self.features & (Feature.IO | Feature.MEMORY)),
+                                      process_ms=self.process_sample_ms or 0,
+                                      snapshot_ms=self.snapshot_ms or 0)
         except OSError as e:
             # the host program carries on without profiling
             warnings.warn(f"{e} (profiling is off)", RuntimeWarning, stacklevel=2)

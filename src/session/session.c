@@ -7,6 +7,7 @@
 #include "../core/core.h"
 #include "../core/names.h"
 #include "../store/file_io.h"
+#include "proc_sampler.h"
 #include "snapshot.h"
 
 #include <errno.h>
@@ -58,6 +59,7 @@ static struct session {
     sem_t sampler_wake;
     sem_t sampler_started;
     uint32_t cpu_sample_ms; /* 0: no CPU sampler */
+    uint32_t proc_sample_ms; /* 0: no process sampler */
     volatile int signal_pending; /* a signal handler waits: 0 none, else 1 + final */
     const char *signal_reason;
     char *saved_env[ENV_SAVED];
@@ -68,8 +70,15 @@ static char last_error[512];
 static uint64_t own_io[4]; /* what lapse's own writes moved (read_chars, write_chars,
                               read_bytes, write_bytes), summed; atomic */
 
-/* Reads the four counters of a /proc io file. */
-static int read_io_file(const char *path, uint64_t out[4])
+void session_own_read(uint64_t bytes)
+{
+    __atomic_add_fetch(&own_io[0], bytes, __ATOMIC_RELAXED);
+}
+
+/* Reads the four counters of a /proc io file. own: count the bytes this read
+ * returned as lapse's own (the kernel adds them to read_chars after the read, so
+ * the values read do not include them yet). */
+static int read_io_file(const char *path, uint64_t out[4], int own)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -79,6 +88,8 @@ static int read_io_file(const char *path, uint64_t out[4])
     close(fd);
     if (n <= 0)
         return -1;
+    if (own)
+        session_own_read((uint64_t)n);
     buf[n] = 0;
     static const char *const keys[4] = {"rchar: ", "wchar: ", "read_bytes: ", "write_bytes: "};
     for (int i = 0; i < 4; i++) {
@@ -90,9 +101,13 @@ static int read_io_file(const char *path, uint64_t out[4])
     return 0;
 }
 
+/* Where the process's I/O counters are read: /proc/self/io, or for tests of the
+ * unreadable path the file named by LAPSE_TEST_IO_FILE (read at start). */
+static const char *io_file = "/proc/self/io";
+
 int lapse_io_counters(uint64_t out[4])
 {
-    if (read_io_file("/proc/self/io", out) != 0)
+    if (read_io_file(io_file, out, 1) != 0)
         return -1;
     for (int i = 0; i < 4; i++) {
         uint64_t own = __atomic_load_n(&own_io[i], __ATOMIC_RELAXED);
@@ -100,7 +115,20 @@ int lapse_io_counters(uint64_t out[4])
     }
     return 0;
 }
+int lapse_rss_bytes(uint64_t *out) { return proc_rss_bytes(out); }
+
 static int process_hooks_installed;
+
+/* The I/O counters for the process sampler: read while no write of lapse's is in
+ * progress, so that what a write moves is either all counted as lapse's own or not
+ * yet moved. */
+static int io_counters_between_writes(uint64_t out[4])
+{
+    pthread_mutex_lock(&S.write_mu);
+    int rc = lapse_io_counters(out);
+    pthread_mutex_unlock(&S.write_mu);
+    return rc;
+}
 
 const char *lapse_last_error(void) { return last_error; }
 int lapse_is_active(void) { return S.active; }
@@ -292,15 +320,18 @@ static int write_locked(int final, const char *reason)
     store_file f;
     memset(&f, 0, sizeof f);
     char err[512] = "";
+    /* measured, not estimated: what this thread's snapshot (the threads' names from
+     * /proc) and write moved, kept out of the phases' I/O (a small file costs whole
+     * blocks of data, inode and journal) */
+    uint64_t before[4], after[4];
+    int measured = read_io_file("/proc/thread-self/io", before, 0) == 0;
     int rc = snapshot_take(&f);
+    if (rc == 0)
+        rc = proc_sampler_take(&f.proc);
     if (rc == 0) {
         fill_meta(&f.meta, final, reason);
-        /* measured, not estimated: what this thread's write moved, kept out of the
-         * phases' I/O (a small file costs whole blocks of data, inode and journal) */
-        uint64_t before[4], after[4];
-        int measured = read_io_file("/proc/thread-self/io", before) == 0;
         rc = store_write_file(S.file, &f, err, sizeof err);
-        if (measured && read_io_file("/proc/thread-self/io", after) == 0)
+        if (measured && read_io_file("/proc/thread-self/io", after, 1) == 0)
             for (int i = 0; i < 4; i++)
                 if (after[i] > before[i])
                     __atomic_add_fetch(&own_io[i], after[i] - before[i], __ATOMIC_RELAXED);
@@ -341,6 +372,8 @@ static void timespec_after_ms(struct timespec *ts, uint32_t ms)
 static void *flusher_main(void *arg)
 {
     (void)arg;
+    /* named from inside: prctl, where naming another thread writes to /proc */
+    pthread_setname_np(pthread_self(), "lapse-flush");
     /* signals go to the program's threads, whose handler hands the write to us */
     sigset_t ignored;
     block_handled_signals(&ignored);
@@ -396,7 +429,6 @@ static int flusher_start(void)
          * its start-up holds (seen with ASan's allocator) into the child */
         while (sem_wait(&S.flusher_started) != 0 && errno == EINTR)
             ;
-        pthread_setname_np(S.flusher, "lapse-flush");
     }
     sem_destroy(&S.flusher_started);
     return S.flusher_running ? 0 : -EAGAIN;
@@ -414,19 +446,53 @@ static void flusher_stop(void)
     sem_destroy(&S.flusher_done);
 }
 
+static uint64_t ms_to_ns(uint32_t ms) { return (uint64_t)ms * 1000000ull; }
+
+/* One thread for both samplers: the CPU sampler every cpu_sample_ms, the process
+ * sampler every proc_sample_ms (its first reading at once: the baseline). */
 static void *sampler_main(void *arg)
 {
     (void)arg;
+    pthread_setname_np(pthread_self(), "lapse-sampler"); /* as the flusher */
     sigset_t ignored;
     block_handled_signals(&ignored);
     sem_post(&S.sampler_started);
+    uint64_t now = core_mono_ns();
+    uint64_t next_proc = S.proc_sample_ms ? now + ms_to_ns(S.proc_sample_ms) : UINT64_MAX;
+    if (S.proc_sample_ms)
+        proc_sampler_tick(io_counters_between_writes);
     for (;;) {
-        struct timespec deadline;
-        timespec_after_ms(&deadline, S.cpu_sample_ms);
-        sem_timedwait(&S.sampler_wake, &deadline);
+        /* the CPU sampler sleeps its period after each reading (as measured for
+         * wait%); the process sampler keeps to its own schedule */
+        uint64_t wait_ns = S.cpu_sample_ms ? ms_to_ns(S.cpu_sample_ms) : UINT64_MAX;
+        now = core_mono_ns();
+        if (next_proc != UINT64_MAX) {
+            uint64_t until = next_proc > now ? next_proc - now : 0;
+            if (until < wait_ns)
+                wait_ns = until;
+        }
+        if (wait_ns) {
+            struct timespec deadline;
+            clock_gettime(CLOCK_REALTIME, &deadline);
+            deadline.tv_sec += (time_t)(wait_ns / 1000000000ull);
+            deadline.tv_nsec += (long)(wait_ns % 1000000000ull);
+            if (deadline.tv_nsec >= 1000000000L) {
+                deadline.tv_sec++;
+                deadline.tv_nsec -= 1000000000L;
+            }
+            sem_timedwait(&S.sampler_wake, &deadline);
+        }
         if (__atomic_load_n(&S.sampler_stop, __ATOMIC_ACQUIRE))
             break;
-        core_sample_cpu();
+        if (S.cpu_sample_ms)
+            core_sample_cpu();
+        now = core_mono_ns();
+        if (now >= next_proc) {
+            proc_sampler_tick(io_counters_between_writes);
+            next_proc += ms_to_ns(S.proc_sample_ms);
+            if (next_proc <= now)
+                next_proc = now + ms_to_ns(S.proc_sample_ms);
+        }
     }
     return NULL;
 }
@@ -434,7 +500,8 @@ static void *sampler_main(void *arg)
 static void sampler_start(void)
 {
     S.sampler_running = 0;
-    if (!S.cpu_sample_ms)
+    proc_sampler_reset(S.proc_sample_ms);
+    if (!S.cpu_sample_ms && !S.proc_sample_ms)
         return;
     S.sampler_stop = 0;
     sem_init(&S.sampler_wake, 0, 0);
@@ -444,7 +511,6 @@ static void sampler_start(void)
         /* as for the flusher: a fork must not copy a lock its start-up holds */
         while (sem_wait(&S.sampler_started) != 0 && errno == EINTR)
             ;
-        pthread_setname_np(S.sampler, "lapse-cpu");
     }
     sem_destroy(&S.sampler_started);
 }
@@ -469,6 +535,8 @@ static void end_session(const char *reason)
     block_handled_signals(&saved);
     lapse_enabled_ = 0;
     sampler_stop();
+    if (S.proc_sample_ms)
+        proc_sampler_tick(io_counters_between_writes); /* the last, partial interval */
     flusher_stop();
     int rc = session_write(1, reason);
     (void)rc;
@@ -553,6 +621,12 @@ int lapse_start(const lapse_options *options)
     if (!o.thread_names)
         o.thread_names = env_u64("LAPSE_THREAD_NAMES", 0) != 0;
     S.cpu_sample_ms = o.features & LAPSE_FEATURE_CPU ? (uint32_t)env_u64("LAPSE_CPU_SAMPLE_MS", 10) : 0;
+    if (!o.process_sample_ms)
+        o.process_sample_ms = (uint32_t)env_u64("LAPSE_PROCESS_SAMPLE_MS", 1000);
+    if (o.process_sample_ms < 10)
+        o.process_sample_ms = 10;
+    S.proc_sample_ms = o.features & LAPSE_FEATURE_PROCESS ? o.process_sample_ms : 0;
+    io_file = env_or("LAPSE_TEST_IO_FILE", "/proc/self/io");
 
     memset(S.role, 0, sizeof S.role);
     snprintf(S.role, sizeof S.role, "%s", o.role);

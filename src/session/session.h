@@ -19,4 +19,9 @@ void signals_restore(void);
  * is one (and waits up to 3 s), else writes unless a write is in progress. */
 int session_write_from_signal(int final, const char *reason);
 
+/* Counts bytes that lapse itself read (from /proc) as its own: left out of the
+ * process's I/O. */
+#include <stdint.h>
+void session_own_read(uint64_t bytes);
+
 #endif
