@@ -9,11 +9,12 @@ import warnings
 from types import TracebackType
 import runpy
 import sys
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from . import _lapse, _names
 
 if TYPE_CHECKING:
+    from .live import Interval
     from .profile import Profile
 
 
@@ -92,6 +93,9 @@ class Profiler:
         self.missing = features & ~AVAILABLE  #: requested features that add nothing here
         self._file: str | None = None
         self._active = False
+        from .live import LiveExport
+
+        self._live = LiveExport()
 
     # ---- session ----
 
@@ -151,6 +155,7 @@ class Profiler:
         from ._processes import hook_multiprocessing
 
         self._active = True
+        self._live.began()
         _lapse.timing_enable()
         hook_multiprocessing()
         if self.strict_names:
@@ -165,6 +170,7 @@ class Profiler:
         """Ends the session and writes the final file (idempotent)."""
         if not self._active:
             return
+        self._live.stop()  # a last interval for on_snapshot callbacks, then the final write
         _lapse.timing_disable()
         if self.strict_names:
             _names.strict = False
@@ -195,6 +201,32 @@ class Profiler:
     def file(self) -> str | None:
         """The .lapse file this process writes (or wrote)."""
         return self._file
+
+    # ---- live export ----
+
+    def on_snapshot(self, callback: Callable[[Interval], Any]) -> None:
+        """Calls ``callback(interval)`` after each periodic snapshot of the session
+        (every ``snapshot_ms``) and once more at stop, on a thread of its own
+        ("lapse-live"), with the stats of the interval since the previous call: a
+        ``lapse.live.Interval``. A callback that raises is counted
+        (``callback_errors``; the counter ``lapse.snapshot_callback_errors`` in the
+        result) and warned about once; it never stops the snapshots or the other
+        callbacks."""
+        self._live.add(callback, self._active)
+
+    def deltas(self) -> Interval | None:
+        """The stats since the previous call (the first: since the session
+        started), as a ``lapse.live.Interval``; None when the session is not
+        active. Quantiles come from the difference of the histograms; a phase idle
+        in the interval is absent."""
+        if not self._active:
+            return None
+        return self._live.deltas()
+
+    @property
+    def callback_errors(self) -> int:
+        """How many on_snapshot callbacks raised."""
+        return self._live.callback_errors
 
     # ---- results ----
 

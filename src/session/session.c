@@ -67,6 +67,67 @@ static struct session {
 } S = {.write_mu = PTHREAD_MUTEX_INITIALIZER};
 
 static char last_error[512];
+static void block_handled_signals(sigset_t *saved);
+
+/* Periodic snapshots written so far, for live export: waiters (a binding's thread)
+ * wake at each one and at the end of the session. */
+static pthread_mutex_t snap_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t snap_cond = PTHREAD_COND_INITIALIZER;
+static uint64_t snap_seq;
+static uint64_t snap_wakeups; /* bumped by session_wake_snapshot_waiters and at the end */
+
+static void snapshot_written(int wake_only)
+{
+    pthread_mutex_lock(&snap_mu);
+    if (wake_only)
+        snap_wakeups++;
+    else
+        snap_seq++;
+    pthread_cond_broadcast(&snap_cond);
+    pthread_mutex_unlock(&snap_mu);
+}
+
+int session_wait_snapshot(uint64_t after_seq, uint32_t timeout_ms, uint64_t *seq)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&snap_mu);
+    uint64_t wakeups = snap_wakeups;
+    int rc = 0;
+    while (snap_seq <= after_seq && snap_wakeups == wakeups && rc == 0)
+        rc = pthread_cond_timedwait(&snap_cond, &snap_mu, &deadline);
+    *seq = snap_seq;
+    int got = snap_seq > after_seq;
+    pthread_mutex_unlock(&snap_mu);
+    return got ? 1 : 0;
+}
+
+void session_wake_snapshot_waiters(void) { snapshot_written(1); }
+
+int session_with_snapshot(void (*fn)(const store_file *f, void *arg), void *arg)
+{
+    sigset_t saved;
+    block_handled_signals(&saved);
+    pthread_mutex_lock(&S.write_mu);
+    int rc = -EINVAL;
+    if (S.active) {
+        store_file f;
+        memset(&f, 0, sizeof f);
+        rc = snapshot_take(&f);
+        if (rc == 0)
+            fn(&f, arg);
+        snapshot_free(&f);
+    }
+    pthread_mutex_unlock(&S.write_mu);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    return rc;
+}
 static uint64_t own_io[4]; /* what lapse's own writes moved (read_chars, write_chars,
                               read_bytes, write_bytes), summed; atomic */
 
@@ -390,7 +451,8 @@ static void *flusher_main(void *arg)
             S.signal_pending = 0;
             sem_post(&S.flusher_done);
         } else if (!woke) {
-            session_write(0, "");
+            if (session_write(0, "") == 0)
+                snapshot_written(0);
         }
     }
     return NULL;
@@ -545,6 +607,7 @@ static void end_session(const char *reason)
     restore_env();
     S.active = 0;
     S.inherited = 0;
+    snapshot_written(1); /* live export waiters see the end */
     pthread_sigmask(SIG_SETMASK, &saved, NULL);
 }
 
@@ -571,6 +634,9 @@ static void fork_child(void)
 {
     core_fork_child();
     pthread_mutex_init(&S.write_mu, NULL);
+    /* a waiter of the parent may have held it; none of its threads is here */
+    pthread_mutex_init(&snap_mu, NULL);
+    pthread_cond_init(&snap_cond, NULL);
     if (!S.active)
         return;
     /* a new process: its own file, an empty tree, its own clock of time and CPU */
