@@ -60,8 +60,8 @@ typedef struct lapse_options {
     int thread_names;              /* report each thread's spans under its name; default
                                       $LAPSE_THREAD_NAMES, else 0 */
     uint32_t process_sample_ms;    /* the process sampler's period (with
-                                      LAPSE_FEATURE_PROCESS); 0: $LAPSE_PROCESS_SAMPLE_MS,
-                                      else 1000; at least 10 */
+                                      LAPSE_FEATURE_PROCESS); 0: $LAPSE_PROCESS_SAMPLE_MS
+                                      (0 there: off), else 1000; at least 10 */
 } lapse_options;
 
 /* Fills *options with the defaults ("from the environment"). */

@@ -687,9 +687,9 @@ int lapse_start(const lapse_options *options)
     if (!o.thread_names)
         o.thread_names = env_u64("LAPSE_THREAD_NAMES", 0) != 0;
     S.cpu_sample_ms = o.features & LAPSE_FEATURE_CPU ? (uint32_t)env_u64("LAPSE_CPU_SAMPLE_MS", 10) : 0;
-    if (!o.process_sample_ms)
+    if (!o.process_sample_ms) /* LAPSE_PROCESS_SAMPLE_MS=0 turns it off */
         o.process_sample_ms = (uint32_t)env_u64("LAPSE_PROCESS_SAMPLE_MS", 1000);
-    if (o.process_sample_ms < 10)
+    if (o.process_sample_ms && o.process_sample_ms < 10)
         o.process_sample_ms = 10;
     S.proc_sample_ms = o.features & LAPSE_FEATURE_PROCESS ? o.process_sample_ms : 0;
     io_file = env_or("LAPSE_TEST_IO_FILE", "/proc/self/io");
