@@ -80,10 +80,13 @@ static void row_text(FILE *out, const diff_row *r)
             fmt_ratio(e, sizeof e, r->mean_ratio), fmt_duration(f, sizeof f, r->a.p50_ns),
             fmt_duration(g, sizeof g, r->b.p50_ns), fmt_ratio(h, sizeof h, r->p50_ratio),
             fmt_duration_signed(k, sizeof k, (double)r->total_delta_ns));
-    if (r->a.wait_share >= 0.0 && r->b.wait_share >= 0.0)
+    if (r->a.wait_share >= 0.0 && r->b.wait_share >= 0.0) {
+        double points = (r->b.wait_share - r->a.wait_share) * 100.0;
+        if (points > -0.5 && points < 0.5)
+            points = 0.0; /* no "-0" */
         fprintf(out, "    wait ~%.0f%% -> ~%.0f%% (%+.0f points; estimated by sampling each thread's CPU clock)\n",
-                r->a.wait_share * 100.0, r->b.wait_share * 100.0,
-                (r->b.wait_share - r->a.wait_share) * 100.0);
+                r->a.wait_share * 100.0, r->b.wait_share * 100.0, points);
+    }
     if (r->few_calls || r->tail_moved) {
         fputs("    ", out);
         if (r->few_calls)
