@@ -139,7 +139,7 @@ void proc_sampler_reset(uint32_t interval_ms)
     memset(&P.pending, 0, sizeof P.pending);
 }
 
-void proc_sampler_tick(int (*read_io)(uint64_t out[4]))
+void proc_sampler_tick(int (*read_io)(uint64_t out[4]), int (*read_rss)(uint64_t *out))
 {
     if (!P.interval_ms)
         return;
@@ -147,7 +147,7 @@ void proc_sampler_tick(int (*read_io)(uint64_t out[4]))
     reading now;
     memset(&now, 0, sizeof now);
     now.ok = read_io(now.io) == 0;
-    now.ok = proc_rss_bytes(&now.rss_bytes) == 0 && now.ok;
+    now.ok = read_rss(&now.rss_bytes) == 0 && now.ok;
     now.mono_ns = core_mono_ns();
     now.phase_open = core_phase_state(&now.top_closed_ns);
     pthread_mutex_lock(&P.mu);

@@ -136,10 +136,11 @@ void session_own_read(uint64_t bytes)
     __atomic_add_fetch(&own_io[0], bytes, __ATOMIC_RELAXED);
 }
 
-/* Reads the four counters of a /proc io file. own: count the bytes this read
- * returned as lapse's own (the kernel adds them to read_chars after the read, so
- * the values read do not include them yet). */
-static int read_io_file(const char *path, uint64_t out[4], int own)
+/* Reads the four counters of a /proc io file. *returned: the bytes this read
+ * returned, which the kernel adds to read_chars after the read: the values read do
+ * not include them yet, the next reading will (count them as lapse's own once the
+ * values read are used). */
+static int read_io_file(const char *path, uint64_t out[4], uint64_t *returned)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -149,8 +150,7 @@ static int read_io_file(const char *path, uint64_t out[4], int own)
     close(fd);
     if (n <= 0)
         return -1;
-    if (own)
-        session_own_read((uint64_t)n);
+    *returned = (uint64_t)n;
     buf[n] = 0;
     static const char *const keys[4] = {"rchar: ", "wchar: ", "read_bytes: ", "write_bytes: "};
     for (int i = 0; i < 4; i++) {
@@ -166,30 +166,43 @@ static int read_io_file(const char *path, uint64_t out[4], int own)
  * unreadable path the file named by LAPSE_TEST_IO_FILE (read at start). */
 static const char *io_file = "/proc/self/io";
 
+/* Every reading of lapse's of the process's counters, and every file write of its,
+ * happen under write_mu: a reading never sees a write of lapse's half done (its
+ * bytes moved, not yet counted as lapse's own), nor another reading's bytes before
+ * they are counted as lapse's own. A phase boundary that comes while lapse writes
+ * its file waits for that write. */
 int lapse_io_counters(uint64_t out[4])
 {
-    if (read_io_file(io_file, out, 1) != 0)
-        return -1;
-    for (int i = 0; i < 4; i++) {
-        uint64_t own = __atomic_load_n(&own_io[i], __ATOMIC_RELAXED);
-        out[i] = out[i] > own ? out[i] - own : 0;
+    uint64_t returned;
+    sigset_t saved; /* a handler on this thread must not wait for a write behind us */
+    block_handled_signals(&saved);
+    pthread_mutex_lock(&S.write_mu);
+    int rc = read_io_file(io_file, out, &returned);
+    if (rc == 0) {
+        for (int i = 0; i < 4; i++) {
+            uint64_t own = __atomic_load_n(&own_io[i], __ATOMIC_RELAXED);
+            out[i] = out[i] > own ? out[i] - own : 0;
+        }
+        session_own_read(returned); /* from the next reading on */
     }
-    return 0;
+    pthread_mutex_unlock(&S.write_mu);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    return rc;
 }
-int lapse_rss_bytes(uint64_t *out) { return proc_rss_bytes(out); }
+int lapse_rss_bytes(uint64_t *out)
+{
+    /* its read counts in read_chars: under the same lock as the I/O readings */
+    sigset_t saved;
+    block_handled_signals(&saved);
+    pthread_mutex_lock(&S.write_mu);
+    int rc = proc_rss_bytes(out);
+    pthread_mutex_unlock(&S.write_mu);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    return rc;
+}
 
 static int process_hooks_installed;
 
-/* The I/O counters for the process sampler: read while no write of lapse's is in
- * progress, so that what a write moves is either all counted as lapse's own or not
- * yet moved. */
-static int io_counters_between_writes(uint64_t out[4])
-{
-    pthread_mutex_lock(&S.write_mu);
-    int rc = lapse_io_counters(out);
-    pthread_mutex_unlock(&S.write_mu);
-    return rc;
-}
 
 const char *lapse_last_error(void) { return last_error; }
 int lapse_is_active(void) { return S.active; }
@@ -384,18 +397,21 @@ static int write_locked(int final, const char *reason)
     /* measured, not estimated: what this thread's snapshot (the threads' names from
      * /proc) and write moved, kept out of the phases' I/O (a small file costs whole
      * blocks of data, inode and journal) */
-    uint64_t before[4], after[4];
-    int measured = read_io_file("/proc/thread-self/io", before, 0) == 0;
+    uint64_t before[4], after[4], returned;
+    int measured = read_io_file("/proc/thread-self/io", before, &returned) == 0;
     int rc = snapshot_take(&f);
     if (rc == 0)
         rc = proc_sampler_take(&f.proc);
     if (rc == 0) {
         fill_meta(&f.meta, final, reason);
         rc = store_write_file(S.file, &f, err, sizeof err);
-        if (measured && read_io_file("/proc/thread-self/io", after, 1) == 0)
+        /* after - before holds the first reading's bytes; the second's come on top */
+        if (measured && read_io_file("/proc/thread-self/io", after, &returned) == 0) {
             for (int i = 0; i < 4; i++)
                 if (after[i] > before[i])
                     __atomic_add_fetch(&own_io[i], after[i] - before[i], __ATOMIC_RELAXED);
+            session_own_read(returned);
+        }
     } else {
         snprintf(err, sizeof err, "out of memory taking a snapshot");
     }
@@ -522,7 +538,7 @@ static void *sampler_main(void *arg)
     uint64_t now = core_mono_ns();
     uint64_t next_proc = S.proc_sample_ms ? now + ms_to_ns(S.proc_sample_ms) : UINT64_MAX;
     if (S.proc_sample_ms)
-        proc_sampler_tick(io_counters_between_writes);
+        proc_sampler_tick(lapse_io_counters, lapse_rss_bytes);
     for (;;) {
         /* the CPU sampler sleeps its period after each reading (as measured for
          * wait%); the process sampler keeps to its own schedule */
@@ -550,7 +566,7 @@ static void *sampler_main(void *arg)
             core_sample_cpu();
         now = core_mono_ns();
         if (now >= next_proc) {
-            proc_sampler_tick(io_counters_between_writes);
+            proc_sampler_tick(lapse_io_counters, lapse_rss_bytes);
             next_proc += ms_to_ns(S.proc_sample_ms);
             if (next_proc <= now)
                 next_proc = now + ms_to_ns(S.proc_sample_ms);
@@ -598,7 +614,7 @@ static void end_session(const char *reason)
     lapse_enabled_ = 0;
     sampler_stop();
     if (S.proc_sample_ms)
-        proc_sampler_tick(io_counters_between_writes); /* the last, partial interval */
+        proc_sampler_tick(lapse_io_counters, lapse_rss_bytes); /* the last, partial interval */
     flusher_stop();
     int rc = session_write(1, reason);
     (void)rc;

@@ -31,7 +31,7 @@ static void run(int ticks, int every, uint64_t *expect_intervals, store_proc_sam
     fail_every = every;
     proc_sampler_reset(10);
     for (int i = 0; i < ticks; i++)
-        proc_sampler_tick(fake_io);
+        proc_sampler_tick(fake_io, proc_rss_bytes);
     /* interval k (between readings k and k+1) counts when both readings worked */
     uint64_t ok = 0;
     for (int k = 1; k < ticks; k++)
