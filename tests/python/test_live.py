@@ -159,3 +159,5 @@ def test_unreadable_intervals_count_nothing(tmp_path, monkeypatch):
     text = subprocess.run([lapse_command(), "report", str(tmp_path)], capture_output=True,
                           text=True, timeout=60).stdout
     assert "no interval could be read" in text
+    caveats = [c for c in report(tmp_path)["caveats"] if c["kind"] == "io_unreadable"]
+    assert len(caveats) == 1 and caveats[0]["count"] == io["unreadable_intervals"], caveats
