@@ -80,6 +80,9 @@ static void build_io(const run_model *m, uint32_t r, rs_io *io)
             io->rss_peak_bytes = p->rss_peak_bytes;
             io->rss_peak_worker = i;
         }
+        for (uint32_t c = 0; c < m->worker_count; c++)
+            io->children_in_run += c != i && m->workers[c].ppid == w->pid &&
+                                   !strcmp(m->workers[c].host, w->host);
         for (uint32_t k = 0; k < p->series_count; k++) {
             if (p->series[k].start_real_ns < t0)
                 t0 = p->series[k].start_real_ns;

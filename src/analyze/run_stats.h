@@ -24,6 +24,9 @@ typedef struct rs_io {
     uint64_t intervals, quiet_intervals, unreadable, sampler_cpu_ns;
     uint64_t read_chars, write_chars, read_bytes, write_bytes, quiet_chars, phased_chars;
     uint64_t rss_peak_bytes;  /* largest RSS reading of one process */
+    uint32_t children_in_run; /* processes of the run whose parent is one of these (same
+                                 host): a parent's /proc/self/io includes the I/O of the
+                                 children it waited for, so theirs counts twice */
     uint32_t rss_peak_worker; /* RM_NONE when none */
     /* bytes (read_chars + write_chars) per column of the run's time, each record
      * spread evenly over its stretch */

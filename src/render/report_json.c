@@ -120,6 +120,7 @@ static void io_json(json_out *j, const run_model *m, const rs_io *io)
     json_u64(j, "interval_ms", io->interval_ms);
     json_u64(j, "intervals", io->intervals);
     json_u64(j, "unreadable_intervals", io->unreadable);
+    json_u64(j, "children_in_run", io->children_in_run);
     if (io->intervals) {
         json_u64(j, "read_chars", io->read_chars);
         json_u64(j, "read_bytes", io->read_bytes);

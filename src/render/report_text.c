@@ -289,6 +289,11 @@ static void process_io_block(FILE *out, const rs_io *io, int ascii)
                 fmt_percent(b, sizeof b, (double)io->phased_chars / (double)chars),
                 fmt_percent(c, sizeof c, (double)mixed / (double)chars));
     }
+    if (io->children_in_run)
+        fprintf(out, "  note: %u process%s of this run %s children of these: a process's counters\n"
+                     "  include the I/O of the children it has waited for, so theirs count here too\n",
+                io->children_in_run, io->children_in_run == 1 ? "" : "es",
+                io->children_in_run == 1 ? "is a child" : "are");
     if (io->unreadable)
         fprintf(out, "  %llu interval%s could not be read and count nothing\n",
                 (unsigned long long)io->unreadable, io->unreadable == 1 ? "" : "s");
