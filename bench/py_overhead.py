@@ -16,7 +16,7 @@ import tempfile
 import time
 
 import lapse
-from lapse import Profiler, count, span
+from lapse import Feature, Profiler, count, span
 
 N = 100_000
 REPEATS = 21
@@ -124,6 +124,29 @@ def interleaved(loops: dict[str, object], n: int) -> dict[str, float]:
     return best
 
 
+def phase_by_features(n: int) -> dict[str, float]:
+    """ns per active `with lapse.phase(...)` under a wall-only session and under one
+    with the CPU sampler (wait%) and the process sampler: sessions alternate, one
+    at a time, minimum over the rounds."""
+    configs = {"wall": Feature.SPANS,
+               "wait": Feature.SPANS | Feature.CPU,
+               "wait+io": Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY}
+    best = {name: float("inf") for name in configs}
+    empty = float("inf")
+    with tempfile.TemporaryDirectory() as run_dir:
+        for _ in range(7):
+            for name, features in configs.items():
+                with Profiler(run_dir=run_dir, max_spans=0, features=features):
+                    for _ in range(3):
+                        t0 = time.perf_counter_ns()
+                        loop_empty(n)
+                        empty = min(empty, (time.perf_counter_ns() - t0) / n)
+                        t0 = time.perf_counter_ns()
+                        loop_phase(n)
+                        best[name] = min(best[name], (time.perf_counter_ns() - t0) / n)
+    return {name: ns - empty for name, ns in best.items()}
+
+
 def main() -> None:
     global N
     if "--quick" in sys.argv:
@@ -177,6 +200,11 @@ def main() -> None:
     print(f"  active with-span {limit}<= 0.3 x reference: {'PASS' if ok else 'FAIL'} "
           f"({active_with:.1f} ns, {active_with / reference:.3f} x)")
     print(f"  count() <= 60 ns: {'PASS' if counted <= 60 else 'FAIL'} ({counted:.1f} ns)")
+    by = phase_by_features(N)
+    extra = by["wait"] - by["wall"]
+    print(f"  phase with wait% (CPU sampler) <= wall-only phase + 100 ns: "
+          f"{'PASS' if extra <= 100 else 'FAIL'} ({by['wall']:.1f} -> {by['wait']:.1f} ns, "
+          f"{extra:+.1f} ns; with the process sampler too: {by['wait+io']:.1f} ns)")
 
 
 if __name__ == "__main__":

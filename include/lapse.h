@@ -42,8 +42,11 @@ enum lapse_feature {
     LAPSE_FEATURE_TIMELINE = 1u << 1, /* raw (begin, end) records, bounded by max_spans */
     LAPSE_FEATURE_CPU = 1u << 2,      /* wait%: a sampler thread reads each thread's CPU
                                          clock (LAPSE_CPU_SAMPLE_MS, default 10) */
+    LAPSE_FEATURE_PROCESS = 1u << 3,  /* the process sampler: I/O and RSS of the process
+                                         every process_sample_ms (I/O and MEMORY blocks) */
 };
-#define LAPSE_FEATURES_DEFAULT (LAPSE_FEATURE_SPANS | LAPSE_FEATURE_TIMELINE | LAPSE_FEATURE_CPU)
+#define LAPSE_FEATURES_DEFAULT                                                            \
+    (LAPSE_FEATURE_SPANS | LAPSE_FEATURE_TIMELINE | LAPSE_FEATURE_CPU | LAPSE_FEATURE_PROCESS)
 
 typedef struct lapse_options {
     uint32_t features;             /* LAPSE_FEATURE_* bits; 0 means LAPSE_FEATURES_DEFAULT */
@@ -56,6 +59,9 @@ typedef struct lapse_options {
     int handle_signals;            /* flush on SIGTERM/SIGINT/SIGUSR1/SIGHUP; default 1 */
     int thread_names;              /* report each thread's spans under its name; default
                                       $LAPSE_THREAD_NAMES, else 0 */
+    uint32_t process_sample_ms;    /* the process sampler's period (with
+                                      LAPSE_FEATURE_PROCESS); 0: $LAPSE_PROCESS_SAMPLE_MS
+                                      (0 there: off), else 1000; at least 10 */
 } lapse_options;
 
 /* Fills *options with the defaults ("from the environment"). */
@@ -86,6 +92,11 @@ LAPSE_API uint32_t lapse_current_path(const void *key, char sep, char *buf, size
  * out[3] write_bytes (to it). Two readings around a phase give its I/O exactly.
  * Returns 0, or -1 when /proc could not be read (then record nothing). */
 LAPSE_API int lapse_io_counters(uint64_t out[4]);
+
+/* This process's resident set size now, in bytes (/proc/self/statm). Two readings
+ * around a phase give the phase's RSS growth (the whole process's: other threads
+ * count too). Returns 0, or -1 when it could not be read. */
+LAPSE_API int lapse_rss_bytes(uint64_t *out);
 
 /* For a binding's own session object: if the active session was started from the
  * environment (LAPSE_PROFILE=1, inherited from a parent) or continues in a forked
@@ -172,12 +183,15 @@ static inline void lapse_scope_end_(int *token)
 
 /* A span whose bytes read and written are measured at its own entry and exit
  * (lapse_io_counters) and added to it as the counters io.read_chars,
- * io.write_chars, io.read_bytes and io.write_bytes; two /proc reads a span, for
- * spans that move data. Ends with the enclosing block. */
+ * io.write_chars, io.read_bytes and io.write_bytes, and whose RSS growth
+ * (lapse_rss_bytes at exit minus at entry, may be negative) is added as mem.rss_growth;
+ * four /proc reads a span, for spans that move data. Ends with the enclosing block. */
 typedef struct lapse_io_scope {
     int token;
     int measured;
     uint64_t at_entry[4];
+    int rss_measured;
+    uint64_t rss_at_entry;
 } lapse_io_scope;
 LAPSE_API void lapse_io_scope_begin_(lapse_io_scope *scope, lapse_site *site);
 LAPSE_API void lapse_io_scope_end_(lapse_io_scope *scope);
@@ -185,7 +199,7 @@ LAPSE_API void lapse_io_scope_end_(lapse_io_scope *scope);
 #define LAPSE_IO_SCOPE(name)                                                                 \
     static lapse_site LAPSE_CAT_(lapse_io_site_, __LINE__) = {name, 0};                     \
     lapse_io_scope LAPSE_CAT_(lapse_io_scope_, __LINE__)                                   \
-        __attribute__((cleanup(lapse_io_scope_end_))) = {0, 0, {0, 0, 0, 0}};               \
+        __attribute__((cleanup(lapse_io_scope_end_))) = {0, 0, {0, 0, 0, 0}, 0, 0};         \
     lapse_io_scope_begin_(&LAPSE_CAT_(lapse_io_scope_, __LINE__), &LAPSE_CAT_(lapse_io_site_, __LINE__))
 
 /* Adds n to the counter `name` of the innermost open span of this thread. */

@@ -202,8 +202,8 @@ class Caveat(NamedTuple):
 
     Kinds, in the order the report lists them: ``unreadable``, ``stale``,
     ``not_final``, ``signal``, ``superseded``, ``dropped_spans``, ``folded``,
-    ``unmatched_ends``, ``dropped_counters``. ``Profile.to_dict()["caveats"]`` has
-    their details (file, pid, counts).
+    ``unmatched_ends``, ``dropped_counters``, ``io_unreadable``.
+    ``Profile.to_dict()["caveats"]`` has their details (file, pid, counts).
     """
 
     kind: str

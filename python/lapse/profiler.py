@@ -9,11 +9,12 @@ import warnings
 from types import TracebackType
 import runpy
 import sys
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from . import _lapse, _names
 
 if TYPE_CHECKING:
+    from .live import Interval
     from .profile import Profile
 
 
@@ -24,8 +25,9 @@ class Feature(enum.Flag):
 
     SPANS = enum.auto()     #: wall time of spans (always available)
     CPU = enum.auto()       #: wait% per span: a sampler thread reads each thread's CPU clock
-    IO = enum.auto()        #: bytes read and written, exactly, by phase(name, io=True)
-    MEMORY = enum.auto()    #: RSS over time and per phase
+    IO = enum.auto()        #: bytes read and written: exactly by phase(name, io=True), and
+                            #: per interval by the process sampler (the I/O block)
+    MEMORY = enum.auto()    #: RSS over time (the process sampler) and per io=True phase
     PYTHON = enum.auto()    #: external sampling of Python stacks
     MARKERS = enum.auto()   #: NVTX ranges for spans
     DEVICE = enum.auto()    #: GPU telemetry of this process
@@ -34,7 +36,7 @@ class Feature(enum.Flag):
 
 
 #: The features this build can collect. The others are accepted and add nothing.
-AVAILABLE = Feature.SPANS | Feature.CPU | Feature.IO
+AVAILABLE = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY
 
 
 class Profiler:
@@ -54,6 +56,11 @@ class Profiler:
         thread_names: nest each thread's spans under its name in the report
             (``threading.current_thread().name``; done when the run is read: it costs
             nothing per span).
+        process_sample_ms: the period of the process sampler, which records the
+            process's I/O and RSS (with ``Feature.IO`` or ``Feature.MEMORY``); default
+            ``$LAPSE_PROCESS_SAMPLE_MS``, else 1000.
+        snapshot_ms: the period of the snapshots written while the session runs (and of
+            ``on_snapshot`` callbacks); default ``$LAPSE_SNAPSHOT_MS``, else 5000.
 
     Only one Profiler may be active in a process; starting a second raises
     RuntimeError.
@@ -64,7 +71,8 @@ class Profiler:
     def __init__(self, features: Feature = Feature.SPANS, role: str | None = None,
                  run_dir: str | os.PathLike[str] | None = None, max_spans: int = 100_000,
                  install: bool = False, strict: bool = False,
-                 strict_names: bool = False, thread_names: bool = False) -> None:
+                 strict_names: bool = False, thread_names: bool = False,
+                 process_sample_ms: int | None = None, snapshot_ms: int | None = None) -> None:
         if not isinstance(features, Feature):
             raise TypeError(f"features must be lapse.Feature flags, not {type(features).__name__}")
         if max_spans < 0:
@@ -77,9 +85,17 @@ class Profiler:
         self.strict = strict
         self.strict_names = strict_names
         self.thread_names = thread_names
+        for label, value in (("process_sample_ms", process_sample_ms), ("snapshot_ms", snapshot_ms)):
+            if value is not None and value < 10:
+                raise ValueError(f"{label} must be >= 10")
+        self.process_sample_ms = process_sample_ms
+        self.snapshot_ms = snapshot_ms
         self.missing = features & ~AVAILABLE  #: requested features that add nothing here
         self._file: str | None = None
         self._active = False
+        from .live import LiveExport
+
+        self._live = LiveExport()
 
     # ---- session ----
 
@@ -104,7 +120,10 @@ class Profiler:
             self._file = _lapse.start(role=self.role, run_dir=run_dir, max_spans=self.max_spans,
                                       timeline=self.max_spans > 0,
                                       cpu=Feature.CPU in self.features,
-                                      thread_names=self.thread_names)
+                                      thread_names=self.thread_names,
+                                      process=bool(self.features & (Feature.IO | Feature.MEMORY)),
+                                      process_ms=self.process_sample_ms or 0,
+                                      snapshot_ms=self.snapshot_ms or 0)
         except OSError as e:
             # the host program carries on without profiling
             warnings.warn(f"{e} (profiling is off)", RuntimeWarning, stacklevel=2)
@@ -136,6 +155,7 @@ class Profiler:
         from ._processes import hook_multiprocessing
 
         self._active = True
+        self._live.began()
         _lapse.timing_enable()
         hook_multiprocessing()
         if self.strict_names:
@@ -150,6 +170,7 @@ class Profiler:
         """Ends the session and writes the final file (idempotent)."""
         if not self._active:
             return
+        self._live.stop()  # a last interval for on_snapshot callbacks, then the final write
         _lapse.timing_disable()
         if self.strict_names:
             _names.strict = False
@@ -180,6 +201,32 @@ class Profiler:
     def file(self) -> str | None:
         """The .lapse file this process writes (or wrote)."""
         return self._file
+
+    # ---- live export ----
+
+    def on_snapshot(self, callback: Callable[[Interval], Any]) -> None:
+        """Calls ``callback(interval)`` after each periodic snapshot of the session
+        (every ``snapshot_ms``) and once more at stop, on a thread of its own
+        ("lapse-live"), with the stats of the interval since the previous call: a
+        ``lapse.live.Interval``. A callback that raises is counted
+        (``callback_errors``; the counter ``lapse.snapshot_callback_errors`` in the
+        result) and warned about once; it never stops the snapshots or the other
+        callbacks."""
+        self._live.add(callback, self._active)
+
+    def deltas(self) -> Interval | None:
+        """The stats since the previous call (the first: since the session
+        started), as a ``lapse.live.Interval``; None when the session is not
+        active. Quantiles come from the difference of the histograms; a phase idle
+        in the interval is absent."""
+        if not self._active:
+            return None
+        return self._live.deltas()
+
+    @property
+    def callback_errors(self) -> int:
+        """How many on_snapshot callbacks raised."""
+        return self._live.callback_errors
 
     # ---- results ----
 

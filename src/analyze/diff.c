@@ -40,6 +40,7 @@ double diff_ks_threshold(uint64_t n, uint64_t m)
 typedef struct side_row {
     char *key, *role, *path;
     uint64_t calls, total_ns, min_ns, max_ns;
+    uint64_t sampled_wall_ns, sampled_cpu_ns;
     uint32_t in_processes;
     hist_window hist;
 } side_row;
@@ -91,6 +92,8 @@ static int side_rows(const run_model *m, unsigned flags, side_row **out, size_t 
         r->min_ns = p->min_ns;
         r->max_ns = p->max_ns;
         r->in_processes = p->in_processes;
+        r->sampled_wall_ns = p->sampled_wall_ns;
+        r->sampled_cpu_ns = p->sampled_cpu_ns;
         if (!r->key || !r->role || !r->path || hist_window_add(&r->hist, &p->hist)) {
             side_free(rows, n);
             return -ENOMEM;
@@ -108,6 +111,8 @@ static int side_rows(const run_model *m, unsigned flags, side_row **out, size_t 
             d->calls += rows[i].calls;
             d->total_ns += rows[i].total_ns;
             d->in_processes += rows[i].in_processes;
+            d->sampled_wall_ns += rows[i].sampled_wall_ns;
+            d->sampled_cpu_ns += rows[i].sampled_cpu_ns;
             int rc = hist_window_add(&d->hist, &rows[i].hist);
             free(rows[i].key);
             free(rows[i].role);
@@ -134,6 +139,7 @@ static int side_rows(const run_model *m, unsigned flags, side_row **out, size_t 
 static void fill_side(diff_side *s, const side_row *r)
 {
     memset(s, 0, sizeof *s);
+    s->wait_share = -1.0;
     if (!r)
         return;
     s->calls = r->calls;
@@ -147,6 +153,11 @@ static void fill_side(diff_side *s, const side_row *r)
         hist_window_clamp(q, 2, r->min_ns, r->max_ns);
     s->p50_ns = q[0];
     s->p99_ns = q[1];
+    s->wait_share = -1.0;
+    if (r->sampled_wall_ns) {
+        double cpu = (double)r->sampled_cpu_ns / (double)r->sampled_wall_ns;
+        s->wait_share = cpu >= 1.0 ? 0.0 : 1.0 - cpu;
+    }
 }
 
 static double ratio(double b, double a)

@@ -23,6 +23,9 @@ typedef struct diff_side {
     uint64_t calls, total_ns;
     uint32_t in_processes;
     double mean_ns, p50_ns, p99_ns;
+    /* wait%: estimated share of the wall time off CPU (1 - sampled cpu / sampled
+     * wall, the CPU sampler's); -1 when the sampler saw none of it */
+    double wait_share;
 } diff_side;
 
 typedef enum diff_presence { DIFF_BOTH = 0, DIFF_ONLY_A = 1, DIFF_ONLY_B = 2 } diff_presence;

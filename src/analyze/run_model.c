@@ -350,6 +350,46 @@ int run_model_add_unreadable(run_model *m, const char *file, const char *reason)
     return 0;
 }
 
+/* The process sampler's records of f into w->proc: totals, and the series merged
+ * down to RM_IO_POINTS stretches on the writer's realtime clock. */
+static int add_proc(rm_worker *w, const store_file *f)
+{
+    const store_proc_samples *ps = &f->proc;
+    rm_proc *p = &w->proc;
+    p->interval_ms = ps->interval_ms;
+    p->unreadable = ps->unreadable;
+    p->sampler_cpu_ns = ps->sampler_cpu_ns;
+    if (!ps->count)
+        return 0;
+    uint32_t per = (ps->count + RM_IO_POINTS - 1) / RM_IO_POINTS;
+    p->series = calloc((ps->count + per - 1) / per, sizeof *p->series);
+    if (!p->series)
+        return -ENOMEM;
+    /* realtime = mono + (anchor_real - anchor_mono) */
+    int64_t shift = (int64_t)(f->meta.anchor_real_ns - f->meta.anchor_mono_ns);
+    for (uint32_t i = 0; i < ps->count; i++) {
+        const store_proc_sample *r = &ps->records[i];
+        p->intervals += r->intervals;
+        p->quiet_intervals += r->quiet_intervals;
+        p->read_chars = sat_add(p->read_chars, r->read_chars);
+        p->write_chars = sat_add(p->write_chars, r->write_chars);
+        p->read_bytes = sat_add(p->read_bytes, r->read_bytes);
+        p->write_bytes = sat_add(p->write_bytes, r->write_bytes);
+        p->quiet_chars = sat_add(p->quiet_chars, r->quiet_chars);
+        p->phased_chars = sat_add(p->phased_chars, r->phased_chars);
+        if (r->rss_max_bytes > p->rss_peak_bytes)
+            p->rss_peak_bytes = r->rss_max_bytes;
+        rm_io_point *pt = &p->series[i / per];
+        uint64_t start = r->start_ns + (uint64_t)shift, end = r->end_ns + (uint64_t)shift;
+        if (i % per == 0)
+            pt->start_real_ns = start;
+        pt->end_real_ns = end;
+        pt->chars = sat_add(pt->chars, sat_add(r->read_chars, r->write_chars));
+    }
+    p->series_count = (ps->count + per - 1) / per;
+    return 0;
+}
+
 int run_model_add(run_model *m, const char *file, const store_file *f)
 {
     rm_index *ix = index_of(m);
@@ -417,6 +457,14 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     w->folded_paths = mt->folded_paths;
     w->unmatched_ends = mt->unmatched_ends;
     w->dropped_counters = mt->dropped_counters;
+    if (add_proc(w, f)) {
+        free(w->file);
+        free(w->host);
+        free(w->role);
+        free(w->run_id);
+        free(w->end_reason);
+        return -ENOMEM;
+    }
     m->worker_count++;
     m->roles[role].processes++;
 
@@ -837,6 +885,7 @@ void run_model_free(run_model *m)
         free(w->end_reason);
         free(w->launcher);
         free(w->job_id);
+        free(w->proc.series);
     }
     free(m->workers);
     for (uint32_t i = 0; i < m->unreadable_count; i++) {

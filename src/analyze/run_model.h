@@ -63,6 +63,24 @@ typedef struct rm_path {
     hist_window hist;        /* per-call wall time, ns */
 } rm_path;
 
+/* One stretch of the process sampler's series, on the writer's CLOCK_REALTIME. */
+typedef struct rm_io_point {
+    uint64_t start_real_ns, end_real_ns;
+    uint64_t chars; /* read_chars + write_chars moved in it */
+} rm_io_point;
+
+#define RM_IO_POINTS 256 /* a worker's series is merged down to at most this many */
+
+/* What a worker's process sampler recorded (zero when it did not run). */
+typedef struct rm_proc {
+    uint32_t interval_ms; /* 0: no process sampler in this worker's file */
+    uint64_t intervals, quiet_intervals, unreadable, sampler_cpu_ns;
+    uint64_t read_chars, write_chars, read_bytes, write_bytes, quiet_chars, phased_chars;
+    uint64_t rss_peak_bytes; /* largest RSS reading */
+    rm_io_point *series;
+    uint32_t series_count;
+} rm_proc;
+
 typedef struct rm_worker {
     char *file, *host, *role, *run_id, *end_reason, *launcher, *job_id;
     uint32_t role_index;
@@ -82,6 +100,7 @@ typedef struct rm_worker {
     uint64_t stale_limit_ns; /* 2 x snapshot interval + 1 s */
     uint64_t silent_ns;     /* time of reading minus its last write */
     int gone;               /* on the reader's host, and no process has its pid */
+    rm_proc proc;
 } rm_worker;
 
 typedef struct rm_role {

@@ -73,6 +73,66 @@ static int across_ranks(const run_model *m, const rm_role *role, const rm_path *
     return rc == -EINVAL ? 0 : rc; /* a model built by hand may disagree: no figures */
 }
 
+static void build_io(const run_model *m, uint32_t r, rs_io *io)
+{
+    io->rss_peak_worker = RM_NONE;
+    uint64_t t0 = m->start_real_ns, t1 = m->end_real_ns;
+    for (uint32_t i = 0; i < m->worker_count; i++) {
+        const rm_worker *w = &m->workers[i];
+        const rm_proc *p = &w->proc;
+        if (w->role_index != r || !p->interval_ms)
+            continue;
+        io->processes++;
+        if (p->interval_ms > io->interval_ms)
+            io->interval_ms = p->interval_ms;
+        io->intervals += p->intervals;
+        io->quiet_intervals += p->quiet_intervals;
+        io->unreadable += p->unreadable;
+        io->sampler_cpu_ns += p->sampler_cpu_ns;
+        io->read_chars += p->read_chars;
+        io->write_chars += p->write_chars;
+        io->read_bytes += p->read_bytes;
+        io->write_bytes += p->write_bytes;
+        io->quiet_chars += p->quiet_chars;
+        io->phased_chars += p->phased_chars;
+        if (p->rss_peak_bytes > io->rss_peak_bytes) {
+            io->rss_peak_bytes = p->rss_peak_bytes;
+            io->rss_peak_worker = i;
+        }
+        for (uint32_t c = 0; c < m->worker_count; c++)
+            io->children_in_run += c != i && m->workers[c].ppid == w->pid &&
+                                   !strcmp(m->workers[c].host, w->host);
+        for (uint32_t k = 0; k < p->series_count; k++) {
+            if (p->series[k].start_real_ns < t0)
+                t0 = p->series[k].start_real_ns;
+            if (p->series[k].end_real_ns > t1)
+                t1 = p->series[k].end_real_ns;
+        }
+    }
+    if (!io->processes || t1 <= t0)
+        return;
+    io->bins_start_real_ns = t0;
+    io->bin_ns = (t1 - t0 + RS_IO_BINS - 1) / RS_IO_BINS;
+    for (uint32_t i = 0; i < m->worker_count; i++) {
+        const rm_worker *w = &m->workers[i];
+        if (w->role_index != r)
+            continue;
+        for (uint32_t k = 0; k < w->proc.series_count; k++) {
+            const rm_io_point *pt = &w->proc.series[k];
+            if (pt->end_real_ns <= pt->start_real_ns || !pt->chars)
+                continue;
+            double per_ns = (double)pt->chars / (double)(pt->end_real_ns - pt->start_real_ns);
+            for (uint32_t b = 0; b < RS_IO_BINS; b++) {
+                uint64_t lo = t0 + b * io->bin_ns, hi = lo + io->bin_ns;
+                uint64_t a = pt->start_real_ns > lo ? pt->start_real_ns : lo;
+                uint64_t z = pt->end_real_ns < hi ? pt->end_real_ns : hi;
+                if (z > a)
+                    io->bins[b] += per_ns * (double)(z - a);
+            }
+        }
+    }
+}
+
 static int build_role(const run_model *m, uint32_t r, rs_role *out)
 {
     const rm_role *role = &m->roles[r];
@@ -125,6 +185,7 @@ static int build_role(const run_model *m, uint32_t r, rs_role *out)
     qsort(out->by_self, n, sizeof *out->by_self, cmp_by_self);
     qsort(out->top_level, out->top_level_count, sizeof *out->top_level, cmp_by_total);
     out->loop = run_stats_pick_loop(m, out->phases, n);
+    build_io(m, r, &out->io);
     return 0;
 }
 

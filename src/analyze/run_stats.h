@@ -18,6 +18,25 @@ typedef struct rs_phase {
                                  when the role's processes have no rank */
 } rs_phase;
 
+#define RS_IO_BINS 48 /* columns of the I/O sparkline */
+
+/* A role's process sampler figures, summed over its processes that ran it. */
+typedef struct rs_io {
+    uint32_t processes;   /* processes of the role with a process sampler */
+    uint32_t interval_ms; /* the largest sampler period among them */
+    uint64_t intervals, quiet_intervals, unreadable, sampler_cpu_ns;
+    uint64_t read_chars, write_chars, read_bytes, write_bytes, quiet_chars, phased_chars;
+    uint64_t rss_peak_bytes;  /* largest RSS reading of one process */
+    uint32_t children_in_run; /* processes of the run whose parent is one of these (same
+                                 host): a parent's /proc/self/io includes the I/O of the
+                                 children it waited for, so theirs counts twice */
+    uint32_t rss_peak_worker; /* RM_NONE when none */
+    /* bytes (read_chars + write_chars) per column of the run's time, each record
+     * spread evenly over its stretch */
+    uint64_t bins_start_real_ns, bin_ns;
+    double bins[RS_IO_BINS];
+} rs_io;
+
 typedef struct rs_role {
     rs_phase *phases;   /* every path of the role except its root, sorted by path */
     uint32_t phase_count;
@@ -26,6 +45,7 @@ typedef struct rs_role {
     uint32_t top_level_count;
     uint32_t loop;      /* phase index of the most-called loop, RM_NONE when none */
     int has_wait;       /* some phase has a wait share */
+    rs_io io;
 } rs_role;
 
 typedef struct run_stats {

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage_line[] = "usage: lapse report PATH [--json] [--top N]\n";
+static const char usage_line[] = "usage: lapse report PATH [--json] [--top N] [--ascii]\n";
 
 static void help(FILE *out)
 {
@@ -29,6 +29,8 @@ static void help(FILE *out)
         "  --json     the same content as one JSON document (schema \"lapse.report\",\n"
         "             version 1; docs/report.md documents every field)\n"
         "  --top N    rows of DOMINANT PHASES and top-level shares per role (default 10)\n"
+        "  --ascii    the I/O sparkline in ASCII (also with LAPSE_ASCII=1, TERM=dumb, or a\n"
+        "             locale that is not UTF-8)\n"
         "  -h, --help this text\n"
         "\n"
         "The report, block by block:\n"
@@ -47,10 +49,17 @@ static void help(FILE *out)
         "                    path's time, time per unit\n"
         "  MOST-CALLED LOOP  the shallowest path called more than once (most calls at that\n"
         "                    depth): mean, p50, p95, p99 per call\n"
+        "  I/O BY PHASE      bytes of io=True phases, measured at their entry and exit\n"
+        "  I/O               the process sampler (every 1 s by default): a sparkline of\n"
+        "                    bytes moved over the run, read/written split disk vs page\n"
+        "                    cache, and the share moved while no phase was open\n"
+        "  MEMORY            peak RSS (getrusage; the process sampler) and RSS growth of\n"
+        "                    io=True phases, measured at their entry and exit\n"
         "  CAVEATS           what is missing: unreadable files, workers that stopped\n"
         "                    writing early or never wrote a final file, superseded\n"
         "                    attempts, dropped timeline spans, folded spans, unmatched\n"
-        "                    ends, dropped counter updates. \"CAVEATS none\" when complete.\n"
+        "                    ends, dropped counter updates, unreadable I/O intervals.\n"
+        "                    \"CAVEATS none\" when complete.\n"
         "\n"
         "Durations: ns, us, ms, s, \"27m 5s\", \"2h 31m\". Quantiles come from merged\n"
         "log-linear histograms (error below 1/8 of the value).\n"
@@ -79,8 +88,8 @@ static int parse_top(const char *s, unsigned *top)
 int cmd_report(int argc, char **argv)
 {
     const char *path = NULL;
-    int json = 0, options_done = 0;
-    report_options ro = {10};
+    int json = 0, options_done = 0, ascii = 0;
+    report_options ro = {10, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!options_done && a[0] == '-' && a[1]) {
@@ -91,6 +100,8 @@ int cmd_report(int argc, char **argv)
                 return 0;
             } else if (!strcmp(a, "--json")) {
                 json = 1;
+            } else if (!strcmp(a, "--ascii")) {
+                ascii = 1;
             } else if (!strcmp(a, "--top")) {
                 if (i + 1 >= argc)
                     return bad_usage("--top needs a number%s", "");
@@ -123,6 +134,7 @@ int cmd_report(int argc, char **argv)
         run_model_free(&m);
         return 1;
     }
+    ro.ascii = ascii || report_wants_ascii();
     int rc = json ? report_write_json(stdout, &m, &s, &ro) : report_write_text(stdout, &m, &s, &ro);
     int status = 0;
     if (rc) {

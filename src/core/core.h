@@ -174,6 +174,12 @@ void core_thread_set_name(const char *name);
  * to every span open on it. Called from one thread only (the session's sampler). */
 void core_sample_cpu(void);
 
+/* For the process sampler: whether a span is open now on any live thread (any of
+ * its stacks), and in *top_closed_ns the sum over threads of their top-level
+ * spans' time so far (it moves when a top-level span closes). Takes the thread
+ * list's lock; reads the threads' state without stopping them. */
+int core_phase_state(uint64_t *top_closed_ns);
+
 /* Fork handling: prepare locks, parent unlocks, child resets to a fresh
  * generation with only the calling thread, an empty tree and a clean stack. */
 void core_fork_prepare(void);

@@ -361,6 +361,32 @@ void core_sample_cpu(void)
     pthread_mutex_unlock(&threads_mu);
 }
 
+int core_phase_state(uint64_t *top_closed_ns)
+{
+    int open = 0;
+    uint64_t closed = 0;
+    pthread_mutex_lock(&threads_mu);
+    for (core_thread *t = threads_head; t; t = t->next) {
+        /* an exited thread's spans are closed; what it closed stays in the sum */
+        closed += __atomic_load_n(&t->nodes[CORE_ROOT].child_ns, __ATOMIC_RELAXED);
+        if (open || __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
+            continue;
+        if (__atomic_load_n(&t->depth, __ATOMIC_ACQUIRE) > 0) {
+            open = 1;
+            continue;
+        }
+        /* the keyed stacks not current now (asyncio tasks) keep their depth here */
+        uint32_t stacks = __atomic_load_n(&t->stack_count, __ATOMIC_ACQUIRE);
+        uint32_t current = __atomic_load_n(&t->stack_current, __ATOMIC_ACQUIRE);
+        for (uint32_t i = 0; i < stacks && i < CORE_MAX_STACKS && !open; i++)
+            if (i != current && __atomic_load_n(&t->stacks[i].depth, __ATOMIC_RELAXED) > 0)
+                open = 1;
+    }
+    pthread_mutex_unlock(&threads_mu);
+    *top_closed_ns = closed;
+    return open;
+}
+
 void core_thread_set_name(const char *name)
 {
     core_thread *t = core_thread_attach();

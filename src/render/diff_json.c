@@ -97,6 +97,19 @@ int diff_write_json(FILE *out, const run_model *a, const run_model *b, const dif
         ratio_json(&j, "mean_ratio", both ? r->mean_ratio : -1.0);
         ratio_json(&j, "p50_ratio", both ? r->p50_ratio : -1.0);
         ratio_json(&j, "p99_ratio", both ? r->p99_ratio : -1.0);
+        /* wait%: estimates (the CPU sampler's), on each side where it saw the path */
+        if (r->a.wait_share >= 0.0)
+            json_double(&j, "wait_share_a", r->a.wait_share, 4);
+        else
+            json_null(&j, "wait_share_a");
+        if (r->b.wait_share >= 0.0)
+            json_double(&j, "wait_share_b", r->b.wait_share, 4);
+        else
+            json_null(&j, "wait_share_b");
+        if (r->a.wait_share >= 0.0 && r->b.wait_share >= 0.0)
+            json_double(&j, "wait_share_delta", r->b.wait_share - r->a.wait_share, 4);
+        else
+            json_null(&j, "wait_share_delta");
         if (both && r->ks_threshold > 0.0) {
             json_double(&j, "ks_d", r->ks_d, 6);
             json_double(&j, "ks_threshold", r->ks_threshold, 6);

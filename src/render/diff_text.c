@@ -65,10 +65,13 @@ static void row_text(FILE *out, const diff_row *r)
     fprintf(out, "%s   %s\n", r->key, verdict);
     if (r->presence == DIFF_ONLY_A || r->presence == DIFF_ONLY_B) {
         const diff_side *s = r->presence == DIFF_ONLY_A ? &r->a : &r->b;
-        fprintf(out, "    calls %s   mean %s   p50 %s   p99 %s   total %s\n",
+        fprintf(out, "    calls %s   mean %s   p50 %s   p99 %s   total %s",
                 fmt_count(a, sizeof a, s->calls), fmt_duration(b, sizeof b, s->mean_ns),
                 fmt_duration(c, sizeof c, s->p50_ns), fmt_duration(d, sizeof d, s->p99_ns),
                 fmt_duration(e, sizeof e, (double)s->total_ns));
+        if (s->wait_share >= 0.0)
+            fprintf(out, "   wait ~%.0f%%", s->wait_share * 100.0);
+        fputc('\n', out);
         return;
     }
     fprintf(out, "    calls %s -> %s   mean %s -> %s (%s)   p50 %s -> %s (%s)   total %s\n",
@@ -77,6 +80,13 @@ static void row_text(FILE *out, const diff_row *r)
             fmt_ratio(e, sizeof e, r->mean_ratio), fmt_duration(f, sizeof f, r->a.p50_ns),
             fmt_duration(g, sizeof g, r->b.p50_ns), fmt_ratio(h, sizeof h, r->p50_ratio),
             fmt_duration_signed(k, sizeof k, (double)r->total_delta_ns));
+    if (r->a.wait_share >= 0.0 && r->b.wait_share >= 0.0) {
+        double points = (r->b.wait_share - r->a.wait_share) * 100.0;
+        if (points > -0.5 && points < 0.5)
+            points = 0.0; /* no "-0" */
+        fprintf(out, "    wait ~%.0f%% -> ~%.0f%% (%+.0f points; estimated by sampling each thread's CPU clock)\n",
+                r->a.wait_share * 100.0, r->b.wait_share * 100.0, points);
+    }
     if (r->few_calls || r->tail_moved) {
         fputs("    ", out);
         if (r->few_calls)

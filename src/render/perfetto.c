@@ -357,11 +357,13 @@ uint64_t perfetto_clock_offset(const store_file *f)
 int perfetto_first_ns(const store_file *f, uint64_t *first_ns)
 {
     uint64_t off = perfetto_clock_offset(f);
-    if (f->span_count) {
+    if (f->span_count || f->proc.count) {
         uint64_t first = UINT64_MAX;
         for (uint64_t i = 0; i < f->span_count; i++)
             if (f->spans[i].begin_ns < first)
                 first = f->spans[i].begin_ns;
+        if (f->proc.count && f->proc.records[0].start_ns < first)
+            first = f->proc.records[0].start_ns; /* the sampler's counter tracks */
         *first_ns = first + off;
         return 0;
     }
@@ -547,6 +549,43 @@ int perfetto_add_file(perfetto_writer *w, const store_file *f, uint64_t base_ns,
         out_u64(w, s->depth);
         OUT_LIT(w, "}}");
         st.slices++;
+    }
+
+    /* the process sampler: counter tracks of RSS and of the I/O rate per record */
+    const store_proc_samples *ps = &f->proc;
+    for (uint32_t i = 0; i < ps->count; i++) {
+        const store_proc_sample *r = &ps->records[i];
+        int64_t ts = (int64_t)(r->start_ns + off - base_ns);
+        int64_t end = (int64_t)(r->end_ns + off - base_ns);
+        double secs = (double)(r->end_ns - r->start_ns) / 1e9;
+        event_start(w);
+        OUT_LIT(w, "{\"ph\":\"C\",\"name\":\"lapse: I/O bytes/s\",\"pid\":");
+        out_put(w, pidtxt, pidlen);
+        OUT_LIT(w, ",\"ts\":");
+        out_us(w, ts);
+        OUT_LIT(w, ",\"args\":{\"read\":");
+        out_u64(w, (uint64_t)((double)r->read_chars / secs));
+        OUT_LIT(w, ",\"written\":");
+        out_u64(w, (uint64_t)((double)r->write_chars / secs));
+        OUT_LIT(w, "}}");
+        event_start(w);
+        OUT_LIT(w, "{\"ph\":\"C\",\"name\":\"lapse: RSS bytes (max)\",\"pid\":");
+        out_put(w, pidtxt, pidlen);
+        OUT_LIT(w, ",\"ts\":");
+        out_us(w, ts);
+        OUT_LIT(w, ",\"args\":{\"rss\":");
+        out_u64(w, r->rss_max_bytes);
+        OUT_LIT(w, "}}");
+        int gap = i + 1 == ps->count || ps->records[i + 1].start_ns != r->end_ns;
+        if (gap) { /* nothing known after it: the rate drops to 0 */
+            event_start(w);
+            OUT_LIT(w, "{\"ph\":\"C\",\"name\":\"lapse: I/O bytes/s\",\"pid\":");
+            out_put(w, pidtxt, pidlen);
+            OUT_LIT(w, ",\"ts\":");
+            out_us(w, end);
+            OUT_LIT(w, ",\"args\":{\"read\":0,\"written\":0}}");
+        }
+        st.counters += 2 + (uint64_t)gap;
     }
 
     if (m->timeline_dropped) {

@@ -1,6 +1,7 @@
 /* Chrome trace JSON (the format Perfetto and chrome://tracing open) from the
  * timelines of a run: one process track per .lapse file, one thread track per
- * thread, one complete ("X") slice per timeline span.
+ * thread, one complete ("X") slice per timeline span, and counter ("C") tracks of
+ * the process sampler's I/O rate and RSS.
  *
  * The writer streams: files are added one at a time and nothing of a file is kept
  * after perfetto_add_file returns, so a run with millions of spans costs one
@@ -24,14 +25,15 @@ typedef struct perfetto_file_stats {
     uint32_t threads;     /* thread tracks */
     uint64_t slices;      /* "X" events */
     uint64_t dropped;     /* meta.timeline_dropped: spans the timeline had no room for */
+    uint64_t counters;    /* "C" events: the process sampler's I/O rate and RSS */
 } perfetto_file_stats;
 
 /* The file's CLOCK_MONOTONIC ns -> common timeline ns (CLOCK_REALTIME of the
  * anchor instant): mono + perfetto_clock_offset(f), modulo 2^64. */
 uint64_t perfetto_clock_offset(const store_file *f);
 
-/* Earliest instant of f on the common timeline: the first span begin, or when f
- * has no span the session start. Returns 0 and sets *first_ns, or -1 when f has
+/* Earliest instant of f on the common timeline: the first span begin or process
+ * sampler record, or when f has neither the session start. Returns 0 and sets *first_ns, or -1 when f has
  * neither (all zero). */
 int perfetto_first_ns(const store_file *f, uint64_t *first_ns);
 

@@ -70,6 +70,7 @@ static uint64_t w_dropped(const rm_worker *w) { return w->timeline_dropped; }
 static uint64_t w_folded(const rm_worker *w) { return w->folded_depth + w->folded_paths; }
 static uint64_t w_unmatched(const rm_worker *w) { return w->unmatched_ends; }
 static uint64_t w_counters(const rm_worker *w) { return w->dropped_counters; }
+static uint64_t w_proc_unreadable(const rm_worker *w) { return w->proc.unreadable; }
 
 /* Sums pick() over workers; *procs counts the workers with a nonzero value, *one is
  * the worker when exactly one has. */
@@ -286,6 +287,20 @@ size_t report_caveats(const run_model *m, report_caveat_fn fn, void *ctx)
             missing, (long long)world, missing == 1 ? "" : "s",
             report_fmt_ranks(list, sizeof list, gone, missing < 8 ? missing : 8),
             missing > 8 ? ",..." : "");
+        emit(e, &cv);
+    }
+
+    n = sum_workers(m, w_proc_unreadable, &procs, &one);
+    if (n) {
+        report_caveat cv = {.kind = "io_unreadable", .worker = one,
+                            .file = one ? one->file : NULL, .count = n, .processes = procs};
+        e->msg[0] = 0;
+        add(e, "%s process-sampler intervals could not be read (/proc/self/io or "
+               "/proc/self/statm) in %u of %u processes: the I/O and MEMORY blocks leave "
+               "them out (",
+            fmt_count(a, sizeof a, n), procs, m->worker_count);
+        name_workers(e, m, w_proc_unreadable, 4);
+        add(e, ")");
         emit(e, &cv);
     }
 

@@ -110,6 +110,110 @@ static void phase_json(json_out *j, const run_model *m, const rs_phase *ph)
     json_end_object(j);
 }
 
+/* The process sampler's figures of a role; null when none of its processes ran it. */
+static void io_json(json_out *j, const run_model *m, const rs_io *io)
+{
+    if (!io->processes) {
+        json_null(j, "io");
+        return;
+    }
+    json_begin_object(j, "io");
+    json_u64(j, "processes", io->processes);
+    json_u64(j, "interval_ms", io->interval_ms);
+    json_u64(j, "intervals", io->intervals);
+    json_u64(j, "unreadable_intervals", io->unreadable);
+    json_u64(j, "children_in_run", io->children_in_run);
+    if (io->intervals) {
+        json_u64(j, "read_chars", io->read_chars);
+        json_u64(j, "read_bytes", io->read_bytes);
+        json_u64(j, "read_cache_bytes", io->read_chars > io->read_bytes ? io->read_chars - io->read_bytes : 0);
+        json_u64(j, "write_chars", io->write_chars);
+        json_u64(j, "write_bytes", io->write_bytes);
+        uint64_t chars = io->read_chars + io->write_chars;
+        json_u64(j, "quiet_chars", io->quiet_chars);
+        json_u64(j, "phased_chars", io->phased_chars);
+        if (chars) {
+            json_double(j, "share_no_phase_open", (double)io->quiet_chars / (double)chars, 6);
+            json_double(j, "share_phase_open", (double)io->phased_chars / (double)chars, 6);
+        } else {
+            json_null(j, "share_no_phase_open");
+            json_null(j, "share_phase_open");
+        }
+        json_double(j, "sampler_cpu_ns_per_interval",
+                    (double)io->sampler_cpu_ns / (double)io->intervals, 1);
+    } else {
+        static const char *keys[] = {"read_chars", "read_bytes", "read_cache_bytes", "write_chars",
+                                     "write_bytes", "quiet_chars", "phased_chars",
+                                     "share_no_phase_open", "share_phase_open",
+                                     "sampler_cpu_ns_per_interval"};
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+            json_null(j, keys[k]);
+    }
+    json_u64(j, "bins_start_real_ns", io->bins_start_real_ns);
+    json_u64(j, "bin_ns", io->bin_ns);
+    json_begin_array(j, "bins_chars");
+    for (unsigned b = 0; b < RS_IO_BINS && io->intervals; b++)
+        json_double(j, NULL, io->bins[b], 0);
+    json_end_array(j);
+    if (io->rss_peak_worker != RM_NONE) {
+        json_u64(j, "rss_peak_bytes", io->rss_peak_bytes);
+        json_i64(j, "rss_peak_pid", m->workers[io->rss_peak_worker].pid);
+    } else {
+        json_null(j, "rss_peak_bytes");
+        json_null(j, "rss_peak_pid");
+    }
+    json_end_object(j);
+}
+
+static int counter_of(const run_model *m, const rm_path *p, const char *name, int64_t *sum)
+{
+    for (uint32_t c = p->first_counter; c != RM_NONE; c = m->counters[c].next)
+        if (!strcmp(rm_str(m, m->counters[c].name), name)) {
+            *sum = m->counters[c].sum;
+            return 1;
+        }
+    *sum = 0;
+    return 0;
+}
+
+/* MEMORY: peak RSS by getrusage, and the RSS growth of io=True phases. */
+static void memory_json(json_out *j, const run_model *m, const rs_role *rs, uint32_t r)
+{
+    json_begin_object(j, "memory");
+    const rm_worker *top = NULL;
+    for (uint32_t i = 0; i < m->worker_count; i++)
+        if (m->workers[i].role_index == r && (!top || m->workers[i].max_rss_kb > top->max_rss_kb))
+            top = &m->workers[i];
+    if (top && top->max_rss_kb) {
+        json_u64(j, "peak_rss_getrusage_bytes", top->max_rss_kb * 1024);
+        json_i64(j, "peak_rss_getrusage_pid", top->pid);
+    } else {
+        json_null(j, "peak_rss_getrusage_bytes");
+        json_null(j, "peak_rss_getrusage_pid");
+    }
+    if (rs->io.rss_peak_worker != RM_NONE)
+        json_u64(j, "peak_rss_sampled_bytes", rs->io.rss_peak_bytes);
+    else
+        json_null(j, "peak_rss_sampled_bytes");
+    json_begin_array(j, "growth_by_phase");
+    for (uint32_t i = 0; i < rs->phase_count; i++) {
+        const rm_path *p = &m->paths[rs->phases[i].path];
+        int64_t g, bad;
+        if (!counter_of(m, p, "mem.rss_growth", &g))
+            continue;
+        counter_of(m, p, "mem.unreadable", &bad);
+        json_begin_object(j, NULL);
+        json_str(j, "path", p->path);
+        json_i64(j, "rss_growth_bytes", g);
+        json_u64(j, "calls", p->calls);
+        json_i64(j, "unmeasured_calls", bad);
+        json_str(j, "method", "measured: RSS read at each call's entry and exit (io=True)");
+        json_end_object(j);
+    }
+    json_end_array(j);
+    json_end_object(j);
+}
+
 static void role_json(json_out *j, const run_model *m, const run_stats *s, uint32_t r, unsigned top)
 {
     const rm_role *role = &m->roles[r];
@@ -168,6 +272,8 @@ static void role_json(json_out *j, const run_model *m, const run_stats *s, uint3
     json_begin_array(j, "no_span_counters");
     counters_json(j, m, &m->paths[role->root], 0);
     json_end_array(j);
+    io_json(j, m, &rs->io);
+    memory_json(j, m, rs, r);
     json_end_object(j);
 }
 

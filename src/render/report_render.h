@@ -13,7 +13,12 @@
 
 typedef struct report_options {
     unsigned top; /* rows of DOMINANT PHASES and top-level shares; 0: 10 */
+    int ascii;    /* the sparkline in ASCII (report_wants_ascii) */
 } report_options;
+
+/* Whether text output should keep to ASCII: LAPSE_ASCII=1, TERM=dumb, or a locale
+ * (LC_ALL, else LC_CTYPE, else LANG) that does not name UTF-8. */
+int report_wants_ascii(void);
 
 /* Returns 0, or -EIO when writing failed. */
 int report_write_text(FILE *out, const run_model *m, const run_stats *s, const report_options *o);

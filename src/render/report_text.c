@@ -114,10 +114,11 @@ static int counter_name_width(const run_model *m, const rm_path *p)
     return w;
 }
 
-/* Counters named io.* are the bytes of io=True phases: the I/O block shows them. */
+/* Counters named io.* and mem.* are the figures of io=True phases: the I/O BY
+ * PHASE and MEMORY blocks show them. */
 static int is_io_counter(const run_model *m, const rm_counter *c)
 {
-    return strncmp(rm_str(m, c->name), "io.", 3) == 0;
+    return strncmp(rm_str(m, c->name), "io.", 3) == 0 || strncmp(rm_str(m, c->name), "mem.", 4) == 0;
 }
 
 static void counters_of(FILE *out, const run_model *m, const rm_path *p)
@@ -196,14 +197,163 @@ static void memory_line(FILE *out, const run_model *m, uint32_t r)
     if (!top)
         return;
     char a[FMT_BUF], b[FMT_BUF];
-    fprintf(out, "peak RSS per process: max %s (pid %lld on %s)", fmt_bytes(a, sizeof a, top->max_rss_kb * 1024),
+    fprintf(out, "  peak RSS per process: max %s (pid %lld on %s)", fmt_bytes(a, sizeof a, top->max_rss_kb * 1024),
             (long long)top->pid, top->host);
     if (n > 1)
         fprintf(out, ", mean %s over %u processes", fmt_bytes(b, sizeof b, sum / n * 1024), n);
-    fputc('\n', out);
+    fputs(" (getrusage)\n", out);
 }
 
-static void role_block(FILE *out, const run_model *m, const run_stats *s, uint32_t r, unsigned top)
+int report_wants_ascii(void)
+{
+    const char *v = getenv("LAPSE_ASCII");
+    if (v && *v && strcmp(v, "0") != 0)
+        return 1;
+    v = getenv("TERM");
+    if (v && !strcmp(v, "dumb"))
+        return 1;
+    static const char *const vars[] = {"LC_ALL", "LC_CTYPE", "LANG"};
+    for (size_t i = 0; i < 3; i++) {
+        v = getenv(vars[i]);
+        if (!v || !*v)
+            continue;
+        for (const char *c = v; *c; c++)
+            if ((c[0] == 'U' || c[0] == 'u') && (c[1] == 'T' || c[1] == 't') &&
+                (c[2] == 'F' || c[2] == 'f'))
+                return !(c[3] == '8' || (c[3] == '-' && c[4] == '8'));
+        return 1;
+    }
+    return 1; /* no locale: C, ASCII */
+}
+
+/* The bins as a sparkline: 8 heights of Unicode block elements, or ASCII. A
+ * column with no bytes is a space; any bytes show at least the lowest mark. */
+static void sparkline(FILE *out, const double *bins, unsigned n, int ascii)
+{
+    static const char *const blocks[8] = {"\xe2\x96\x81", "\xe2\x96\x82", "\xe2\x96\x83",
+                                          "\xe2\x96\x84", "\xe2\x96\x85", "\xe2\x96\x86",
+                                          "\xe2\x96\x87", "\xe2\x96\x88"};
+    static const char marks[8] = {'.', ',', ':', '-', '=', '+', '*', '#'};
+    double top = 0.0;
+    for (unsigned i = 0; i < n; i++)
+        if (bins[i] > top)
+            top = bins[i];
+    for (unsigned i = 0; i < n; i++) {
+        if (bins[i] <= 0.0 || top <= 0.0) {
+            fputc(' ', out);
+            continue;
+        }
+        int level = (int)(bins[i] / top * 8.0);
+        if (level > 7)
+            level = 7;
+        if (ascii)
+            fputc(marks[level], out);
+        else
+            fputs(blocks[level], out);
+    }
+}
+
+/* I/O: what the process sampler saw, the whole role's processes summed. */
+static void process_io_block(FILE *out, const rs_io *io, int ascii)
+{
+    if (!io->processes)
+        return;
+    char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], d[FMT_BUF];
+    fprintf(out, "\nI/O  (process sampler, every %s, %u process%s)\n",
+            fmt_duration(a, sizeof a, (double)io->interval_ms * 1e6), io->processes,
+            io->processes == 1 ? "" : "es");
+    if (!io->intervals) {
+        fprintf(out, "  no interval could be read (%llu unreadable): nothing to show\n",
+                (unsigned long long)io->unreadable);
+        return;
+    }
+    double top = 0.0;
+    for (unsigned i = 0; i < RS_IO_BINS; i++)
+        if (io->bins[i] > top)
+            top = io->bins[i];
+    fputs("  bytes moved |", out);
+    sparkline(out, io->bins, RS_IO_BINS, ascii);
+    fprintf(out, "|  peak %s/s, %s per column\n",
+            fmt_bytes(a, sizeof a, io->bin_ns ? (uint64_t)(top / ((double)io->bin_ns / 1e9)) : 0),
+            fmt_duration(b, sizeof b, (double)io->bin_ns));
+    uint64_t cache = io->read_chars > io->read_bytes ? io->read_chars - io->read_bytes : 0;
+    fprintf(out, "  read     %10s   %s from disk, %s from page cache\n",
+            fmt_bytes(a, sizeof a, io->read_chars), fmt_bytes(b, sizeof b, io->read_bytes),
+            fmt_bytes(c, sizeof c, cache));
+    fprintf(out, "  written  %10s   by write calls; %s reached the disk\n",
+            fmt_bytes(a, sizeof a, io->write_chars), fmt_bytes(d, sizeof d, io->write_bytes));
+    uint64_t chars = io->read_chars + io->write_chars;
+    if (chars) {
+        uint64_t mixed = chars - io->quiet_chars - io->phased_chars;
+        fprintf(out, "  while no phase was open: %s of the bytes (%s with a phase open throughout, %s\n"
+                     "  in intervals where phases opened or closed: not attributed)\n",
+                fmt_percent(a, sizeof a, (double)io->quiet_chars / (double)chars),
+                fmt_percent(b, sizeof b, (double)io->phased_chars / (double)chars),
+                fmt_percent(c, sizeof c, (double)mixed / (double)chars));
+    }
+    if (io->children_in_run)
+        fprintf(out, "  note: %u process%s of this run %s children of these: a process's counters\n"
+                     "  include the I/O of the children it has waited for, so theirs count here too\n",
+                io->children_in_run, io->children_in_run == 1 ? "" : "es",
+                io->children_in_run == 1 ? "is a child" : "are");
+    if (io->unreadable)
+        fprintf(out, "  %llu interval%s could not be read and count nothing\n",
+                (unsigned long long)io->unreadable, io->unreadable == 1 ? "" : "s");
+    fprintf(out, "  read = read_chars (all read calls) = disk (read_bytes) + page cache; written =\n"
+                 "  write_chars, disk = write_bytes; lapse's own writes left out. Sampler cost: %s\n"
+                 "  CPU per interval\n",
+            fmt_duration(a, sizeof a, (double)io->sampler_cpu_ns / (double)io->intervals));
+}
+
+/* MEMORY: peak RSS (getrusage and the process sampler) and RSS growth of the
+ * io=True phases, measured at their entry and exit. */
+static void memory_block(FILE *out, const run_model *m, const rs_role *rs, uint32_t r)
+{
+    char a[FMT_BUF], b[FMT_BUF], pbuf[512];
+    int any = 0;
+    for (uint32_t i = 0; i < m->worker_count && !any; i++)
+        any = m->workers[i].role_index == r && m->workers[i].max_rss_kb;
+    int growth = 0;
+    for (uint32_t i = 0; i < rs->phase_count && !growth; i++) {
+        int64_t g;
+        growth = counter_sum(m, &m->paths[rs->phases[i].path], "mem.rss_growth", &g);
+    }
+    if (!any && !rs->io.rss_peak_bytes && !growth)
+        return;
+    fputs("\nMEMORY\n", out);
+    memory_line(out, m, r);
+    if (rs->io.rss_peak_bytes) {
+        const rm_worker *w = &m->workers[rs->io.rss_peak_worker];
+        fprintf(out, "  peak RSS sampled: %s (pid %lld on %s; read every %s, a peak between two\n"
+                     "  readings is missed)\n",
+                fmt_bytes(a, sizeof a, rs->io.rss_peak_bytes), (long long)w->pid, w->host,
+                fmt_duration(b, sizeof b, (double)rs->io.interval_ms * 1e6));
+    }
+    if (!growth)
+        return;
+    fputs("  RSS growth by phase (measured at each io=True phase's entry and exit; the whole\n"
+          "  process's RSS, so other threads' allocations count too):\n", out);
+    for (uint32_t i = 0; i < rs->phase_count; i++) {
+        const rm_path *p = &m->paths[rs->phases[i].path];
+        int64_t g, bad;
+        if (!counter_sum(m, p, "mem.rss_growth", &g))
+            continue;
+        counter_sum(m, p, "mem.unreadable", &bad);
+        uint64_t mag = g < 0 ? (uint64_t)(-g) : (uint64_t)g;
+        fprintf(out, "    %-28s %c%s over %llu call%s", fit(pbuf, sizeof pbuf, p->path, 28),
+                g < 0 ? '-' : '+', fmt_bytes(a, sizeof a, mag), (unsigned long long)p->calls,
+                p->calls == 1 ? "" : "s");
+        if (p->calls > 1)
+            fprintf(out, ", %c%s per call", g < 0 ? '-' : '+',
+                    fmt_bytes(b, sizeof b, mag / p->calls));
+        if (bad)
+            fprintf(out, " (%lld not measured)", (long long)bad);
+        fputc('\n', out);
+    }
+}
+
+static void role_block(FILE *out, const run_model *m, const run_stats *s, uint32_t r, unsigned top,
+                       int ascii)
 {
     const rm_role *role = &m->roles[r];
     const rs_role *rs = &s->roles[r];
@@ -257,7 +407,6 @@ static void role_block(FILE *out, const run_model *m, const run_stats *s, uint32
             fprintf(out, " (pid %lld on %s)", (long long)mw->pid, mw->host);
         fputc('\n', out);
     }
-    memory_line(out, m, r);
     if (!rs->phase_count)
         goto no_span_counters;
 
@@ -355,7 +504,9 @@ static void role_block(FILE *out, const run_model *m, const run_stats *s, uint32
 
     io_block(out, m, rs);
 
-no_span_counters:;
+no_span_counters:
+    process_io_block(out, &rs->io, ascii);
+    memory_block(out, m, rs, r);
     const rm_path *root = &m->paths[role->root];
     if (root->first_counter != RM_NONE) {
         fputs("\nCOUNTERS outside any span\n", out);
@@ -406,7 +557,7 @@ int report_write_text(FILE *out, const run_model *m, const run_stats *s, const r
     header(out, m);
     int any_role_imbalance = 0;
     for (uint32_t r = 0; r < m->role_count; r++) {
-        role_block(out, m, s, r, top);
+        role_block(out, m, s, r, top, o && o->ascii);
         any_role_imbalance = 1;
     }
     if (any_role_imbalance)

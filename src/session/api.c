@@ -94,9 +94,10 @@ __attribute__((constructor)) static void lapse_autostart(void)
 
 static uint32_t io_counter_id(unsigned which)
 {
-    static uint32_t ids[5];
-    static const char *const names[5] = {"io.read_chars", "io.write_chars", "io.read_bytes",
-                                          "io.write_bytes", "io.unreadable"};
+    static uint32_t ids[7];
+    static const char *const names[7] = {"io.read_chars", "io.write_chars", "io.read_bytes",
+                                          "io.write_bytes", "io.unreadable", "mem.rss_growth",
+                                          "mem.unreadable"};
     uint32_t id = __atomic_load_n(&ids[which], __ATOMIC_RELAXED);
     if (!id) {
         id = lapse_intern(names[which]);
@@ -112,6 +113,7 @@ void lapse_io_scope_begin_(lapse_io_scope *scope, lapse_site *site)
     if (!lapse_enabled_)
         return;
     scope->measured = lapse_io_counters(scope->at_entry) == 0;
+    scope->rss_measured = lapse_rss_bytes(&scope->rss_at_entry) == 0;
     scope->token = lapse_span_begin_site_(site);
 }
 
@@ -119,7 +121,11 @@ void lapse_io_scope_end_(lapse_io_scope *scope)
 {
     if (!scope->token)
         return;
-    uint64_t at_exit[4];
+    uint64_t at_exit[4], rss;
+    if (scope->rss_measured && lapse_rss_bytes(&rss) == 0)
+        lapse_count_id(io_counter_id(5), (int64_t)(rss - scope->rss_at_entry));
+    else
+        lapse_count_id(io_counter_id(6), 1);
     if (scope->measured && lapse_io_counters(at_exit) == 0) {
         for (unsigned i = 0; i < 4; i++)
             lapse_count_id(io_counter_id(i), at_exit[i] > scope->at_entry[i]

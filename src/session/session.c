@@ -8,6 +8,7 @@
 #include "../core/names.h"
 #include "../store/file_io.h"
 #include "launcher.h"
+#include "proc_sampler.h"
 #include "snapshot.h"
 
 #include <errno.h>
@@ -60,6 +61,7 @@ static struct session {
     sem_t sampler_wake;
     sem_t sampler_started;
     uint32_t cpu_sample_ms; /* 0: no CPU sampler */
+    uint32_t proc_sample_ms; /* 0: no process sampler */
     volatile int signal_pending; /* a signal handler waits: 0 none, else 1 + final */
     const char *signal_reason;
     char *saved_env[ENV_SAVED];
@@ -67,11 +69,80 @@ static struct session {
 } S = {.write_mu = PTHREAD_MUTEX_INITIALIZER};
 
 static char last_error[512];
+static void block_handled_signals(sigset_t *saved);
+
+/* Periodic snapshots written so far, for live export: waiters (a binding's thread)
+ * wake at each one and at the end of the session. */
+static pthread_mutex_t snap_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t snap_cond = PTHREAD_COND_INITIALIZER;
+static uint64_t snap_seq;
+static uint64_t snap_wakeups; /* bumped by session_wake_snapshot_waiters and at the end */
+
+static void snapshot_written(int wake_only)
+{
+    pthread_mutex_lock(&snap_mu);
+    if (wake_only)
+        snap_wakeups++;
+    else
+        snap_seq++;
+    pthread_cond_broadcast(&snap_cond);
+    pthread_mutex_unlock(&snap_mu);
+}
+
+int session_wait_snapshot(uint64_t after_seq, uint32_t timeout_ms, uint64_t *seq)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&snap_mu);
+    uint64_t wakeups = snap_wakeups;
+    int rc = 0;
+    while (snap_seq <= after_seq && snap_wakeups == wakeups && rc == 0)
+        rc = pthread_cond_timedwait(&snap_cond, &snap_mu, &deadline);
+    *seq = snap_seq;
+    int got = snap_seq > after_seq;
+    pthread_mutex_unlock(&snap_mu);
+    return got ? 1 : 0;
+}
+
+void session_wake_snapshot_waiters(void) { snapshot_written(1); }
+
+int session_with_snapshot(void (*fn)(const store_file *f, void *arg), void *arg)
+{
+    sigset_t saved;
+    block_handled_signals(&saved);
+    pthread_mutex_lock(&S.write_mu);
+    int rc = -EINVAL;
+    if (S.active) {
+        store_file f;
+        memset(&f, 0, sizeof f);
+        rc = snapshot_take(&f);
+        if (rc == 0)
+            fn(&f, arg);
+        snapshot_free(&f);
+    }
+    pthread_mutex_unlock(&S.write_mu);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    return rc;
+}
 static uint64_t own_io[4]; /* what lapse's own writes moved (read_chars, write_chars,
                               read_bytes, write_bytes), summed; atomic */
 
-/* Reads the four counters of a /proc io file. */
-static int read_io_file(const char *path, uint64_t out[4])
+void session_own_read(uint64_t bytes)
+{
+    __atomic_add_fetch(&own_io[0], bytes, __ATOMIC_RELAXED);
+}
+
+/* Reads the four counters of a /proc io file. *returned: the bytes this read
+ * returned, which the kernel adds to read_chars after the read: the values read do
+ * not include them yet, the next reading will (count them as lapse's own once the
+ * values read are used). */
+static int read_io_file(const char *path, uint64_t out[4], uint64_t *returned)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -81,6 +152,7 @@ static int read_io_file(const char *path, uint64_t out[4])
     close(fd);
     if (n <= 0)
         return -1;
+    *returned = (uint64_t)n;
     buf[n] = 0;
     static const char *const keys[4] = {"rchar: ", "wchar: ", "read_bytes: ", "write_bytes: "};
     for (int i = 0; i < 4; i++) {
@@ -92,17 +164,47 @@ static int read_io_file(const char *path, uint64_t out[4])
     return 0;
 }
 
+/* Where the process's I/O counters are read: /proc/self/io, or for tests of the
+ * unreadable path the file named by LAPSE_TEST_IO_FILE (read at start). */
+static const char *io_file = "/proc/self/io";
+
+/* Every reading of lapse's of the process's counters, and every file write of its,
+ * happen under write_mu: a reading never sees a write of lapse's half done (its
+ * bytes moved, not yet counted as lapse's own), nor another reading's bytes before
+ * they are counted as lapse's own. A phase boundary that comes while lapse writes
+ * its file waits for that write. */
 int lapse_io_counters(uint64_t out[4])
 {
-    if (read_io_file("/proc/self/io", out) != 0)
-        return -1;
-    for (int i = 0; i < 4; i++) {
-        uint64_t own = __atomic_load_n(&own_io[i], __ATOMIC_RELAXED);
-        out[i] = out[i] > own ? out[i] - own : 0;
+    uint64_t returned;
+    sigset_t saved; /* a handler on this thread must not wait for a write behind us */
+    block_handled_signals(&saved);
+    pthread_mutex_lock(&S.write_mu);
+    int rc = read_io_file(io_file, out, &returned);
+    if (rc == 0) {
+        for (int i = 0; i < 4; i++) {
+            uint64_t own = __atomic_load_n(&own_io[i], __ATOMIC_RELAXED);
+            out[i] = out[i] > own ? out[i] - own : 0;
+        }
+        session_own_read(returned); /* from the next reading on */
     }
-    return 0;
+    pthread_mutex_unlock(&S.write_mu);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    return rc;
 }
+int lapse_rss_bytes(uint64_t *out)
+{
+    /* its read counts in read_chars: under the same lock as the I/O readings */
+    sigset_t saved;
+    block_handled_signals(&saved);
+    pthread_mutex_lock(&S.write_mu);
+    int rc = proc_rss_bytes(out);
+    pthread_mutex_unlock(&S.write_mu);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    return rc;
+}
+
 static int process_hooks_installed;
+
 
 const char *lapse_last_error(void) { return last_error; }
 int lapse_is_active(void) { return S.active; }
@@ -273,18 +375,24 @@ static int write_locked(int final, const char *reason)
     store_file f;
     memset(&f, 0, sizeof f);
     char err[512] = "";
+    /* measured, not estimated: what this thread's snapshot (the threads' names from
+     * /proc) and write moved, kept out of the phases' I/O (a small file costs whole
+     * blocks of data, inode and journal) */
+    uint64_t before[4], after[4], returned;
+    int measured = read_io_file("/proc/thread-self/io", before, &returned) == 0;
     int rc = snapshot_take(&f);
+    if (rc == 0)
+        rc = proc_sampler_take(&f.proc);
     if (rc == 0) {
         fill_meta(&f.meta, final, reason);
-        /* measured, not estimated: what this thread's write moved, kept out of the
-         * phases' I/O (a small file costs whole blocks of data, inode and journal) */
-        uint64_t before[4], after[4];
-        int measured = read_io_file("/proc/thread-self/io", before) == 0;
         rc = store_write_file(S.file, &f, err, sizeof err);
-        if (measured && read_io_file("/proc/thread-self/io", after) == 0)
+        /* after - before holds the first reading's bytes; the second's come on top */
+        if (measured && read_io_file("/proc/thread-self/io", after, &returned) == 0) {
             for (int i = 0; i < 4; i++)
                 if (after[i] > before[i])
                     __atomic_add_fetch(&own_io[i], after[i] - before[i], __ATOMIC_RELAXED);
+            session_own_read(returned);
+        }
     } else {
         snprintf(err, sizeof err, "out of memory taking a snapshot");
     }
@@ -322,6 +430,8 @@ static void timespec_after_ms(struct timespec *ts, uint32_t ms)
 static void *flusher_main(void *arg)
 {
     (void)arg;
+    /* named from inside: prctl, where naming another thread writes to /proc */
+    pthread_setname_np(pthread_self(), "lapse-flush");
     /* signals go to the program's threads, whose handler hands the write to us */
     sigset_t ignored;
     block_handled_signals(&ignored);
@@ -338,7 +448,8 @@ static void *flusher_main(void *arg)
             S.signal_pending = 0;
             sem_post(&S.flusher_done);
         } else if (!woke) {
-            session_write(0, "");
+            if (session_write(0, "") == 0)
+                snapshot_written(0);
         }
     }
     return NULL;
@@ -377,7 +488,6 @@ static int flusher_start(void)
          * its start-up holds (seen with ASan's allocator) into the child */
         while (sem_wait(&S.flusher_started) != 0 && errno == EINTR)
             ;
-        pthread_setname_np(S.flusher, "lapse-flush");
     }
     sem_destroy(&S.flusher_started);
     return S.flusher_running ? 0 : -EAGAIN;
@@ -395,19 +505,53 @@ static void flusher_stop(void)
     sem_destroy(&S.flusher_done);
 }
 
+static uint64_t ms_to_ns(uint32_t ms) { return (uint64_t)ms * 1000000ull; }
+
+/* One thread for both samplers: the CPU sampler every cpu_sample_ms, the process
+ * sampler every proc_sample_ms (its first reading at once: the baseline). */
 static void *sampler_main(void *arg)
 {
     (void)arg;
+    pthread_setname_np(pthread_self(), "lapse-sampler"); /* as the flusher */
     sigset_t ignored;
     block_handled_signals(&ignored);
     sem_post(&S.sampler_started);
+    uint64_t now = core_mono_ns();
+    uint64_t next_proc = S.proc_sample_ms ? now + ms_to_ns(S.proc_sample_ms) : UINT64_MAX;
+    if (S.proc_sample_ms)
+        proc_sampler_tick(lapse_io_counters, lapse_rss_bytes);
     for (;;) {
-        struct timespec deadline;
-        timespec_after_ms(&deadline, S.cpu_sample_ms);
-        sem_timedwait(&S.sampler_wake, &deadline);
+        /* the CPU sampler sleeps its period after each reading (as measured for
+         * wait%); the process sampler keeps to its own schedule */
+        uint64_t wait_ns = S.cpu_sample_ms ? ms_to_ns(S.cpu_sample_ms) : UINT64_MAX;
+        now = core_mono_ns();
+        if (next_proc != UINT64_MAX) {
+            uint64_t until = next_proc > now ? next_proc - now : 0;
+            if (until < wait_ns)
+                wait_ns = until;
+        }
+        if (wait_ns) {
+            struct timespec deadline;
+            clock_gettime(CLOCK_REALTIME, &deadline);
+            deadline.tv_sec += (time_t)(wait_ns / 1000000000ull);
+            deadline.tv_nsec += (long)(wait_ns % 1000000000ull);
+            if (deadline.tv_nsec >= 1000000000L) {
+                deadline.tv_sec++;
+                deadline.tv_nsec -= 1000000000L;
+            }
+            sem_timedwait(&S.sampler_wake, &deadline);
+        }
         if (__atomic_load_n(&S.sampler_stop, __ATOMIC_ACQUIRE))
             break;
-        core_sample_cpu();
+        if (S.cpu_sample_ms)
+            core_sample_cpu();
+        now = core_mono_ns();
+        if (now >= next_proc) {
+            proc_sampler_tick(lapse_io_counters, lapse_rss_bytes);
+            next_proc += ms_to_ns(S.proc_sample_ms);
+            if (next_proc <= now)
+                next_proc = now + ms_to_ns(S.proc_sample_ms);
+        }
     }
     return NULL;
 }
@@ -415,7 +559,8 @@ static void *sampler_main(void *arg)
 static void sampler_start(void)
 {
     S.sampler_running = 0;
-    if (!S.cpu_sample_ms)
+    proc_sampler_reset(S.proc_sample_ms);
+    if (!S.cpu_sample_ms && !S.proc_sample_ms)
         return;
     S.sampler_stop = 0;
     sem_init(&S.sampler_wake, 0, 0);
@@ -425,7 +570,6 @@ static void sampler_start(void)
         /* as for the flusher: a fork must not copy a lock its start-up holds */
         while (sem_wait(&S.sampler_started) != 0 && errno == EINTR)
             ;
-        pthread_setname_np(S.sampler, "lapse-cpu");
     }
     sem_destroy(&S.sampler_started);
 }
@@ -450,6 +594,8 @@ static void end_session(const char *reason)
     block_handled_signals(&saved);
     lapse_enabled_ = 0;
     sampler_stop();
+    if (S.proc_sample_ms)
+        proc_sampler_tick(lapse_io_counters, lapse_rss_bytes); /* the last, partial interval */
     flusher_stop();
     int rc = session_write(1, reason);
     (void)rc;
@@ -458,6 +604,7 @@ static void end_session(const char *reason)
     restore_env();
     S.active = 0;
     S.inherited = 0;
+    snapshot_written(1); /* live export waiters see the end */
     pthread_sigmask(SIG_SETMASK, &saved, NULL);
 }
 
@@ -484,6 +631,9 @@ static void fork_child(void)
 {
     core_fork_child();
     pthread_mutex_init(&S.write_mu, NULL);
+    /* a waiter of the parent may have held it; none of its threads is here */
+    pthread_mutex_init(&snap_mu, NULL);
+    pthread_cond_init(&snap_cond, NULL);
     if (!S.active)
         return;
     /* a new process: its own file, an empty tree, its own clock of time and CPU */
@@ -534,6 +684,12 @@ int lapse_start(const lapse_options *options)
     if (!o.thread_names)
         o.thread_names = env_u64("LAPSE_THREAD_NAMES", 0) != 0;
     S.cpu_sample_ms = o.features & LAPSE_FEATURE_CPU ? (uint32_t)env_u64("LAPSE_CPU_SAMPLE_MS", 10) : 0;
+    if (!o.process_sample_ms) /* LAPSE_PROCESS_SAMPLE_MS=0 turns it off */
+        o.process_sample_ms = (uint32_t)env_u64("LAPSE_PROCESS_SAMPLE_MS", 1000);
+    if (o.process_sample_ms && o.process_sample_ms < 10)
+        o.process_sample_ms = 10;
+    S.proc_sample_ms = o.features & LAPSE_FEATURE_PROCESS ? o.process_sample_ms : 0;
+    io_file = env_or("LAPSE_TEST_IO_FILE", "/proc/self/io");
 
     memset(S.role, 0, sizeof S.role);
     snprintf(S.role, sizeof S.role, "%s", o.role);

@@ -26,4 +26,19 @@ void signals_restore(void);
  * is one (and waits up to 3 s), else writes unless a write is in progress. */
 int session_write_from_signal(int final, const char *reason);
 
+/* Counts bytes that lapse itself read (from /proc) as its own: left out of the
+ * process's I/O. */
+#include <stdint.h>
+void session_own_read(uint64_t bytes);
+
+/* Live export. Waits up to timeout_ms for a periodic snapshot after after_seq
+ * (the count of periodic snapshots written); *seq gets the count now. Returns 1
+ * when one was written, 0 on timeout, at the end of the session, or when woken. */
+int session_wait_snapshot(uint64_t after_seq, uint32_t timeout_ms, uint64_t *seq);
+void session_wake_snapshot_waiters(void);
+/* Takes a snapshot of the active session (as a write does, between writes) and
+ * hands it to fn. 0, -EINVAL without a session, or -ENOMEM. */
+#include "../store/model.h"
+int session_with_snapshot(void (*fn)(const store_file *f, void *arg), void *arg);
+
 #endif

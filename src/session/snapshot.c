@@ -149,6 +149,8 @@ void snapshot_free(store_file *f)
     free(f->counters);
     free(f->spans);
     free(f->owned);
+    free(f->proc.records);
+    f->proc.records = NULL;
     f->owned = NULL;
     f->names = NULL;
     f->threads = NULL;

@@ -129,7 +129,7 @@ int store_encode(const store_file *f, bytes_out *out)
     bytes_put_u32(out, STORE_FORMAT_VERSION);
     bytes_put_u32(out, 0); /* flags */
     bytes_put_u64(out, 0); /* total length, patched */
-    bytes_put_u32(out, 8); /* section count */
+    bytes_put_u32(out, 9); /* section count */
     bytes_put_u32(out, 0); /* header crc, patched */
 
     encode_meta(&f->meta, out);
@@ -221,6 +221,28 @@ int store_encode(const store_file *f, bytes_out *out)
             bytes_put_u64(out, f->nodes[i].sampled_wall_ns);
             bytes_put_u64(out, f->nodes[i].sampled_cpu_ns);
         }
+    section_end(out, at);
+
+    const store_proc_samples *ps = &f->proc;
+    at = section_begin(out, STORE_SECTION_PROCESS_SAMPLES, ps->count);
+    bytes_put_u32(out, ps->interval_ms);
+    bytes_put_u32(out, ps->per_record);
+    bytes_put_u64(out, ps->unreadable);
+    bytes_put_u64(out, ps->sampler_cpu_ns);
+    for (uint32_t i = 0; i < ps->count; i++) {
+        const store_proc_sample *r = &ps->records[i];
+        bytes_put_u64(out, r->start_ns);
+        bytes_put_u64(out, r->end_ns);
+        bytes_put_u64(out, r->read_chars);
+        bytes_put_u64(out, r->write_chars);
+        bytes_put_u64(out, r->read_bytes);
+        bytes_put_u64(out, r->write_bytes);
+        bytes_put_u64(out, r->quiet_chars);
+        bytes_put_u64(out, r->phased_chars);
+        bytes_put_u64(out, r->rss_max_bytes);
+        bytes_put_u32(out, r->intervals);
+        bytes_put_u32(out, r->quiet_intervals);
+    }
     section_end(out, at);
 
     if (out->failed)
@@ -552,13 +574,66 @@ static int decode_cpu_samples(decoder *d, bytes_in *in, uint32_t count)
     return 0;
 }
 
+static int decode_proc_samples(decoder *d, bytes_in *in, uint32_t count)
+{
+    store_proc_samples *ps = &d->f->proc;
+    if (bytes_left(in) != STORE_PROC_HEADER_SIZE + (uint64_t)count * STORE_PROC_RECORD_SIZE)
+        return fail(d, "process samples section: %u records do not fill its %zu bytes", count,
+                    bytes_left(in));
+    if (count > STORE_MAX_PROC_RECORDS)
+        return fail(d, "process samples section holds %u records, more than %u", count,
+                    STORE_MAX_PROC_RECORDS);
+    ps->interval_ms = bytes_get_u32(in);
+    ps->per_record = bytes_get_u32(in);
+    ps->unreadable = bytes_get_u64(in);
+    ps->sampler_cpu_ns = bytes_get_u64(in);
+    if (ps->interval_ms == 0 && (count || ps->unreadable || ps->per_record))
+        return fail(d, "process samples section has records but no interval");
+    if (ps->interval_ms && (ps->per_record == 0 || (ps->per_record & (ps->per_record - 1))))
+        return fail(d, "process samples section: %u intervals per record is not a power of two",
+                    ps->per_record);
+    if (count == 0)
+        return 0;
+    ps->records = arena_alloc(d->f, (size_t)count * sizeof(store_proc_sample));
+    if (!ps->records)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < count; i++) {
+        store_proc_sample *r = &ps->records[i];
+        r->start_ns = bytes_get_u64(in);
+        r->end_ns = bytes_get_u64(in);
+        r->read_chars = bytes_get_u64(in);
+        r->write_chars = bytes_get_u64(in);
+        r->read_bytes = bytes_get_u64(in);
+        r->write_bytes = bytes_get_u64(in);
+        r->quiet_chars = bytes_get_u64(in);
+        r->phased_chars = bytes_get_u64(in);
+        r->rss_max_bytes = bytes_get_u64(in);
+        r->intervals = bytes_get_u32(in);
+        r->quiet_intervals = bytes_get_u32(in);
+        /* the chars are sums of 64-bit deltas: one that wraps is a bad file */
+        uint64_t chars = r->read_chars + r->write_chars;
+        if (r->end_ns <= r->start_ns || (i && r->start_ns < ps->records[i - 1].end_ns))
+            return fail(d, "process sample %u is out of time order", i);
+        if (r->intervals == 0 || r->intervals > ps->per_record ||
+            r->quiet_intervals > r->intervals)
+            return fail(d, "process sample %u counts %u intervals (at most %u)", i, r->intervals,
+                        ps->per_record);
+        if (chars < r->read_chars || r->quiet_chars > chars ||
+            r->phased_chars > chars - r->quiet_chars)
+            return fail(d, "process sample %u splits more bytes than it moved", i);
+    }
+    ps->count = count;
+    return 0;
+}
+
 static int decode_sections(decoder *d, const uint8_t *data, size_t len, uint32_t sections)
 {
     /* sections must come in this order; later ones refer to earlier ones */
     static const uint32_t order[] = {STORE_SECTION_META, STORE_SECTION_NAMES,
                                      STORE_SECTION_THREADS, STORE_SECTION_NODES,
                                      STORE_SECTION_COUNTERS, STORE_SECTION_SPANS,
-                                     STORE_SECTION_ESTIMATES, STORE_SECTION_CPU_SAMPLES};
+                                     STORE_SECTION_ESTIMATES, STORE_SECTION_CPU_SAMPLES,
+                                     STORE_SECTION_PROCESS_SAMPLES};
     size_t pos = FILE_HEADER_SIZE;
     unsigned next = 0;
     for (uint32_t s = 0; s < sections; s++) {
@@ -590,7 +665,8 @@ static int decode_sections(decoder *d, const uint8_t *data, size_t len, uint32_t
                     for (unsigned j = next; j < k; j++)
                         if (order[j] != STORE_SECTION_COUNTERS && order[j] != STORE_SECTION_SPANS &&
                             order[j] != STORE_SECTION_ESTIMATES &&
-                            order[j] != STORE_SECTION_CPU_SAMPLES)
+                            order[j] != STORE_SECTION_CPU_SAMPLES &&
+                            order[j] != STORE_SECTION_PROCESS_SAMPLES)
                             return fail(d, "section type %u is missing", order[j]);
                 }
                 next = k + 1;
@@ -604,6 +680,7 @@ static int decode_sections(decoder *d, const uint8_t *data, size_t len, uint32_t
         case STORE_SECTION_SPANS: rc = decode_spans(d, &in, count); break;
         case STORE_SECTION_ESTIMATES: rc = decode_estimates(d, &in, count); break;
         case STORE_SECTION_CPU_SAMPLES: rc = decode_cpu_samples(d, &in, count); break;
+        case STORE_SECTION_PROCESS_SAMPLES: rc = decode_proc_samples(d, &in, count); break;
         default: break; /* a section from a newer writer: skip it */
         }
         if (rc == -ENOMEM) {

@@ -14,10 +14,15 @@ enum store_section_type {
     STORE_SECTION_SPANS = 6,
     STORE_SECTION_ESTIMATES = 7,
     STORE_SECTION_CPU_SAMPLES = 8,
+    STORE_SECTION_PROCESS_SAMPLES = 9,
 };
 
 /* Deepest path a reader accepts (the writer's max_depth is far below). */
 #define STORE_MAX_DEPTH 65536u
+/* Most records a PROCESS_SAMPLES section may hold (the writer keeps at most 1024). */
+#define STORE_MAX_PROC_RECORDS 65536u
+#define STORE_PROC_RECORD_SIZE 80u
+#define STORE_PROC_HEADER_SIZE 24u
 
 enum store_read_flags {
     STORE_READ_SKIP_SPANS = 1u << 0, /* leave spans out (span_count stays 0) */

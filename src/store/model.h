@@ -82,6 +82,29 @@ typedef struct store_span {
     uint64_t begin_ns, end_ns;
 } store_span;
 
+/* One record of the process sampler: what the process read and wrote (less lapse's
+ * own writes) and its RSS over `intervals` consecutive sampler intervals. */
+typedef struct store_proc_sample {
+    uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC: first reading, last reading */
+    uint64_t read_chars, write_chars, read_bytes, write_bytes; /* /proc/self/io deltas */
+    uint64_t quiet_chars;  /* of read_chars + write_chars: moved in intervals with no phase
+                              open at either end and none closed between */
+    uint64_t phased_chars; /* moved in intervals with a phase open at both ends */
+    uint64_t rss_max_bytes; /* largest RSS read at the ends of its intervals */
+    uint32_t intervals;       /* sampler intervals summed (1 .. per_record) */
+    uint32_t quiet_intervals; /* of them, with no phase open (as quiet_chars) */
+} store_proc_sample;
+
+/* The process sampler (section PROCESS_SAMPLES). */
+typedef struct store_proc_samples {
+    uint32_t interval_ms; /* the sampler's period; 0: it did not run */
+    uint32_t per_record;  /* intervals per record: doubles when the record bound is reached */
+    uint64_t unreadable;  /* intervals whose counters could not be read: in no record */
+    uint64_t sampler_cpu_ns; /* CPU time the sampler's readings took, all intervals */
+    store_proc_sample *records; /* in time order, not overlapping */
+    uint32_t count;
+} store_proc_samples;
+
 typedef struct store_file {
     store_meta meta;
     char **names; /* names[0] is "" */
@@ -94,6 +117,7 @@ typedef struct store_file {
     uint32_t counter_count;
     store_span *spans;
     uint64_t span_count;
+    store_proc_samples proc;
     void *owned; /* memory behind the pointers above: the reader's arena, or the
                   * writer's copies of histograms with a pending increment */
 } store_file;

@@ -197,7 +197,7 @@ static char *render(const run_model *m, int json, unsigned top)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    report_options o = {top};
+    report_options o = {top, 0};
     CHECK((json ? report_write_json(f, m, &s, &o) : report_write_text(f, m, &s, &o)) == 0);
     fclose(f);
     run_stats_free(&s);

@@ -32,6 +32,14 @@ def test_perfetto_export(lapse, workers_run, tmp_path):
     pids = {e["pid"] for e in slices if e["name"] == "iteration"}
     assert pids == set(workers_run.pids), (pids, workers_run.pids)
 
+    # the process sampler's counter tracks: every process has its RSS and I/O rate
+    counters = [e for e in events if e.get("ph") == "C"]
+    rss = [e for e in counters if e["name"] == "lapse: RSS bytes (max)"]
+    rates = [e for e in counters if e["name"] == "lapse: I/O bytes/s"]
+    assert {e["pid"] for e in rss} >= set(workers_run.pids), rss[:3]
+    assert all(e["args"]["rss"] > 0 for e in rss)
+    assert all(set(e["args"]) == {"read", "written"} and e["ts"] >= 0 for e in rates)
+
     # nesting: each inner slice lies within a work slice of the same thread
     # (1 us of slack: an exporter may round ts and dur to whole microseconds)
     pid = workers_run.pids[0]

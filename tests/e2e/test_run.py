@@ -51,6 +51,14 @@ def test_complete_run_is_exact(lapse, workers_run):
     dphases = phases_by_path(driver)
     assert dphases["spawn"]["calls"] == 1 and dphases["wait"]["calls"] == 1, sorted(dphases)
 
+    # the process sampler ran in every process (C sessions: on by default); the
+    # driver's counters include its reaped workers' I/O, and the report says so
+    workers_role = role_of(doc, "worker")
+    assert workers_role["io"]["processes"] == W and workers_role["io"]["children_in_run"] == 0
+    assert driver["io"]["processes"] == 1 and driver["io"]["children_in_run"] == W
+    assert driver["io"]["unreadable_intervals"] == 0 and driver["io"]["intervals"] >= 1
+    assert driver["memory"]["peak_rss_getrusage_bytes"] > 0
+
 
 def test_quantiles_lie_within_min_and_max(lapse, workers_run):
     """A quantile is a duration some call took: never below the fastest call or above

@@ -295,6 +295,34 @@ static void make_seed(bytes_out *out)
         s->end_ns = s->begin_ns + below(1000000);
     }
 
+    /* the process sampler: records in time order, each within the bounds */
+    if (!one_in(4)) {
+        store_proc_samples *ps = &f.proc;
+        ps->interval_ms = 1 + (uint32_t)below(5000);
+        ps->per_record = 1u << below(8);
+        ps->unreadable = one_in(2) ? 0 : rnd_value();
+        ps->sampler_cpu_ns = rnd_value();
+        ps->count = (uint32_t)below(12);
+        ps->records = calloc(ps->count ? ps->count : 1, sizeof *ps->records);
+        uint64_t t = rnd_value() >> 8;
+        for (uint32_t i = 0; i < ps->count; i++) {
+            store_proc_sample *r = &ps->records[i];
+            r->start_ns = t + below(1000);
+            r->end_ns = r->start_ns + 1 + below(1000000000);
+            t = r->end_ns;
+            r->read_chars = rnd_value() >> 2;
+            r->write_chars = rnd_value() >> 2;
+            r->read_bytes = rnd_value();
+            r->write_bytes = rnd_value();
+            uint64_t chars = r->read_chars + r->write_chars;
+            r->quiet_chars = below(chars + 1);
+            r->phased_chars = below(chars - r->quiet_chars + 1);
+            r->rss_max_bytes = rnd_value();
+            r->intervals = 1 + (uint32_t)below(ps->per_record);
+            r->quiet_intervals = (uint32_t)below(r->intervals + 1);
+        }
+    }
+
     if (store_encode(&f, out) != 0) {
         fprintf(stderr, "fuzz_reader: out of memory\n");
         exit(1);
@@ -312,6 +340,7 @@ static void make_seed(bytes_out *out)
     free(f.nodes);
     free(f.counters);
     free(f.spans);
+    free(f.proc.records);
 }
 
 /* ---- layout-aware mutation ---- */

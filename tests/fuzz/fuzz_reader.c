@@ -85,6 +85,15 @@ static uint64_t walk(const store_file *f)
         FUZZ_ASSERT(s->end_ns >= s->begin_ns);
         h += strlen(f->names[s->name]) + s->end_ns;
     }
+    const store_proc_samples *ps = &f->proc;
+    FUZZ_ASSERT(ps->count == 0 || ps->records != NULL);
+    for (uint32_t i = 0; i < ps->count; i++) {
+        const store_proc_sample *r = &ps->records[i];
+        FUZZ_ASSERT(r->end_ns > r->start_ns && r->intervals >= 1 && r->intervals <= ps->per_record);
+        FUZZ_ASSERT(i == 0 || r->start_ns >= ps->records[i - 1].end_ns);
+        FUZZ_ASSERT(r->quiet_chars + r->phased_chars <= r->read_chars + r->write_chars);
+        h += r->read_chars + r->rss_max_bytes;
+    }
     return h;
 }
 
@@ -186,6 +195,11 @@ static int fuzz_image(const uint8_t *data, size_t size)
         FUZZ_ASSERT(x->thread == y->thread && x->name == y->name && x->depth == y->depth &&
                     x->begin_ns == y->begin_ns && x->end_ns == y->end_ns);
     }
+    FUZZ_ASSERT(f.proc.interval_ms == g.proc.interval_ms && f.proc.per_record == g.proc.per_record &&
+                f.proc.unreadable == g.proc.unreadable && f.proc.count == g.proc.count &&
+                f.proc.sampler_cpu_ns == g.proc.sampler_cpu_ns);
+    for (uint32_t i = 0; i < f.proc.count; i++)
+        FUZZ_ASSERT(memcmp(&f.proc.records[i], &g.proc.records[i], sizeof(store_proc_sample)) == 0);
     bytes_out two = {0};
     FUZZ_ASSERT(store_encode(&g, &two) == 0);
     FUZZ_ASSERT(one.len == two.len && memcmp(one.data, two.data, one.len) == 0);

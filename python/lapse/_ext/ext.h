@@ -12,6 +12,9 @@ extern PyMethodDef ext_span_methods[];
 /* session.c: start, stop and flush of the process's session */
 extern PyMethodDef ext_session_methods[];
 
+/* live.c: live export (per-interval stats) */
+extern PyMethodDef ext_live_methods[];
+
 /* read.c: reports, diffs and exports of .lapse files, rendered by the C code */
 extern PyMethodDef ext_read_methods[];
 

@@ -9,14 +9,16 @@ static PyObject *session_start(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
     static char *names[] = {"role", "run_dir", "max_spans", "snapshot_ms", "timeline",
-                            "handle_signals", "cpu", "thread_names", NULL};
+                            "handle_signals", "cpu", "thread_names", "process",
+                            "process_ms", NULL};
     const char *role = NULL, *run_dir = NULL;
     unsigned long long max_spans = 0;
     unsigned int snapshot_ms = 0;
-    int timeline = 1, handle_signals = 1, cpu = 0, thread_names = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzKIpppp:start", names, &role, &run_dir,
+    int timeline = 1, handle_signals = 1, cpu = 0, thread_names = 0, process = 0;
+    unsigned int process_ms = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzKIpppppI:start", names, &role, &run_dir,
                                      &max_spans, &snapshot_ms, &timeline, &handle_signals, &cpu,
-                                     &thread_names))
+                                     &thread_names, &process, &process_ms))
         return NULL;
     lapse_options o;
     lapse_options_init(&o);
@@ -25,7 +27,8 @@ static PyObject *session_start(PyObject *self, PyObject *args, PyObject *kw)
     o.max_spans = max_spans;
     o.snapshot_interval_ms = snapshot_ms;
     o.features = LAPSE_FEATURE_SPANS | (timeline ? LAPSE_FEATURE_TIMELINE : 0) |
-                 (cpu ? LAPSE_FEATURE_CPU : 0);
+                 (cpu ? LAPSE_FEATURE_CPU : 0) | (process ? LAPSE_FEATURE_PROCESS : 0);
+    o.process_sample_ms = process_ms;
     o.handle_signals = handle_signals;
     o.thread_names = thread_names;
     int rc = lapse_start(&o);
@@ -123,7 +126,8 @@ PyMethodDef ext_session_methods[] = {
      "(LAPSE_PROFILE=1) was active and is now this caller's"},
     {"start", (PyCFunction)(void (*)(void))session_start, METH_VARARGS | METH_KEYWORDS,
      "start(role=None, run_dir=None, max_spans=0, snapshot_ms=0, timeline=True, "
-     "handle_signals=True, cpu=False, thread_names=False) -> path of this process's "
+     "handle_signals=True, cpu=False, thread_names=False, process=False, process_ms=0) -> "
+     "path of this process's "
      ".lapse file"},
     {"stop", session_stop, METH_NOARGS, "stop() -> path of the final file, or None"},
     {"flush", session_flush, METH_NOARGS, "flush() -> True when the snapshot was written"},

@@ -470,9 +470,13 @@ typedef struct {
     uint32_t id;
     int ok;
     uint64_t at_entry[4];
+    int rss_ok;
+    uint64_t rss_at_entry;
 } IoSpanObject;
 
-static uint32_t io_counter_ids[5]; /* read_chars, write_chars, read_bytes, write_bytes, unreadable */
+/* read_chars, write_chars, read_bytes, write_bytes, unreadable; then the RSS growth
+ * (exit minus entry, the whole process's) and the phases whose RSS was unreadable */
+static uint32_t io_counter_ids[7];
 
 static PyObject *IoSpan_enter(IoSpanObject *s, PyObject *unused)
 {
@@ -480,6 +484,7 @@ static PyObject *IoSpan_enter(IoSpanObject *s, PyObject *unused)
     s->ok = 0;
     if (lapse_enabled_) {
         s->ok = lapse_io_counters(s->at_entry) == 0;
+        s->rss_ok = lapse_rss_bytes(&s->rss_at_entry) == 0;
         lapse_span_begin_keyed(current_key(), s->id);
     }
     Py_INCREF(s);
@@ -492,7 +497,11 @@ static PyObject *IoSpan_exit(IoSpanObject *s, PyObject *const *args, Py_ssize_t 
     (void)nargs;
     if (!lapse_enabled_)
         Py_RETURN_FALSE;
-    uint64_t at_exit[4];
+    uint64_t at_exit[4], rss;
+    if (s->rss_ok && lapse_rss_bytes(&rss) == 0)
+        lapse_count_id(io_counter_ids[5], (int64_t)(rss - s->rss_at_entry));
+    else
+        lapse_count_id(io_counter_ids[6], 1);
     if (s->ok && lapse_io_counters(at_exit) == 0) {
         for (int i = 0; i < 4; i++)
             lapse_count_id(io_counter_ids[i],
@@ -526,9 +535,10 @@ static PyObject *io_span_for(PyObject *name)
     if (ext_name_id(name, &id) < 0)
         return NULL;
     if (!io_counter_ids[0]) {
-        static const char *const names[5] = {"io.read_chars", "io.write_chars", "io.read_bytes",
-                                              "io.write_bytes", "io.unreadable"};
-        for (int i = 0; i < 5; i++)
+        static const char *const names[7] = {"io.read_chars", "io.write_chars", "io.read_bytes",
+                                              "io.write_bytes", "io.unreadable", "mem.rss_growth",
+                                              "mem.unreadable"};
+        for (int i = 0; i < 7; i++)
             io_counter_ids[i] = lapse_intern(names[i]);
     }
     IoSpanObject *s = PyObject_New(IoSpanObject, &IoSpan_Type);
@@ -536,6 +546,7 @@ static PyObject *io_span_for(PyObject *name)
         return NULL;
     s->id = id;
     s->ok = 0;
+    s->rss_ok = 0;
     return (PyObject *)s;
 }
 
