@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -240,9 +241,16 @@ void lapse_options_init(lapse_options *o)
     o->handle_signals = 1;
 }
 
+/* Run ids and file names: the kernel's random bytes; else a hash of the clocks, the pid
+ * and a counter (the clocks alone repeat their XOR: real = mono + a constant). */
 static uint32_t random_u32(void)
 {
-    uint64_t x = core_mono_ns() ^ ((uint64_t)getpid() << 32) ^ core_real_ns();
+    uint32_t v;
+    if (getrandom(&v, sizeof v, GRND_NONBLOCK) == (ssize_t)sizeof v)
+        return v;
+    static uint64_t counter;
+    uint64_t x = core_mono_ns() + ((uint64_t)getpid() << 40) +
+                 __atomic_add_fetch(&counter, 0x9e3779b97f4a7c15ull, __ATOMIC_RELAXED);
     x ^= x >> 33;
     x *= 0xff51afd7ed558ccdull;
     x ^= x >> 33;
