@@ -49,6 +49,7 @@ static struct session {
     uint64_t start_real_ns, start_mono_ns;
     uint64_t write_seq;
     int write_warned;
+    int forked_child; /* this session continues a parent's in a forked child */
     pthread_mutex_t write_mu;
     pthread_t flusher;
     int flusher_running;
@@ -444,6 +445,11 @@ static void *flusher_main(void *arg)
     sigset_t ignored;
     block_handled_signals(&ignored);
     sem_post(&S.flusher_started);
+    /* A session's first file at once, so that a process killed before its first
+     * interval is still named in its run. Not in a forked child: one that execs at
+     * once (the usual fork) would leave the file of a process that never ran. */
+    if (S.write_seq == 0 && !S.forked_child)
+        session_write(0, "");
     for (;;) {
         struct timespec deadline;
         timespec_after_ms(&deadline, S.opts.snapshot_interval_ms);
@@ -648,6 +654,7 @@ static void fork_child(void)
     S.flusher_running = 0;
     S.write_seq = 0;
     S.write_warned = 0;
+    S.forked_child = 1;
     S.start_real_ns = core_real_ns();
     S.start_mono_ns = core_mono_ns();
     S.inherited = 1; /* the child's own session object may adopt it */
@@ -744,6 +751,7 @@ int lapse_start(const lapse_options *options)
     S.opts = o;
     S.write_seq = 0;
     S.write_warned = 0;
+    S.forked_child = 0;
     S.start_real_ns = core_real_ns();
     S.start_mono_ns = core_mono_ns();
     install_process_hooks();
@@ -792,7 +800,9 @@ int lapse_set_role(const char *role)
     choose_file();
     int moved = S.write_seq > 0;
     pthread_mutex_unlock(&S.write_mu);
-    if (moved && session_write(0, "") == 0)
+    /* written at once: a process that takes a role does real work (a forked child too,
+     * which otherwise waits a snapshot interval), and is named if killed early */
+    if (session_write(0, "") == 0 && moved)
         unlink(old); /* its content now lives in the new file */
     return 0;
 }

@@ -4,7 +4,8 @@ was active when it started, so each scenario gets its own process).
 
 usage: python mp_scenario.py METHOD WORKERS RUN_DIR KIND
 KIND: process (Process objects, each with a Profiler), pool (a Pool, no Profiler in
-the workers), raises (one Process whose work raises)."""
+the workers), raises (one Process whose work raises), killed (worker 0 SIGKILLs itself
+in its first span; it exits -9, the others 0)."""
 
 from __future__ import annotations
 
@@ -25,14 +26,15 @@ def main() -> int:
                     results = pool.map(mp_worker.work_without_profiler, range(2 * workers))
                 ok = sum(results) == 2 * workers * 600
             else:
-                target = mp_worker.work_raises if kind == "raises" else mp_worker.work
+                target = {"raises": mp_worker.work_raises,
+                          "killed": mp_worker.work_killed}.get(kind, mp_worker.work)
                 procs = [ctx.Process(target=target, args=(i,)) for i in range(workers)]
                 for proc in procs:
                     proc.start()
                 for proc in procs:
                     proc.join(60)
-                want = 1 if kind == "raises" else 0
-                ok = all(proc.exitcode == want for proc in procs)
+                want = {"raises": [1] * workers, "killed": [-9] + [0] * (workers - 1)}
+                ok = [p.exitcode for p in procs] == want.get(kind, [0] * workers)
     print(p.file)
     return 0 if ok else 1
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import signal
+
 from lapse import Profiler, span
 
 STEPS = 25
@@ -33,3 +36,13 @@ def work_raises(index: int) -> int:
     with span("task"):
         step(index)
         raise ValueError(f"worker {index} fails on purpose")
+
+
+def work_killed(index: int) -> int:
+    """Worker 0 is SIGKILLed inside its first span, long before a periodic snapshot."""
+    if index != 0:
+        return work(index)
+    with Profiler(role="worker"):
+        with span("task"):
+            os.kill(os.getpid(), signal.SIGKILL)
+    return 0

@@ -65,6 +65,22 @@ def test_a_worker_that_raises_keeps_what_it_recorded(tmp_path, method):
     assert got["task"] == 1 and got["task/step"] == 1
 
 
+@pytest.mark.parametrize("method", METHODS)
+def test_a_worker_killed_before_any_snapshot_is_named(tmp_path, method):
+    """SIGKILLed in its first span, long before a periodic snapshot: its file (written
+    when it took its role) names it, and the other workers are exact."""
+    doc = scenario(tmp_path, method, 4, "killed")
+    workers = [w for w in doc["workers"] if w["role"] == "worker"]
+    assert len(workers) == 4, doc["workers"]
+    killed = [w for w in workers if not w["final"]]
+    assert len(killed) == 1 and killed[0]["stale"], workers
+    named = [c for c in doc["caveats"] if str(killed[0]["pid"]) in c.get("message", "")]
+    assert [c["kind"] for c in named] == ["stale"], doc["caveats"]
+    got = phases(doc, "worker")
+    assert got["task/step"]["calls"] == 3 * mp_worker.STEPS
+    assert got["task"]["calls"] == 3
+
+
 def test_load_run_as_a_test_assertion(tmp_path):
     import lapse
 

@@ -37,6 +37,15 @@ def _progress(path: pathlib.Path) -> int:
         return 0
 
 
+def _identity(path: pathlib.Path):
+    """(inode, mtime) of a file, None while it does not exist: a write replaces it."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_mtime_ns)
+
+
 def _start_workers(tmp_path, n):
     """n workers that inherit the process's environment as the session exported it
     (os.environ, a copy taken at startup, does not hold the session's variables:
@@ -65,14 +74,17 @@ def test_sigusr1_and_sighup_flush_every_worker(tmp_path, monkeypatch):
                                                      if pathlib.Path(str(s) + ".pid").exists()
                                                      else ""), "pid")
                                   .split()[1]) for s in states]
-            assert not any(f.exists() for f in files)  # no periodic write yet (60 s)
+            # each file was written once, when its worker took its role; the next
+            # periodic write is 60 s away
+            first = [_wait(lambda f=f: _identity(f), f"{f} written at start") for f in files]
             sigs = [signal.SIGUSR1, signal.SIGUSR1, signal.SIGHUP, signal.SIGHUP]
             before = []
             for proc, s, sig in zip(procs, states, sigs):
                 before.append(_progress(s))
                 os.kill(proc.pid, sig)
-            for f in files:
-                _wait(f.exists, f"{f} written by the signal")
+            for f, seen in zip(files, first):
+                _wait(lambda f=f, seen=seen: _identity(f) not in (None, seen),
+                      f"{f} written by the signal")
             time.sleep(0.1)  # they go on after the flush
             after = [_progress(s) for s in states]
             assert all(a > b for a, b in zip(after, before)), (before, after)
