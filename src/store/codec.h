@@ -14,6 +14,8 @@ enum store_section_type {
     STORE_SECTION_SPANS = 6,
     STORE_SECTION_ESTIMATES = 7,
     STORE_SECTION_CPU_SAMPLES = 8,
+    /* 9 is reserved (process I/O and RSS timeline) */
+    STORE_SECTION_SAMPLES = 10, /* Python stack samples (store_samples) */
 };
 
 /* Deepest path a reader accepts (the writer's max_depth is far below). */
