@@ -15,6 +15,7 @@ static const command commands[] = {
     {"report", cmd_report, "what a run spent its time on, per role (--json for machines)"},
     {"diff", cmd_diff, "compare two runs path by path, with a stated test for each change"},
     {"export", cmd_export, "convert a run's timeline for other tools (--perfetto out.json)"},
+    {"dump", cmd_dump, "print every thread's Python stack of a running process now"},
 };
 
 static void usage(FILE *out)
