@@ -1,6 +1,7 @@
 #include "run_model.h"
 
 #include "core/hist.h"
+#include "samples/samples.h"
 #include "store/codec.h"
 #include "store/file_io.h"
 #include "store/run_dir.h"
@@ -342,6 +343,14 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     w->run_id = dup_or_empty(mt->run_id);
     w->end_reason = dup_or_empty(mt->end_reason);
     if (!w->file || !w->host || !w->role || !w->run_id || !w->end_reason) {
+        free(w->file);
+        free(w->host);
+        free(w->role);
+        free(w->run_id);
+        free(w->end_reason);
+        return -ENOMEM;
+    }
+    if (f->samples && !(w->samples = sample_set_from_store(f->samples))) {
         free(w->file);
         free(w->host);
         free(w->role);
@@ -741,6 +750,7 @@ void run_model_free(run_model *m)
         free(w->role);
         free(w->run_id);
         free(w->end_reason);
+        sample_set_free(w->samples);
     }
     free(m->workers);
     for (uint32_t i = 0; i < m->unreadable_count; i++) {

@@ -72,6 +72,7 @@ typedef struct rm_worker {
     uint64_t stale_limit_ns; /* 2 x snapshot interval + 1 s */
     uint64_t silent_ns;     /* time of reading minus its last write */
     int gone;               /* on the reader's host, and no process has its pid */
+    struct sample_set *samples; /* its Python stack samples (a copy), NULL when none */
 } rm_worker;
 
 typedef struct rm_role {

@@ -2,6 +2,10 @@
  * (collapsed, speedscope parsed back by python3's json, flame graph SVG parsed back
  * by python3's xml) and the SAMPLES section of .lapse files (round trip, strict
  * decoding, truncation at every length). */
+#include "../../src/analyze/run_model.h"
+#include "../../src/analyze/run_stats.h"
+#include "../../src/analyze/sample_stats.h"
+#include "../../src/render/report_render.h"
 #include "../../src/samples/samples.h"
 #include "../../src/store/codec.h"
 #include "../../src/store/file_io.h"
@@ -396,6 +400,128 @@ static void test_strict_decoding(void)
     CHECK(decode_samples(&s, err, sizeof err) == 0);
 }
 
+static void test_stats(void)
+{
+    /* recursion counts a function once per stack in its total; self is the innermost */
+    sample_set *s = sample_set_new();
+    uint32_t file = str(s, "r.py");
+    uint32_t f = sample_set_frame(s, str(s, "f"), file, 1);
+    uint32_t f2 = sample_set_frame(s, str(s, "f"), file, 2); /* same function, other line */
+    uint32_t g = sample_set_frame(s, str(s, "g"), file, 9);
+    sample_key k = {1, 1, 0, 0, SAMPLE_RUNNING};
+    uint32_t a[] = {f, g, f2}, b[] = {g};
+    sample_set_add(s, &k, a, 3, 300);
+    sample_set_add(s, &k, b, 1, 100);
+    ss_group grp;
+    CHECK(ss_group_build(sample_set_view(s), SS_ANY, SS_ANY, SS_ANY_SPAN, &grp) == 0);
+    CHECK_U64(grp.func_count, 2);
+    CHECK_U64(grp.count, 2);
+    CHECK_U64(grp.weight_ns, 400);
+    const ss_func *top = &grp.funcs[grp.by_self[0]];
+    CHECK_STR(sample_set_view(s)->strings[top->function], "f");
+    CHECK_U64(top->self_ns, 300);
+    CHECK_U64(top->total_ns, 300);
+    CHECK_U64(top->total_count, 1);
+    const ss_func *gt = &grp.funcs[grp.by_total[0]];
+    CHECK_STR(sample_set_view(s)->strings[gt->function], "g");
+    CHECK(ss_total_share(&grp, gt) == 1.0);
+    CHECK(ss_self_share(&grp, gt) == 0.25);
+    ss_group_free(&grp);
+    /* a filter that matches nothing: an empty group */
+    CHECK(ss_group_build(sample_set_view(s), 2, SS_ANY, SS_ANY_SPAN, &grp) == 0);
+    CHECK_U64(grp.count, 0);
+    CHECK_U64(grp.func_count, 0);
+    ss_group_free(&grp);
+    sample_set_free(s);
+}
+
+static char *report_of(const char *path, int json)
+{
+    run_model m;
+    run_stats st;
+    char err[256];
+    CHECK(run_model_load(path, NULL, &m, err, sizeof err) == 0);
+    CHECK(run_stats_build(&m, &st) == 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    report_options o = {10};
+    CHECK((json ? report_write_json(f, &m, &st, &o) : report_write_text(f, &m, &st, &o)) == 0);
+    fclose(f);
+    run_stats_free(&st);
+    run_model_free(&m);
+    return buf;
+}
+
+static void test_report(void)
+{
+    sample_set *s = make_set();
+    char path[512], err[256];
+    snprintf(path, sizeof path, "%s/report.lapse", tmpdir);
+    samples_file_meta meta = {100, 1, "hostA", NULL, NULL, 0, 0, NULL};
+    CHECK(samples_save_lapse(s, &meta, path, err, sizeof err) == 0);
+    char *text = report_of(path, 0);
+    CHECK(strstr(text, "PYTHON SAMPLES") != NULL);
+    CHECK(strstr(text, "estimates from sampling") != NULL);
+    CHECK(strstr(text, "mode cpu, asked 1,000.0 Hz, achieved 998.5 Hz, 6 sampling passes") !=
+          NULL);
+    CHECK(strstr(text, "1 late sample (16.7%), 2 read errors") != NULL);
+    CHECK(strstr(text, "process 100  python app.py --fast  (CPython 3.12.1)   6 samples "
+                       "standing for ~8.0ms") != NULL);
+    /* leaf: 3 ms in MainThread and 4 ms in worker of 8 ms */
+    CHECK(strstr(text, "87.5%     7.0ms   87.5%     7.0ms         5  leaf (lib/util.py)\n") !=
+          NULL);
+    CHECK(strstr(text, "thread MainThread (tid 11)   4 samples standing for ~4.0ms") != NULL);
+    CHECK(strstr(text, "FUNCTIONS INSIDE SPANS") != NULL);
+    CHECK(strstr(text, "step/load   4 samples standing for ~4.0ms") != NULL);
+    CHECK(strstr(text, "no spans recorded") == NULL); /* a samples-only role has no span block */
+    free(text);
+
+    char *json = report_of(path, 1);
+    char jpath[512];
+    snprintf(jpath, sizeof jpath, "%s/report.json", tmpdir);
+    FILE *f = fopen(jpath, "w");
+    fputs(json, f);
+    fclose(f);
+    free(json);
+    char *got = python(
+        "import json, sys\n"
+        "d = json.load(open(sys.argv[1]))\n"
+        "ps = d['python_samples'][0]\n"
+        "p = ps['processes'][0]\n"
+        "print(ps['estimated'], ps['mode'], ps['late_samples'], ps['read_errors'], p['pid'],"
+        " p['python_version'])\n"
+        "print(' '.join('%s:%.3f' % (x['function'], x['self_share']) for x in p['top_self']))\n"
+        "print(' '.join('%s:%.3f' % (x['function'], x['total_share']) for x in p['top_total']))\n"
+        "print([(t['tid'], t['name'], t['samples']) for t in p['threads']])\n"
+        "print([(x['path'], x['samples'], x['top_self'][0]['function']) for x in ps['spans']])\n",
+        jpath);
+    CHECK_STR(got, "True cpu 1 2 100 3.12.1\n"
+                   "leaf:0.875 Worker.work:0.125\n"
+                   "leaf:0.875 main:0.500 Worker.work:0.500 run:0.500\n"
+                   "[(11, 'MainThread', 4), (12, 'worker', 2)]\n"
+                   "[('step/load', 4, 'leaf')]\n");
+    sample_set_free(s);
+
+    /* a file without samples: no block, and an empty array in JSON */
+    sample_set *e = sample_set_new();
+    store_file plain;
+    memset(&plain, 0, sizeof plain);
+    static char *names[] = {""};
+    plain.names = names;
+    plain.name_count = 1;
+    plain.meta.role = "main";
+    snprintf(path, sizeof path, "%s/plain.lapse", tmpdir);
+    CHECK(store_write_file(path, &plain, err, sizeof err) == 0);
+    text = report_of(path, 0);
+    CHECK(strstr(text, "PYTHON SAMPLES") == NULL);
+    free(text);
+    json = report_of(path, 1);
+    CHECK(strstr(json, "\"python_samples\": []") != NULL);
+    free(json);
+    sample_set_free(e);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -408,6 +534,8 @@ int main(void)
     test_flamegraph();
     test_lapse_file();
     test_strict_decoding();
+    test_stats();
+    test_report();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd) != 0)
