@@ -258,6 +258,54 @@ static void test_flamegraph(void)
     sample_set_free(s);
 }
 
+/* The flame graph's script, run by node on a small DOM (tests/c/flamegraph_check.js):
+ * a click zooms on a frame (its ancestors faded, full width; its subtree scaled; the
+ * rest hidden), a search highlights and sums what matches, reset restores. */
+static void test_flamegraph_script(void)
+{
+    if (system("node --version >/dev/null 2>&1") != 0) {
+        printf("test_samples: node not found, flame graph script not run\n");
+        return;
+    }
+    sample_set *s = make_set();
+    char path[512], js[1024];
+    snprintf(path, sizeof path, "%s/script.svg", tmpdir);
+    FILE *f = fopen(path, "w");
+    CHECK(samples_write_flamegraph(s, f, "demo") == 0);
+    fclose(f);
+    snprintf(js, sizeof js, "%s", __FILE__);
+    char *slash = strrchr(js, '/');
+    snprintf(slash ? slash + 1 : js, sizeof js - (size_t)(slash ? slash + 1 - js : 0),
+             "flamegraph_check.js");
+    char script[2048];
+    snprintf(script, sizeof script,
+             "import json, subprocess, sys, xml.etree.ElementTree as ET\n"
+             "def conv(e): return {'tag': e.tag.split('}')[-1], 'attrs': dict(e.attrib),"
+             " 'text': e.text or '', 'children': [conv(c) for c in e]}\n"
+             "json.dump(conv(ET.parse(sys.argv[1]).getroot()), open(sys.argv[1] + '.json', 'w'))\n"
+             "r = subprocess.run(['node', '%s', sys.argv[1] + '.json'], capture_output=True,"
+             " text=True)\n"
+             "print(r.stdout + r.stderr, end='')\n",
+             js);
+    char *got = python(script, path);
+    CHECK_STR(got,
+              "init: all@10+1180 | MainThread (tid 11)@10+590 | main (app.py:30)@10+590 | "
+              "Worker.work (app.py:12)@10+590 | leaf (lib/util.py:5)@10+443 | worker (tid "
+              "12)@600+590 | run (app.py:40)@600+590 | leaf (lib/util.py:5)@600+590\n"
+              "zoom: all@10+1180~ | MainThread (tid 11)@10+1180~ | main (app.py:30)@10+1180~ | "
+              "Worker.work (app.py:12)@10+1180 | leaf (lib/util.py:5)@10+885\n"
+              "unzoom button: 1\n"
+              "search: all@10+1180~ | MainThread (tid 11)@10+1180~ | main "
+              "(app.py:30)@10+1180~ | Worker.work (app.py:12)@10+1180 | leaf "
+              "(lib/util.py:5)@10+885*\n"
+              "matched: Matched: 87.5%\n"
+              "reset: all@10+1180 | MainThread (tid 11)@10+590 | main (app.py:30)@10+590 | "
+              "Worker.work (app.py:12)@10+590 | leaf (lib/util.py:5)@10+443 | worker (tid "
+              "12)@600+590 | run (app.py:40)@600+590 | leaf (lib/util.py:5)@600+590\n"
+              "matched: \" \" search button: Search\n");
+    sample_set_free(s);
+}
+
 static void check_same(const store_samples *a, const store_samples *b)
 {
     CHECK_STR(a->mode, b->mode);
@@ -532,6 +580,7 @@ int main(void)
     test_collapsed();
     test_speedscope();
     test_flamegraph();
+    test_flamegraph_script();
     test_lapse_file();
     test_strict_decoding();
     test_stats();
