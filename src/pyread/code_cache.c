@@ -73,12 +73,16 @@ code_entry *code_cache_insert(code_cache *c, const code_entry *e)
     size_t i = slot_of(e->addr, c->cap);
     while (c->slots[i].addr && c->slots[i].addr != e->addr)
         i = (i + 1) & (c->cap - 1);
-    if (c->slots[i].addr)
+    uint32_t generation = ++c->generations;
+    if (c->slots[i].addr) {
         entry_free(&c->slots[i]);
-    else
+    } else {
         c->used++;
+    }
     c->slots[i] = *e;
+    c->slots[i].info.generation = generation;
     c->slots[i].last_unit = -2;
+    c->slots[i].stale = 0;
     return &c->slots[i];
 }
 

@@ -16,11 +16,18 @@ typedef struct code_entry {
     long code_units; /* ob_size of the code object: its instructions, in code units */
     long last_unit;
     int last_line;
+    /* The fields that identify it (first line, name, file and line table pointers),
+     * compared again in each pass that uses it: a freed code object's address may
+     * hold another one later. */
+    unsigned char fingerprint[96];
+    uint64_t checked_pass;
+    int stale;
 } code_entry;
 
 typedef struct code_cache {
     code_entry *slots;
     size_t cap, used;
+    uint32_t generations; /* each insertion gets the next generation */
 } code_cache;
 
 int code_cache_init(code_cache *c);

@@ -34,6 +34,7 @@ typedef struct pyread_code {
     const char *qualname;
     const char *filename;
     int firstlineno;
+    uint32_t generation; /* changes when the address was found to hold another code object */
 } pyread_code;
 
 typedef struct pyread_frame {

@@ -9,6 +9,7 @@
 #include "remote_mem.h"
 
 #define PYREAD_MAX_TASKS 512
+#define PYREAD_MAX_CHECKS 256 /* code objects compared again per pass */
 
 /* An OS thread of the target seen in a sample: its /proc stat file kept open. */
 typedef struct pyread_task {
@@ -29,6 +30,8 @@ struct pyread_target {
     pyread_task tasks[PYREAD_MAX_TASKS];
     int task_count;
     uint64_t sample_number;
+    code_entry *checks[PYREAD_MAX_CHECKS];
+    int check_count;
 };
 
 #endif

@@ -11,10 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define MAX_INTERPRETERS 64
 #define MAX_STRING 1024
+#define FRAME_FILL 8 /* blocks read below a frame that misses: 4 KiB of data stack */
 
 static uint64_t get_u64(const unsigned char *b, uint64_t off)
 {
@@ -128,14 +130,35 @@ static uint8_t *read_bytes(pyread_target *t, uint64_t addr, size_t *len)
     return buf;
 }
 
+/* The bytes of a code object that identify it: from co_firstlineno to the end of
+ * the last of co_filename, co_name, co_qualname, co_linetable. */
+static void fingerprint_range(const py_layout *L, uint64_t *from, uint64_t *len)
+{
+    uint64_t lo = L->code_firstlineno, hi = L->code_firstlineno + 4;
+    const uint64_t offs[] = {L->code_filename, L->code_name, L->code_qualname, L->code_linetable};
+    for (size_t i = 0; i < 4; i++) {
+        if (offs[i] < lo)
+            lo = offs[i];
+        if (offs[i] + 8 > hi)
+            hi = offs[i] + 8;
+    }
+    *from = lo;
+    *len = hi - lo;
+}
+
 /* The code object at addr, from the cache or read now. *not_code is set when the
  * object is readable but not a code object. */
 static code_entry *get_code(pyread_target *t, uint64_t addr, int *not_code)
 {
     *not_code = 0;
     code_entry *e = code_cache_find(&t->codes, addr);
-    if (e)
+    if (e && !e->stale) {
+        if (e->checked_pass != t->sample_number && t->check_count < PYREAD_MAX_CHECKS) {
+            e->checked_pass = t->sample_number;
+            t->checks[t->check_count++] = e;
+        }
         return e;
+    }
     const py_layout *L = &t->layout;
     unsigned char co[512];
     if (L->code_size > sizeof co || remote_read(&t->mem, addr, co, L->code_size) != 0)
@@ -162,6 +185,11 @@ static code_entry *get_code(pyread_target *t, uint64_t addr, int *not_code)
     }
     n.info.qualname = qual;
     n.info.filename = file;
+    uint64_t fp_from, fp_len;
+    fingerprint_range(L, &fp_from, &fp_len);
+    if (fp_len <= sizeof n.fingerprint && fp_from + fp_len <= L->code_size)
+        memcpy(n.fingerprint, co + fp_from, fp_len);
+    n.checked_pass = t->sample_number;
     e = code_cache_insert(&t->codes, &n);
     if (!e) {
         free(qual);
@@ -235,7 +263,7 @@ static void walk_frames(pyread_target *t, pyread_sample *s, pyread_thread *th, u
             th->truncated = 1;
             break;
         }
-        if (frame & 7 || L->frame_size > sizeof fb || remote_read_cached(&t->mem, frame, fb, L->frame_size) != 0) {
+        if (frame & 7 || L->frame_size > sizeof fb || remote_read_cached(&t->mem, frame, fb, L->frame_size, FRAME_FILL) != 0) {
             th->torn = 1;
             break;
         }
@@ -281,9 +309,9 @@ static uint64_t gil_holder(pyread_target *t, uint64_t interp)
     int32_t locked = 0;
     switch (L->gil_mode) {
     case PY_GIL_RUNTIME_TSTATE:
-        return remote_read_u64(&t->mem, t->runtime + L->runtime_tstate_current, &holder) == 0 ? holder : 0;
+        return remote_read_cached(&t->mem, t->runtime + L->runtime_tstate_current, &holder, 8, 1) == 0 ? holder : 0;
     case PY_GIL_INTERP_POINTER:
-        if (remote_read_u64(&t->mem, interp + L->interp_gil, &gil) != 0 || !gil)
+        if (remote_read_cached(&t->mem, interp + L->interp_gil, &gil, 8, 1) != 0 || !gil)
             return 0;
         break;
     case PY_GIL_INTERP_INLINE:
@@ -292,12 +320,12 @@ static uint64_t gil_holder(pyread_target *t, uint64_t interp)
     default:
         return 0;
     }
-    if (remote_read(&t->mem, gil + L->gil_locked, &locked, sizeof locked) != 0 || locked != 1)
+    if (remote_read_cached(&t->mem, gil + L->gil_locked, &locked, sizeof locked, 1) != 0 || locked != 1)
         return 0;
-    return remote_read_u64(&t->mem, gil + L->gil_last_holder, &holder) == 0 ? holder : 0;
+    return remote_read_cached(&t->mem, gil + L->gil_last_holder, &holder, 8, 1) == 0 ? holder : 0;
 }
 
-int pyread_sample_now(pyread_target *t, pyread_sample *s, unsigned flags)
+static int sample_once(pyread_target *t, pyread_sample *s, unsigned flags)
 {
     const py_layout *L = &t->layout;
     s->thread_count = 0;
@@ -308,7 +336,7 @@ int pyread_sample_now(pyread_target *t, pyread_sample *s, unsigned flags)
     remote_mem_reset(&t->mem);
 
     uint64_t interp = 0;
-    if (remote_read_u64(&t->mem, t->runtime + L->runtime_interpreters_head, &interp) != 0) {
+    if (remote_read_cached(&t->mem, t->runtime + L->runtime_interpreters_head, &interp, 8, 1) != 0) {
         if (t->mem.last_errno == ESRCH || (kill(t->pid, 0) != 0 && errno == ESRCH))
             return PYREAD_GONE;
         return PYREAD_READ;
@@ -326,9 +354,9 @@ int pyread_sample_now(pyread_target *t, pyread_sample *s, unsigned flags)
     for (int ni = 0; interp && ni < MAX_INTERPRETERS; ni++) {
         int64_t interp_id = 0;
         uint64_t ts = 0, prev = 0, interp_next = 0;
-        if (remote_read_cached(&t->mem, interp + L->interp_id, &interp_id, 8) != 0 ||
-            remote_read_cached(&t->mem, interp + L->interp_threads_head, &ts, 8) != 0 ||
-            remote_read_cached(&t->mem, interp + L->interp_next, &interp_next, 8) != 0) {
+        if (remote_read_cached(&t->mem, interp + L->interp_id, &interp_id, 8, 1) != 0 ||
+            remote_read_cached(&t->mem, interp + L->interp_threads_head, &ts, 8, 1) != 0 ||
+            remote_read_cached(&t->mem, interp + L->interp_next, &interp_next, 8, 1) != 0) {
             s->read_errors++;
             break;
         }
@@ -338,7 +366,7 @@ int pyread_sample_now(pyread_target *t, pyread_sample *s, unsigned flags)
         for (int nt = 0; ts && nt < PYREAD_MAX_THREADS * 2; nt++) {
             if (s->thread_count == PYREAD_MAX_THREADS)
                 break;
-            if (remote_read_cached(&t->mem, ts, tb, tstate_fields_end) != 0) {
+            if (remote_read_cached(&t->mem, ts, tb, tstate_fields_end, 1) != 0) {
                 s->read_errors++;
                 break;
             }
@@ -356,7 +384,7 @@ int pyread_sample_now(pyread_target *t, pyread_sample *s, unsigned flags)
             uint64_t frame = 0;
             if (L->has_cframe) {
                 uint64_t cframe = get_u64(tb, L->tstate_cframe);
-                if (cframe && remote_read(&t->mem, cframe + L->cframe_current_frame, &frame, 8) != 0) {
+                if (cframe && remote_read_cached(&t->mem, cframe + L->cframe_current_frame, &frame, 8, 1) != 0) {
                     s->read_errors++;
                     frame = 0;
                 }
@@ -384,4 +412,43 @@ int pyread_sample_now(pyread_target *t, pyread_sample *s, unsigned flags)
     if (s->thread_count == 0 && kill(t->pid, 0) != 0 && errno == ESRCH)
         return PYREAD_GONE;
     return 0;
+}
+
+/* Compare the code objects this pass took from the cache with what their addresses
+ * hold now, in one process_vm_readv; returns how many changed (they are marked
+ * stale, and read again at their next use). */
+static int check_codes(pyread_target *t)
+{
+    const py_layout *L = &t->layout;
+    uint64_t from, len;
+    fingerprint_range(L, &from, &len);
+    if (len > sizeof t->checks[0]->fingerprint)
+        return 0;
+    unsigned char buf[96];
+    int changed = 0;
+    for (int i = 0; i < t->check_count; i++) {
+        /* through the cache: the blocks stay in the set read at the start of each pass */
+        if (remote_read_cached(&t->mem, t->checks[i]->addr + from, buf, len, 1) != 0 ||
+            memcmp(buf, t->checks[i]->fingerprint, len) != 0) {
+            t->checks[i]->stale = 1; /* read again, in place, at its next use */
+            changed++;
+        }
+    }
+    return changed;
+}
+
+int pyread_sample_now(pyread_target *t, pyread_sample *s, unsigned flags)
+{
+    for (int attempt = 0;; attempt++) {
+        t->check_count = 0;
+        int rc = sample_once(t, s, flags);
+        if (rc != 0)
+            return rc;
+        if (check_codes(t) == 0)
+            return 0;
+        if (attempt == 1) {
+            s->read_errors++;
+            return 0;
+        }
+    }
 }

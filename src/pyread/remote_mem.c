@@ -10,20 +10,72 @@ int remote_mem_init(remote_mem *rm, pid_t pid)
 {
     memset(rm, 0, sizeof *rm);
     rm->pid = pid;
-    rm->pages = malloc(sizeof(*rm->pages) * REMOTE_CACHE_PAGES);
-    return rm->pages ? 0 : -1;
+    rm->blocks = malloc(sizeof(*rm->blocks) * REMOTE_CACHE_BLOCKS);
+    return rm->blocks ? 0 : -1;
 }
 
 void remote_mem_free(remote_mem *rm)
 {
-    free(rm->pages);
-    rm->pages = NULL;
+    free(rm->blocks);
+    rm->blocks = NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
 }
 
 void remote_mem_reset(remote_mem *rm)
 {
+    uint64_t addr[REMOTE_CACHE_BLOCKS];
+    int n = 0;
+    for (int i = 0; i < REMOTE_CACHE_BLOCKS; i++)
+        if (rm->valid[i] && rm->used[i])
+            addr[n++] = rm->block_addr[i];
     memset(rm->valid, 0, sizeof rm->valid);
+    memset(rm->used, 0, sizeof rm->used);
     rm->next_slot = 0;
+    if (n == 0)
+        return;
+    /* One remote range per page, from its first used block to its last (the kernel
+     * pins each remote range's pages separately: fewer ranges, less work), each
+     * into consecutive slots. */
+    qsort(addr, (size_t)n, sizeof addr[0], cmp_u64);
+    struct iovec local[REMOTE_CACHE_BLOCKS], remote[REMOTE_CACHE_BLOCKS];
+    uint64_t range_first[REMOTE_CACHE_BLOCKS];
+    int range_slot[REMOTE_CACHE_BLOCKS], range_blocks[REMOTE_CACHE_BLOCKS];
+    int nr = 0, slot = 0;
+    for (int i = 0; i < n;) {
+        uint64_t page = addr[i] & ~(uint64_t)(REMOTE_PAGE - 1);
+        int j = i;
+        while (j + 1 < n && (addr[j + 1] & ~(uint64_t)(REMOTE_PAGE - 1)) == page)
+            j++;
+        int blocks = (int)((addr[j] - addr[i]) / REMOTE_BLOCK) + 1;
+        if (slot + blocks > REMOTE_CACHE_BLOCKS)
+            break;
+        range_first[nr] = addr[i];
+        range_slot[nr] = slot;
+        range_blocks[nr] = blocks;
+        local[nr] = (struct iovec){rm->blocks[slot], (size_t)blocks * REMOTE_BLOCK};
+        remote[nr] = (struct iovec){(void *)(uintptr_t)addr[i], (size_t)blocks * REMOTE_BLOCK};
+        slot += blocks;
+        nr++;
+        i = j + 1;
+    }
+    rm->syscalls++;
+    ssize_t got = process_vm_readv(rm->pid, local, (unsigned long)nr, remote, (unsigned long)nr, 0);
+    if (got <= 0)
+        return;
+    rm->bytes += (uint64_t)got;
+    uint64_t left = (uint64_t)got;
+    for (int r = 0; r < nr && left >= REMOTE_BLOCK; r++)
+        for (int k = 0; k < range_blocks[r] && left >= REMOTE_BLOCK; k++) {
+            rm->valid[range_slot[r] + k] = 1;
+            rm->block_addr[range_slot[r] + k] = range_first[r] + (uint64_t)k * REMOTE_BLOCK;
+            left -= REMOTE_BLOCK;
+        }
+    rm->next_slot = slot % REMOTE_CACHE_BLOCKS;
 }
 
 int remote_read(remote_mem *rm, uint64_t addr, void *buf, size_t len)
@@ -79,64 +131,70 @@ int remote_read_u64(remote_mem *rm, uint64_t addr, uint64_t *out)
     return remote_read(rm, addr, out, sizeof *out);
 }
 
-static int find_page(const remote_mem *rm, uint64_t page)
+static int find_block(const remote_mem *rm, uint64_t block)
 {
-    for (int i = 0; i < REMOTE_CACHE_PAGES; i++)
-        if (rm->valid[i] && rm->page_addr[i] == page)
+    for (int i = 0; i < REMOTE_CACHE_BLOCKS; i++)
+        if (rm->valid[i] && rm->block_addr[i] == block)
             return i;
     return -1;
 }
 
-/* Fill the cache with `page` and up to REMOTE_FILL_PAGES-1 pages below it not yet
- * cached, in one call ordered from `page` downward (a failure part way keeps what came). */
-static int fill_page(remote_mem *rm, uint64_t page)
+/* Fill the cache with `block` and up to fill-1 blocks below it not yet cached, in
+ * one call ordered from `block` downward (a failure part way keeps what came). */
+static int fill_block(remote_mem *rm, uint64_t block, int fill)
 {
-    struct iovec local[REMOTE_FILL_PAGES], remote[REMOTE_FILL_PAGES];
-    int slots[REMOTE_FILL_PAGES];
+    struct iovec local[REMOTE_FILL_MAX], remote[REMOTE_FILL_MAX];
+    int slots[REMOTE_FILL_MAX];
     int n = 0;
-    for (int k = 0; k < REMOTE_FILL_PAGES; k++) {
-        uint64_t p = page - (uint64_t)k * REMOTE_PAGE;
-        if (k > 0 && (p > page || find_page(rm, p) >= 0))
+    if (fill < 1)
+        fill = 1;
+    if (fill > REMOTE_FILL_MAX)
+        fill = REMOTE_FILL_MAX;
+    for (int k = 0; k < fill; k++) {
+        uint64_t b = block - (uint64_t)k * REMOTE_BLOCK;
+        if (k > 0 && (b > block || find_block(rm, b) >= 0))
             break;
         int slot = rm->next_slot;
-        rm->next_slot = (rm->next_slot + 1) % REMOTE_CACHE_PAGES;
+        rm->next_slot = (rm->next_slot + 1) % REMOTE_CACHE_BLOCKS;
         rm->valid[slot] = 0;
+        rm->used[slot] = 0;
         slots[n] = slot;
-        local[n] = (struct iovec){rm->pages[slot], REMOTE_PAGE};
-        remote[n] = (struct iovec){(void *)(uintptr_t)p, REMOTE_PAGE};
+        local[n] = (struct iovec){rm->blocks[slot], REMOTE_BLOCK};
+        remote[n] = (struct iovec){(void *)(uintptr_t)b, REMOTE_BLOCK};
         n++;
     }
     rm->syscalls++;
     ssize_t got = process_vm_readv(rm->pid, local, (unsigned long)n, remote, (unsigned long)n, 0);
-    if (got < (ssize_t)REMOTE_PAGE) {
+    if (got < (ssize_t)REMOTE_BLOCK) {
         rm->last_errno = got < 0 ? errno : EFAULT;
         return -1;
     }
     rm->bytes += (uint64_t)got;
-    int whole = (int)(got / REMOTE_PAGE);
+    int whole = (int)(got / REMOTE_BLOCK);
     for (int i = 0; i < whole; i++) {
         rm->valid[slots[i]] = 1;
-        rm->page_addr[slots[i]] = page - (uint64_t)i * REMOTE_PAGE;
+        rm->block_addr[slots[i]] = block - (uint64_t)i * REMOTE_BLOCK;
     }
     return slots[0];
 }
 
-int remote_read_cached(remote_mem *rm, uint64_t addr, void *buf, size_t len)
+int remote_read_cached(remote_mem *rm, uint64_t addr, void *buf, size_t len, int fill)
 {
     size_t done = 0;
     while (done < len) {
         uint64_t a = addr + done;
-        uint64_t page = a & ~(uint64_t)(REMOTE_PAGE - 1);
-        int slot = find_page(rm, page);
+        uint64_t block = a & ~(uint64_t)(REMOTE_BLOCK - 1);
+        int slot = find_block(rm, block);
         if (slot < 0)
-            slot = fill_page(rm, page);
+            slot = fill_block(rm, block, fill);
         if (slot < 0)
             return -1;
-        size_t off = (size_t)(a - page);
-        size_t chunk = REMOTE_PAGE - off;
+        rm->used[slot] = 1;
+        size_t off = (size_t)(a - block);
+        size_t chunk = REMOTE_BLOCK - off;
         if (chunk > len - done)
             chunk = len - done;
-        memcpy((char *)buf + done, rm->pages[slot] + off, chunk);
+        memcpy((char *)buf + done, rm->blocks[slot] + off, chunk);
         done += chunk;
     }
     return 0;

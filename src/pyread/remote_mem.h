@@ -11,15 +11,17 @@
 #include <sys/types.h>
 
 #define REMOTE_PAGE 4096u
-#define REMOTE_CACHE_PAGES 32
-#define REMOTE_FILL_PAGES 4
+#define REMOTE_BLOCK 512u       /* cache granularity: divides a page, so a block never spans two */
+#define REMOTE_CACHE_BLOCKS 128
+#define REMOTE_FILL_MAX 16       /* blocks one miss may fill */
 
 typedef struct remote_mem {
     pid_t pid;
-    uint64_t page_addr[REMOTE_CACHE_PAGES];
-    unsigned char valid[REMOTE_CACHE_PAGES];
+    uint64_t block_addr[REMOTE_CACHE_BLOCKS];
+    unsigned char valid[REMOTE_CACHE_BLOCKS];
+    unsigned char used[REMOTE_CACHE_BLOCKS]; /* read from in this pass */
     int next_slot;
-    unsigned char (*pages)[REMOTE_PAGE];
+    unsigned char (*blocks)[REMOTE_BLOCK];
     /* counters since open */
     uint64_t syscalls;
     uint64_t bytes;
@@ -28,11 +30,14 @@ typedef struct remote_mem {
 
 int remote_mem_init(remote_mem *rm, pid_t pid);
 void remote_mem_free(remote_mem *rm);
-/* Forget cached pages: call at the start of each sample. */
+/* Start a pass: forget what was cached, then read again, in one call, every block
+ * the previous pass used (a target in a steady state needs no other read). */
 void remote_mem_reset(remote_mem *rm);
 /* Copy len bytes at addr; 0, or -1 (errno in rm->last_errno) if any byte could not be read. */
 int remote_read(remote_mem *rm, uint64_t addr, void *buf, size_t len);
-int remote_read_cached(remote_mem *rm, uint64_t addr, void *buf, size_t len);
+/* The same through the cache: a miss reads the missing block and up to fill-1
+ * blocks below it (fill 1: just the block) in one call. */
+int remote_read_cached(remote_mem *rm, uint64_t addr, void *buf, size_t len, int fill);
 /* Read up to len bytes, stopping at the first unreadable page; returns bytes read. */
 size_t remote_read_some(remote_mem *rm, uint64_t addr, void *buf, size_t len);
 int remote_read_u64(remote_mem *rm, uint64_t addr, uint64_t *out);
