@@ -110,18 +110,20 @@ static uint64_t frame_hash(const sample_set *set, uint32_t id)
     return frame_hash_of(&set->s.frames[id]);
 }
 
+/* Word at a time, in two independent lanes (a stack is hashed at every sample). */
 static uint64_t stack_hash_of(const sample_key *k, const uint32_t *frames, uint32_t depth)
 {
-    uint64_t h = HASH_SEED;
-    h = hash_bytes(h, &k->pid, 8);
-    h = hash_bytes(h, &k->tid, 8);
-    h = hash_bytes(h, &k->thread_name, 4);
-    h = hash_bytes(h, &k->span_path, 4);
-    h = hash_bytes(h, &k->state, 4);
-    h = hash_bytes(h, &depth, 4);
-    if (depth)
-        h = hash_bytes(h, frames, (size_t)depth * 4);
-    return hash_mix(h);
+    const uint64_t m = 0x9e3779b97f4a7c15ull;
+    uint64_t a = ((uint64_t)k->pid * m) ^ (uint64_t)k->tid;
+    uint64_t b = ((uint64_t)k->thread_name << 40 ^ (uint64_t)k->span_path << 8 ^ k->state) * m ^ depth;
+    uint32_t d = 0;
+    for (; d + 1 < depth; d += 2) {
+        a = (a ^ frames[d]) * m;
+        b = (b ^ frames[d + 1]) * m;
+    }
+    if (d < depth)
+        a = (a ^ frames[d]) * m;
+    return hash_mix(a ^ hash_mix(b));
 }
 
 static uint64_t stack_hash(const sample_set *set, uint32_t id)
