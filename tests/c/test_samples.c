@@ -523,6 +523,8 @@ static void test_report(void)
     CHECK(strstr(text, "FUNCTIONS INSIDE SPANS") != NULL);
     CHECK(strstr(text, "step/load   4 samples standing for ~4.0ms") != NULL);
     CHECK(strstr(text, "no spans recorded") == NULL); /* a samples-only role has no span block */
+    CHECK(strstr(text, "  sampling         python pid 100 on hostA: Python stack sampling fell "
+                       "short: 1 of 6 samples late (16.7%); 2 read errors") != NULL);
     free(text);
 
     char *json = report_of(path, 1);
@@ -542,13 +544,27 @@ static void test_report(void)
         "print(' '.join('%s:%.3f' % (x['function'], x['self_share']) for x in p['top_self']))\n"
         "print(' '.join('%s:%.3f' % (x['function'], x['total_share']) for x in p['top_total']))\n"
         "print([(t['tid'], t['name'], t['samples']) for t in p['threads']])\n"
-        "print([(x['path'], x['samples'], x['top_self'][0]['function']) for x in ps['spans']])\n",
+        "print([(x['path'], x['samples'], x['top_self'][0]['function']) for x in ps['spans']])\n"
+        "print([(c['kind'], c['pid']) for c in d['caveats']])\n",
         jpath);
     CHECK_STR(got, "True cpu 1 2 100 3.12.1\n"
                    "leaf:0.875 Worker.work:0.125\n"
                    "leaf:0.875 main:0.500 Worker.work:0.500 run:0.500\n"
                    "[(11, 'MainThread', 4), (12, 'worker', 2)]\n"
-                   "[('step/load', 4, 'leaf')]\n");
+                   "[('step/load', 4, 'leaf')]\n"
+                   "[('sampling', 100)]\n");
+    /* sampling on schedule and no read error: no caveat; a slow rate alone is one */
+    sample_set_data(s)->late_samples = 0;
+    sample_set_data(s)->read_errors = 0;
+    CHECK(samples_save_lapse(s, &meta, path, err, sizeof err) == 0);
+    text = report_of(path, 0);
+    CHECK(strstr(text, "CAVEATS none") != NULL);
+    free(text);
+    sample_set_data(s)->rate_achieved_hz = 899;
+    CHECK(samples_save_lapse(s, &meta, path, err, sizeof err) == 0);
+    text = report_of(path, 0);
+    CHECK(strstr(text, "fell short: achieved 899.0 Hz of 1,000.0 Hz asked: its shares") != NULL);
+    free(text);
     sample_set_free(s);
 
     /* a file without samples: no block, and an empty array in JSON */
@@ -563,6 +579,7 @@ static void test_report(void)
     CHECK(store_write_file(path, &plain, err, sizeof err) == 0);
     text = report_of(path, 0);
     CHECK(strstr(text, "PYTHON SAMPLES") == NULL);
+    CHECK(strstr(text, "sampling ") == NULL);
     free(text);
     json = report_of(path, 1);
     CHECK(strstr(json, "\"python_samples\": []") != NULL);
