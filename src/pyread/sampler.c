@@ -24,6 +24,7 @@ typedef struct target {
     int dead;
     int tries;
     int ever_read;
+    int failed_passes; /* consecutive passes that could not read the runtime */
     uint64_t next_try_ns;
 } target;
 
@@ -184,7 +185,7 @@ static int sample_target(loop *L, target *t, uint64_t weight_ns)
         return rc;
     if (rc != 0) {
         L->read_errors++;
-        return 0;
+        return rc;
     }
     L->read_errors += (uint64_t)L->snap->read_errors;
     for (int i = 0; i < L->snap->thread_count; i++) {
@@ -348,10 +349,21 @@ int sampler_run(const sampler_opts *o, sample_set *set, sampler_result *r, char 
                     continue;
                 }
             }
-            if (sample_target(L, t, weight) == PYREAD_GONE) {
+            int src = sample_target(L, t, weight);
+            if (src == PYREAD_GONE) {
                 t->dead = 1;
                 pyread_close(t->reader);
                 t->reader = NULL;
+            } else if (src != 0 && ++t->failed_passes >= 3) {
+                /* the runtime is no longer where it was: the process exec'd (a child
+                 * forked from a Python runs another program): find it again */
+                pyread_close(t->reader);
+                t->reader = NULL;
+                t->tries = 0;
+                t->failed_passes = 0;
+                t->next_try_ns = now;
+            } else if (src == 0) {
+                t->failed_passes = 0;
             }
         }
         r->passes++;
