@@ -308,15 +308,80 @@ int sample_set_set_mode(sample_set *set, const char *mode)
     return 0;
 }
 
-sample_set *sample_set_from_store(const store_samples *s)
+/* Adds the strings, frames, processes and stacks of src to set (ids remapped; a
+ * stack already in set adds up). 0, -EINVAL (src inconsistent) or -ENOMEM. */
+static int add_content(sample_set *set, const store_samples *src)
+{
+    int rc = -ENOMEM;
+    uint32_t *smap = malloc(((size_t)src->string_count + 1) * sizeof *smap);
+    uint32_t *fmap = malloc(((size_t)src->frame_count + 1) * sizeof *fmap);
+    uint32_t *frames = NULL;
+    uint64_t frames_cap = 0;
+    if (!smap || !fmap)
+        goto out;
+    for (uint32_t i = 0; i < src->string_count; i++) {
+        const char *str = src->strings[i] ? src->strings[i] : "";
+        if ((smap[i] = sample_set_string(set, str, strlen(str))) == SAMPLE_NONE)
+            goto out;
+    }
+    rc = -EINVAL;
+    for (uint32_t i = 0; i < src->frame_count; i++) {
+        const store_sample_frame *f = &src->frames[i];
+        if (f->function >= src->string_count || f->file >= src->string_count)
+            goto out;
+        if ((fmap[i] = sample_set_frame(set, smap[f->function], smap[f->file], f->line)) ==
+            SAMPLE_NONE) {
+            rc = -ENOMEM;
+            goto out;
+        }
+    }
+    for (uint32_t i = 0; i < src->process_count; i++) {
+        const store_sample_process *p = &src->processes[i];
+        if (p->command >= src->string_count || p->python_version >= src->string_count)
+            goto out;
+        if (sample_set_process(set, p->pid, p->ppid, smap[p->command], smap[p->python_version])) {
+            rc = -ENOMEM;
+            goto out;
+        }
+    }
+    for (uint32_t i = 0; i < src->stack_count; i++) {
+        const store_sample_stack *st = &src->stacks[i];
+        rc = -EINVAL;
+        if (st->thread_name >= src->string_count || st->span_path >= src->string_count ||
+            st->first > src->frame_id_count || st->depth > src->frame_id_count - st->first)
+            goto out;
+        rc = -ENOMEM;
+        if (grow((void **)&frames, &frames_cap, st->depth + 1ull, sizeof *frames))
+            goto out;
+        rc = -EINVAL;
+        for (uint32_t d = 0; d < st->depth; d++) {
+            uint32_t f = src->frame_ids[st->first + d];
+            if (f >= src->frame_count)
+                goto out;
+            frames[d] = fmap[f];
+        }
+        sample_key k = {st->pid, st->tid, smap[st->thread_name], smap[st->span_path], st->state};
+        if ((rc = stack_add(set, &k, frames, st->depth, st->count, st->weight_ns)))
+            goto out;
+    }
+    rc = 0;
+out:
+    free(frames);
+    free(smap);
+    free(fmap);
+    return rc;
+}
+
+sample_set *sample_set_from_store(const store_samples *src)
 {
     sample_set *set = sample_set_new();
     if (!set)
         return NULL;
-    const store_samples *src = s;
     store_samples *dst = &set->s;
-    if (sample_set_set_mode(set, src->mode ? src->mode : ""))
-        goto fail;
+    if (sample_set_set_mode(set, src->mode ? src->mode : "")) {
+        sample_set_free(set);
+        return NULL;
+    }
     dst->rate_asked_hz = src->rate_asked_hz;
     dst->rate_achieved_hz = src->rate_achieved_hz;
     dst->samples = src->samples;
@@ -326,63 +391,45 @@ sample_set *sample_set_from_store(const store_samples *s)
     dst->end_real_ns = src->end_real_ns;
     dst->duration_ns = src->duration_ns;
     dst->idle = src->idle;
-    /* strings keep their ids: string 0 is "" on both sides, and a table that repeats a
-     * string maps both ids to the first */
-    uint32_t *smap = malloc(((size_t)src->string_count + 1) * sizeof *smap);
-    uint32_t *fmap = malloc(((size_t)src->frame_count + 1) * sizeof *fmap);
-    uint32_t *frames = NULL;
-    uint64_t frames_cap = 0;
-    if (!smap || !fmap)
-        goto fail_maps;
-    for (uint32_t i = 0; i < src->string_count; i++) {
-        const char *str = src->strings[i] ? src->strings[i] : "";
-        smap[i] = sample_set_string(set, str, strlen(str));
-        if (smap[i] == SAMPLE_NONE)
-            goto fail_maps;
+    if (add_content(set, src)) {
+        sample_set_free(set);
+        return NULL;
     }
-    for (uint32_t i = 0; i < src->frame_count; i++) {
-        const store_sample_frame *f = &src->frames[i];
-        if (f->function >= src->string_count || f->file >= src->string_count)
-            goto fail_maps;
-        fmap[i] = sample_set_frame(set, smap[f->function], smap[f->file], f->line);
-        if (fmap[i] == SAMPLE_NONE)
-            goto fail_maps;
-    }
-    for (uint32_t i = 0; i < src->process_count; i++) {
-        const store_sample_process *p = &src->processes[i];
-        if (p->command >= src->string_count || p->python_version >= src->string_count ||
-            sample_set_process(set, p->pid, p->ppid, smap[p->command], smap[p->python_version]))
-            goto fail_maps;
-    }
-    for (uint32_t i = 0; i < src->stack_count; i++) {
-        const store_sample_stack *st = &src->stacks[i];
-        if (st->thread_name >= src->string_count || st->span_path >= src->string_count ||
-            st->first > src->frame_id_count || st->depth > src->frame_id_count - st->first)
-            goto fail_maps;
-        if (grow((void **)&frames, &frames_cap, st->depth + 1ull, sizeof *frames))
-            goto fail_maps;
-        for (uint32_t d = 0; d < st->depth; d++) {
-            uint32_t f = src->frame_ids[st->first + d];
-            if (f >= src->frame_count)
-                goto fail_maps;
-            frames[d] = fmap[f];
-        }
-        sample_key k = {st->pid, st->tid, smap[st->thread_name], smap[st->span_path], st->state};
-        /* a stack repeated in the input adds up */
-        if (stack_add(set, &k, frames, st->depth, st->count, st->weight_ns))
-            goto fail_maps;
-    }
-    free(frames);
-    free(smap);
-    free(fmap);
     return set;
-fail_maps:
-    free(frames);
-    free(smap);
-    free(fmap);
-fail:
-    sample_set_free(set);
-    return NULL;
+}
+
+int sample_set_merge(sample_set *set, const store_samples *src)
+{
+    store_samples *dst = &set->s;
+    int first = dst->stack_count == 0 && dst->samples == 0;
+    if (first) {
+        if (sample_set_set_mode(set, src->mode ? src->mode : ""))
+            return -ENOMEM;
+        dst->rate_asked_hz = src->rate_asked_hz;
+        dst->rate_achieved_hz = src->rate_achieved_hz;
+        dst->start_real_ns = src->start_real_ns;
+        dst->end_real_ns = src->end_real_ns;
+        dst->idle = src->idle;
+    } else {
+        if (strcmp(dst->mode, src->mode ? src->mode : "") &&
+            sample_set_set_mode(set, "mixed"))
+            return -ENOMEM;
+        if (src->rate_asked_hz > dst->rate_asked_hz)
+            dst->rate_asked_hz = src->rate_asked_hz;
+        if (src->rate_achieved_hz < dst->rate_achieved_hz)
+            dst->rate_achieved_hz = src->rate_achieved_hz; /* the lowest */
+        if (src->start_real_ns && (!dst->start_real_ns || src->start_real_ns < dst->start_real_ns))
+            dst->start_real_ns = src->start_real_ns;
+        if (src->end_real_ns > dst->end_real_ns)
+            dst->end_real_ns = src->end_real_ns;
+        dst->idle |= src->idle;
+    }
+    dst->samples += src->samples;
+    dst->late_samples += src->late_samples;
+    dst->read_errors += src->read_errors;
+    if (src->duration_ns > dst->duration_ns)
+        dst->duration_ns = src->duration_ns;
+    return add_content(set, src);
 }
 
 uint64_t sample_set_total_count(const sample_set *set)

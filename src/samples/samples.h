@@ -67,6 +67,13 @@ int sample_set_set_mode(sample_set *set, const char *mode);
  * or when s is inconsistent (an id that does not exist). */
 sample_set *sample_set_from_store(const store_samples *s);
 
+/* Adds the content of s (e.g. another file of the same run) to set: stacks, frames,
+ * strings and processes are merged; samples, late samples and read errors add up;
+ * the rate asked is the highest, the rate achieved the lowest, the recording spans
+ * both; modes that differ become "mixed". 0, -EINVAL (s inconsistent) or -ENOMEM (the
+ * set may then hold part of s). */
+int sample_set_merge(sample_set *set, const store_samples *s);
+
 /* Totals over all stacks. */
 uint64_t sample_set_total_count(const sample_set *set);
 uint64_t sample_set_total_weight_ns(const sample_set *set);
@@ -110,6 +117,14 @@ typedef struct samples_file_meta {
  * 0, or a negative code with one line in err. */
 int samples_save_lapse(const sample_set *set, const samples_file_meta *meta, const char *path,
                        char *err, size_t errlen);
+/* The samples of every file of PATH (a .lapse file, a run directory or a directory of
+ * runs, as `lapse report` takes it) merged, written as format: "collapsed",
+ * "speedscope" or "flamegraph" (title for the flame graph and speedscope). 0, or a
+ * negative code with one line in err (no such path, no file with samples, unknown
+ * format, write error). */
+int samples_export(const char *path, const char *format, const char *title, FILE *out,
+                   char *err, size_t errlen);
+
 /* To add samples to a store_file of your own (e.g. a run's file): f.samples =
  * sample_set_data(set) before store_write_file; the set must outlive the write. */
 

@@ -587,6 +587,60 @@ static void test_report(void)
     sample_set_free(e);
 }
 
+/* Two files of one run (two processes) merged into one output. */
+static void test_export(void)
+{
+    char dir[512], path[600], err[256];
+    snprintf(dir, sizeof dir, "%s/run1", tmpdir);
+    snprintf(path, sizeof path, "%s/hostA", dir);
+    CHECK(store_make_dirs(path) == 0);
+    sample_set *a = make_set(), *b = make_set();
+    /* b: another process, slower and with other figures */
+    store_samples *bd = sample_set_data(b);
+    for (uint32_t i = 0; i < bd->stack_count; i++)
+        bd->stacks[i].pid = 200;
+    bd->rate_achieved_hz = 500;
+    bd->samples = 4;
+    bd->late_samples = 3;
+    samples_file_meta ma = {100, 1, "hostA", NULL, "run1", 0, 0, NULL};
+    samples_file_meta mb = {200, 1, "hostA", NULL, "run1", 0, 0, NULL};
+    snprintf(path, sizeof path, "%s/hostA/python-100.lapse", dir);
+    CHECK(samples_save_lapse(a, &ma, path, err, sizeof err) == 0);
+    snprintf(path, sizeof path, "%s/hostA/python-200.lapse", dir);
+    CHECK(samples_save_lapse(b, &mb, path, err, sizeof err) == 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    CHECK(samples_export(dir, "collapsed", "t", out, err, sizeof err) == 0);
+    fclose(out);
+    CHECK(strstr(buf, "achieved 500 Hz, 4 late samples, 4 read errors") != NULL);
+    CHECK(strstr(buf, "\nprocess 100 (python app.py --fast);worker (tid 12);run (app.py:40);leaf "
+                      "(lib/util.py:5) 2\n") != NULL);
+    CHECK(strstr(buf, "\nprocess 200;MainThread (tid 11);main (app.py:30);Worker.work "
+                      "(app.py:12);leaf (lib/util.py:5) 3\n") != NULL);
+    free(buf);
+    /* merging a set into itself doubles every count */
+    sample_set *c = make_set();
+    CHECK(sample_set_merge(c, sample_set_view(a)) == 0);
+    CHECK_U64(sample_set_total_count(c), 2 * sample_set_total_count(a));
+    CHECK_U64(sample_set_view(c)->stack_count, sample_set_view(a)->stack_count);
+    CHECK_U64(sample_set_view(c)->samples, 12);
+    sample_set_free(c);
+    /* errors: one line each */
+    out = fopen("/dev/null", "w");
+    CHECK(samples_export(dir, "svg", "t", out, err, sizeof err) == -EINVAL);
+    CHECK(strstr(err, "unknown samples format 'svg'") != NULL);
+    snprintf(path, sizeof path, "%s/plain.lapse", tmpdir);
+    CHECK(samples_export(path, "collapsed", "t", out, err, sizeof err) == -ENOENT);
+    CHECK(strstr(err, "holds no Python stack samples") != NULL);
+    snprintf(path, sizeof path, "%s/none", tmpdir);
+    CHECK(samples_export(path, "collapsed", "t", out, err, sizeof err) < 0);
+    CHECK(err[0] && !strchr(err, '\n'));
+    fclose(out);
+    sample_set_free(a);
+    sample_set_free(b);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -602,6 +656,7 @@ int main(void)
     test_strict_decoding();
     test_stats();
     test_report();
+    test_export();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd) != 0)
