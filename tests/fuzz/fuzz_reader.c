@@ -12,6 +12,9 @@
 #include "store/codec.h"
 #ifndef FUZZ_NO_RENDER
 #include "render/perfetto.h"
+#include "analyze/run_model.h"
+#include "analyze/run_stats.h"
+#include "render/report_render.h"
 #include "samples/samples.h"
 #endif
 
@@ -191,6 +194,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_ASSERT(samples_write_speedscope(set, devnull, f.meta.role) == 0);
         FUZZ_ASSERT(samples_write_flamegraph(set, devnull, f.meta.host) == 0);
         sample_set_free(set);
+        /* and `lapse report` shows them (PYTHON SAMPLES, the sampling caveat) */
+        run_model m;
+        memset(&m, 0, sizeof m);
+        m.input = strdup("fuzz");
+        m.dir = strdup("fuzz");
+        FUZZ_ASSERT(m.input && m.dir);
+        FUZZ_ASSERT(run_model_add(&m, "fuzz.lapse", &f) == 0);
+        FUZZ_ASSERT(run_model_finish(&m, NULL) == 0);
+        run_stats st;
+        FUZZ_ASSERT(run_stats_build(&m, &st) == 0);
+        report_options ro = {3};
+        FUZZ_ASSERT(report_write_text(devnull, &m, &st, &ro) == 0);
+        FUZZ_ASSERT(report_write_json(devnull, &m, &st, &ro) == 0);
+        run_stats_free(&st);
+        run_model_free(&m);
     }
 #endif
 
