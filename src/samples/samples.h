@@ -125,6 +125,13 @@ int samples_save_lapse(const sample_set *set, const samples_file_meta *meta, con
 int samples_export(const char *path, const char *format, const char *title, FILE *out,
                    char *err, size_t errlen);
 
+/* Adds the samples of set to an existing .lapse file (a run's file of the sampled
+ * process: one target, one run, one file): reads it whole, merges with samples it may
+ * already hold, writes it back atomically. Call it once the process has written its
+ * final file (a later snapshot of the process would replace the file without them).
+ * 0, or a negative code with one line in err. */
+int samples_add_to_lapse(const sample_set *set, const char *path, char *err, size_t errlen);
+
 /* To add samples to a store_file of your own (e.g. a run's file): f.samples =
  * sample_set_data(set) before store_write_file; the set must outlive the write. */
 

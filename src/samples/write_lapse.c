@@ -1,6 +1,7 @@
 /* A .lapse file of samples: the meta of the target process, an empty span tree and
  * the SAMPLES section. */
 #include "samples.h"
+#include "store/codec.h"
 #include "store/file_io.h"
 
 #include <errno.h>
@@ -74,5 +75,29 @@ int samples_save_lapse(const sample_set *set, const samples_file_meta *meta, con
         return 0;
     if (!err[0])
         snprintf(err, errlen, "cannot write %s", path);
+    return rc;
+}
+
+int samples_add_to_lapse(const sample_set *set, const char *path, char *err, size_t errlen)
+{
+    store_file f;
+    int rc = store_read_file(path, 0, &f, err, errlen);
+    if (rc)
+        return rc;
+    sample_set *merged = NULL;
+    if (f.samples) {
+        merged = sample_set_from_store(f.samples);
+        if (!merged || sample_set_merge(merged, sample_set_view(set))) {
+            snprintf(err, errlen, "out of memory adding samples to %s", path);
+            sample_set_free(merged);
+            store_file_free(&f);
+            return -ENOMEM;
+        }
+    }
+    f.samples = merged ? sample_set_data(merged) : (store_samples *)sample_set_view(set);
+    rc = store_write_file(path, &f, err, errlen);
+    f.samples = NULL; /* not the decoder's: store_file_free must not see it */
+    sample_set_free(merged);
+    store_file_free(&f);
     return rc;
 }

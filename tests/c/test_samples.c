@@ -641,6 +641,51 @@ static void test_export(void)
     sample_set_free(b);
 }
 
+/* Samples added to a run's own file: its spans stay, the samples join (twice: add up). */
+static void test_add_to_file(void)
+{
+    char path[512], err[256];
+    snprintf(path, sizeof path, "%s/own.lapse", tmpdir);
+    store_file own;
+    memset(&own, 0, sizeof own);
+    static char *names[] = {"", "train"};
+    static store_thread threads[] = {{100, "MainThread"}};
+    static store_node nodes[2];
+    nodes[0] = (store_node){.parent = -1, .child_ns = 5000};
+    nodes[1] = (store_node){.parent = 0, .name = 1, .depth = 1, .calls = 1, .total_ns = 5000,
+                            .min_ns = 5000, .max_ns = 5000};
+    own.meta.role = "main";
+    own.meta.pid = 100;
+    own.meta.final = 1;
+    own.names = names;
+    own.name_count = 2;
+    own.threads = threads;
+    own.thread_count = 1;
+    own.nodes = nodes;
+    own.node_count = 2;
+    CHECK(store_write_file(path, &own, err, sizeof err) == 0);
+    sample_set *s = make_set();
+    CHECK(samples_add_to_lapse(s, path, err, sizeof err) == 0);
+    CHECK(samples_add_to_lapse(s, path, err, sizeof err) == 0);
+    store_file f;
+    CHECK(store_read_file(path, 0, &f, err, sizeof err) == 0);
+    CHECK_U64(f.node_count, 2);
+    CHECK_STR(f.names[1], "train");
+    CHECK(f.samples != NULL);
+    if (f.samples) {
+        uint64_t n = 0;
+        for (uint32_t i = 0; i < f.samples->stack_count; i++)
+            n += f.samples->stacks[i].count;
+        CHECK_U64(n, 2 * sample_set_total_count(s));
+        CHECK_U64(f.samples->samples, 12);
+    }
+    store_file_free(&f);
+    snprintf(path, sizeof path, "%s/missing.lapse", tmpdir);
+    CHECK(samples_add_to_lapse(s, path, err, sizeof err) < 0);
+    CHECK(err[0] && !strchr(err, '\n'));
+    sample_set_free(s);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -657,6 +702,7 @@ int main(void)
     test_stats();
     test_report();
     test_export();
+    test_add_to_file();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd) != 0)
