@@ -1,9 +1,11 @@
 """Benchmark target: a pure Python workload whose stack is DEPTH frames deep
 (recursion down to DEPTH, then a loop of calls to leaf functions with known
-shares), for SECONDS seconds (0: until killed). Prints "ready" when the deep
-stack is in place.
+shares), for SECONDS seconds (0: until killed), or for ROUNDS rounds with
+--rounds (then it prints the time the rounds took, measured inside). Prints
+"ready" when the deep stack is in place.
 
 usage: deep.py DEPTH SECONDS
+       deep.py DEPTH --rounds ROUNDS
 """
 import sys
 import time
@@ -27,11 +29,11 @@ def leaf_c(n):
     return sum(range(n))
 
 
-def spin(seconds):
+def spin(seconds, max_rounds):
     end = time.monotonic() + seconds if seconds > 0 else float("inf")
     print("ready", flush=True)
     rounds = 0
-    while time.monotonic() < end:
+    while rounds < max_rounds and (max_rounds < float("inf") or time.monotonic() < end):
         leaf_a(4000)
         leaf_b(2000)
         leaf_c(1000)
@@ -39,19 +41,23 @@ def spin(seconds):
     return rounds
 
 
-def down(k, depth, seconds):
+def down(k, depth, seconds, max_rounds):
     if k >= depth:
-        return spin(seconds)
-    return down(k + 1, depth, seconds)
+        return spin(seconds, max_rounds)
+    return down(k + 1, depth, seconds, max_rounds)
 
 
 def main():
     depth = int(sys.argv[1]) if len(sys.argv) > 1 else 50
-    seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 0
+    seconds, max_rounds = 0.0, float("inf")
+    if len(sys.argv) > 3 and sys.argv[2] == "--rounds":
+        max_rounds = int(sys.argv[3])
+    elif len(sys.argv) > 2:
+        seconds = float(sys.argv[2])
     # <module>, main, down x (depth - 3), spin, and the leaf: depth frames in all
     t0 = time.perf_counter()
-    rounds = down(0, max(depth - 4, 0), seconds)
-    print(f"rounds {rounds} in {time.perf_counter() - t0:.3f} s", flush=True)
+    rounds = down(0, max(depth - 4, 0), seconds, max_rounds)
+    print(f"rounds {rounds} in {time.perf_counter() - t0:.6f} s", flush=True)
 
 
 if __name__ == "__main__":

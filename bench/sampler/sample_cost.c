@@ -3,7 +3,7 @@
  *   sample_cost PID PASSES
  *
  * Prints: passes, CPU per pass (CLOCK_THREAD_CPUTIME_ID of this thread, which reads
- * /proc state too, as `lapse record` does in wall mode), process_vm_readv calls and
+ * each thread's /proc/PID/task/TID/schedstat too, as `lapse record` does in wall and cpu modes), process_vm_readv calls and
  * bytes per pass, and the deepest stack seen. */
 #include "pyread/pyread.h"
 
@@ -33,12 +33,12 @@ int main(int argc, char **argv)
     int passes = atoi(argv[2]);
     pyread_sample *s = malloc(sizeof *s);
     int deepest = 0, errors = 0;
-    pyread_sample_now(t, s, PYREAD_WANT_OS_STATE | PYREAD_WANT_NAMES); /* warm the code cache */
+    pyread_sample_now(t, s, PYREAD_WANT_CPU_TIME | PYREAD_WANT_NAMES); /* warm the code cache */
     uint64_t sc0, b0, sc1, b1;
     pyread_io_counters(t, &sc0, &b0);
     double c0 = now(CLOCK_THREAD_CPUTIME_ID), w0 = now(CLOCK_MONOTONIC);
     for (int i = 0; i < passes; i++) {
-        if (pyread_sample_now(t, s, PYREAD_WANT_OS_STATE | PYREAD_WANT_NAMES) != 0) {
+        if (pyread_sample_now(t, s, PYREAD_WANT_CPU_TIME | PYREAD_WANT_NAMES) != 0) {
             errors++;
             break;
         }

@@ -49,6 +49,8 @@ typedef struct pyread_thread {
     int64_t interp_id;
     int holds_gil;
     char os_state;        /* from /proc/PID/task/TID/stat: 'R' running, 'S' sleeping, ... ; 0 unknown */
+    int cpu_known;        /* cpu_delta_ns is known (PYREAD_WANT_CPU_TIME, not the first sight) */
+    uint64_t cpu_delta_ns; /* CPU time the thread used since the previous sample (schedstat) */
     char name[32];        /* the OS thread name (/proc/PID/task/TID/comm) */
     int depth;            /* frames, innermost first, at frames[0 .. depth) */
     int truncated;        /* the stack was deeper than PYREAD_MAX_DEPTH (or looped) */
@@ -68,6 +70,8 @@ typedef struct pyread_sample {
 enum pyread_sample_flags {
     PYREAD_WANT_OS_STATE = 1u << 0, /* read each thread's /proc state */
     PYREAD_WANT_NAMES = 1u << 1,    /* fill thread names */
+    PYREAD_WANT_CPU_TIME = 1u << 2, /* each thread's CPU time since the previous sample
+                                       (/proc/PID/task/TID/schedstat: cheaper than stat) */
 };
 
 /* Attach: 0 and *out, or a PYREAD_* code with one line (what to do) in msg. */

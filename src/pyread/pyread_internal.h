@@ -15,6 +15,9 @@
 typedef struct pyread_task {
     int64_t tid;
     int stat_fd;
+    int schedstat_fd;
+    int have_cpu;
+    uint64_t cpu_ns; /* run time at the previous read */
     char name[32];
     uint64_t last_seen; /* sample number */
 } pyread_task;

@@ -201,9 +201,12 @@ void pyread_close(pyread_target *t)
 {
     if (!t)
         return;
-    for (int i = 0; i < t->task_count; i++)
+    for (int i = 0; i < t->task_count; i++) {
         if (t->tasks[i].stat_fd >= 0)
             close(t->tasks[i].stat_fd);
+        if (t->tasks[i].schedstat_fd >= 0)
+            close(t->tasks[i].schedstat_fd);
+    }
     code_cache_free(&t->codes);
     remote_mem_free(&t->mem);
     free(t);

@@ -210,8 +210,12 @@ static pyread_task *task_for(pyread_target *t, int64_t tid)
         for (int i = 0; i < t->task_count; i++) {
             if (t->tasks[i].last_seen + 2 >= t->sample_number)
                 t->tasks[w++] = t->tasks[i];
-            else if (t->tasks[i].stat_fd >= 0)
-                close(t->tasks[i].stat_fd);
+            else {
+                if (t->tasks[i].stat_fd >= 0)
+                    close(t->tasks[i].stat_fd);
+                if (t->tasks[i].schedstat_fd >= 0)
+                    close(t->tasks[i].schedstat_fd);
+            }
         }
         t->task_count = w;
         if (w == PYREAD_MAX_TASKS)
@@ -221,6 +225,7 @@ static pyread_task *task_for(pyread_target *t, int64_t tid)
     memset(k, 0, sizeof *k);
     k->tid = tid;
     k->stat_fd = -1;
+    k->schedstat_fd = -1;
     char p[96];
     snprintf(p, sizeof p, "/proc/%d/task/%lld/comm", (int)t->pid, (long long)tid);
     int fd = open(p, O_RDONLY | O_CLOEXEC);
@@ -232,7 +237,28 @@ static pyread_task *task_for(pyread_target *t, int64_t tid)
     }
     snprintf(p, sizeof p, "/proc/%d/task/%lld/stat", (int)t->pid, (long long)tid);
     k->stat_fd = open(p, O_RDONLY | O_CLOEXEC);
+    snprintf(p, sizeof p, "/proc/%d/task/%lld/schedstat", (int)t->pid, (long long)tid);
+    k->schedstat_fd = open(p, O_RDONLY | O_CLOEXEC);
     return k;
+}
+
+/* The thread's CPU time since the previous call; 0 with *known = 0 the first time. */
+static uint64_t task_cpu_delta(pyread_task *k, int *known)
+{
+    *known = 0;
+    if (k->schedstat_fd < 0)
+        return 0;
+    char buf[128];
+    ssize_t n = pread(k->schedstat_fd, buf, sizeof buf - 1, 0);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    uint64_t run = strtoull(buf, NULL, 10);
+    uint64_t delta = k->have_cpu && run >= k->cpu_ns ? run - k->cpu_ns : 0;
+    *known = k->have_cpu;
+    k->have_cpu = 1;
+    k->cpu_ns = run;
+    return delta;
 }
 
 static char task_state(pyread_task *k)
@@ -394,13 +420,17 @@ static int sample_once(pyread_target *t, pyread_sample *s, unsigned flags)
             walk_frames(t, s, th, frame);
             if (th->torn)
                 s->read_errors++;
-            if ((flags & (PYREAD_WANT_OS_STATE | PYREAD_WANT_NAMES)) && th->native_id > 0) {
+            if ((flags & (PYREAD_WANT_OS_STATE | PYREAD_WANT_NAMES | PYREAD_WANT_CPU_TIME)) && th->native_id > 0) {
                 pyread_task *k = task_for(t, th->native_id);
                 if (k) {
                     k->last_seen = t->sample_number;
                     if (flags & PYREAD_WANT_NAMES)
                         snprintf(th->name, sizeof th->name, "%s", k->name);
-                    if (flags & PYREAD_WANT_OS_STATE)
+                    if (flags & PYREAD_WANT_CPU_TIME)
+                        th->cpu_delta_ns = task_cpu_delta(k, &th->cpu_known);
+                    /* the OS state when asked, and at a thread's first sight when its
+                     * CPU time since the previous sample is not known yet */
+                    if ((flags & PYREAD_WANT_OS_STATE) || ((flags & PYREAD_WANT_CPU_TIME) && !th->cpu_known))
                         th->os_state = task_state(k);
                 }
             }

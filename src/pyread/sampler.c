@@ -179,7 +179,7 @@ static int sample_target(loop *L, target *t, uint64_t weight_ns)
     const sampler_opts *o = L->o;
     unsigned flags = PYREAD_WANT_NAMES;
     if (o->mode != SAMPLER_GIL)
-        flags |= PYREAD_WANT_OS_STATE;
+        flags |= PYREAD_WANT_CPU_TIME;
     int rc = pyread_sample_now(t->reader, L->snap, flags);
     if (rc == PYREAD_GONE)
         return rc;
@@ -190,19 +190,26 @@ static int sample_target(loop *L, target *t, uint64_t weight_ns)
     L->read_errors += (uint64_t)L->snap->read_errors;
     for (int i = 0; i < L->snap->thread_count; i++) {
         const pyread_thread *th = &L->snap->threads[i];
-        int running = th->os_state == 'R' || th->os_state == 'D' || th->os_state == 0;
+        /* ran: used CPU time since the previous pass (at a thread's first sight: its
+         * OS state is R); not known at all in gil mode */
+        int ran = th->cpu_known ? th->cpu_delta_ns > 0 : (th->os_state == 'R' || th->os_state == 0);
+        int idle = !ran && !th->holds_gil;
         uint32_t state = 0;
-        if (th->os_state == 'R' || th->os_state == 0)
+        if (ran)
             state |= SAMPLE_RUNNING;
         if (th->holds_gil)
             state |= SAMPLE_GIL;
-        int idle = !running && !th->holds_gil;
         if (idle)
             state |= SAMPLE_IDLE;
+        uint64_t w = weight_ns;
         if (o->mode == SAMPLER_GIL && !th->holds_gil)
             continue;
-        if (o->mode == SAMPLER_CPU && th->os_state != 'R')
-            continue;
+        if (o->mode == SAMPLER_CPU) {
+            if (!ran)
+                continue;
+            if (th->cpu_known && th->cpu_delta_ns < w)
+                w = th->cpu_delta_ns; /* the CPU time it used in the interval */
+        }
         if (o->mode == SAMPLER_WALL && idle && !o->idle)
             continue;
         uint32_t depth = 0;
@@ -219,7 +226,7 @@ static int sample_target(loop *L, target *t, uint64_t weight_ns)
         if (key.thread_name == SAMPLE_NONE)
             key.thread_name = 0;
         key.state = state;
-        sample_set_add(L->set, &key, L->stack, depth, weight_ns);
+        sample_set_add(L->set, &key, L->stack, depth, w);
     }
     return 0;
 }

@@ -147,13 +147,13 @@ def test_gil_holder_and_states(lapse, parked):
     the GIL and is running; the sleepers wait. Several dumps, most must agree (a
     dump can land in the instant the spinner drops the GIL at a switch interval)."""
     agree = 0
-    for _ in range(10):
+    for _ in range(20):
         got = innermost(dump_json(lapse, parked.pid))
         holders = [fn for fn, t in got.items() if t["holds_gil"]]
         if holders == ["spin"] and got["spin"]["state"] == "running" and \
                 got["park_main"]["state"] == "waiting" and got["park_gen"]["state"] == "waiting":
             agree += 1
-    assert agree >= 7, f"only {agree}/10 dumps saw the spinner holding the GIL"
+    assert agree >= 12, f"only {agree}/20 dumps saw the spinner holding the GIL"
 
 
 def test_no_gil_holder_when_all_sleep(lapse):
