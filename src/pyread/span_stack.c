@@ -200,8 +200,10 @@ int span_stack_open(pid_t pid, span_stack_reader **out, char *msg, size_t msglen
         free(r);
         return n;
     }
-    int rc = -ENOENT;
-    for (int i = 0; i < n && rc; i++) {
+    /* two copies of the core may be mapped (liblapse.so preloaded and the Python
+     * extension): take the one with a session, else the first found */
+    int rc = -ENOENT, active = 0;
+    for (int i = 0; i < n && !active; i++) {
         uint64_t value = 0, first = 0;
         int is_dyn = 0;
         char path[600];
@@ -215,11 +217,16 @@ int span_stack_open(pid_t pid, span_stack_reader **out, char *msg, size_t msglen
         lapse_span_registry_v1 g;
         int e = read_mem(r, addr, &g, sizeof g);
         if (e) {
-            rc = e;
+            if (rc)
+                rc = e; /* say why, unless one was found already */
             continue;
         }
         if (!check_registry(&g))
             continue;
+        uint32_t gen = 0;
+        active = read_mem(r, (uint64_t)(uintptr_t)g.gen, &gen, 4) == 0 && gen != 0;
+        if (rc == 0 && !active)
+            continue; /* keep the first one found */
         r->registry_addr = addr;
         r->reg = g;
         rc = 0;
