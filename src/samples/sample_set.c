@@ -3,6 +3,8 @@
  * arrays of the store_samples the set owns. */
 #include "samples.h"
 
+#include "store/codec.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +17,7 @@ typedef struct id_table {
 struct sample_set {
     store_samples s;
     uint32_t string_cap, process_cap, frame_cap, stack_cap;
-    uint64_t frame_id_cap;
+    uint64_t frame_id_cap, stack_hash_cap;
     id_table strings, frames, stacks;
     uint64_t *stack_hash; /* per stack, to rehash and compare cheaply */
     char *mode;
@@ -246,7 +248,8 @@ static int stack_add(sample_set *set, const sample_key *key, const uint32_t *fra
                      uint32_t depth, uint64_t count, uint64_t weight_ns)
 {
     if (key->thread_name >= set->s.string_count || key->span_path >= set->s.string_count ||
-        (key->state & ~STORE_SAMPLE_STATE_MASK) || (depth && !frame_ids))
+        (key->state & ~STORE_SAMPLE_STATE_MASK) || (depth && !frame_ids) ||
+        depth > STORE_MAX_DEPTH)
         return -EINVAL;
     for (uint32_t d = 0; d < depth; d++)
         if (frame_ids[d] >= set->s.frame_count)
@@ -266,14 +269,12 @@ static int stack_add(sample_set *set, const sample_key *key, const uint32_t *fra
             return 0;
         }
     }
-    uint64_t hcap = set->stack_cap;
     if (grow32((void **)&set->s.stacks, &set->stack_cap, set->s.stack_count + 1ull,
                sizeof(store_sample_stack)) ||
-        grow((void **)&set->stack_hash, &hcap, set->s.stack_count + 1ull, sizeof(uint64_t)) ||
+        grow((void **)&set->stack_hash, &set->stack_hash_cap, set->s.stack_count + 1ull,
+             sizeof(uint64_t)) ||
         grow((void **)&set->s.frame_ids, &set->frame_id_cap, set->s.frame_id_count + depth + 1,
              sizeof(uint32_t)))
-        return -ENOMEM;
-    if (hcap < set->stack_cap) /* both grew from the same sizes: keep them equal */
         return -ENOMEM;
     uint32_t id = set->s.stack_count++;
     store_sample_stack *st = &set->s.stacks[id];

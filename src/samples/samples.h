@@ -50,7 +50,7 @@ int sample_set_process(sample_set *set, int64_t pid, int64_t ppid, uint32_t comm
 /* Adds one sample of a stack: frame_ids root first (depth may be 0: a thread with no
  * Python frame), standing for weight_ns. Identical stacks (key and frames) are
  * aggregated: count + 1, weight_ns added. 0, -EINVAL (an id that does not exist,
- * state with unknown bits), or -ENOMEM. */
+ * state with unknown bits, depth above 65536: cap it), or -ENOMEM. */
 int sample_set_add(sample_set *set, const sample_key *key, const uint32_t *frame_ids,
                    uint32_t depth, uint64_t weight_ns);
 
