@@ -17,6 +17,7 @@ static const command commands[] = {
     {"export", cmd_export, "convert a run's timeline for other tools (--perfetto out.json)"},
     {"record", cmd_record, "sample a Python program's stacks from outside (launch, or --pid)"},
     {"dump", cmd_dump, "print every thread's Python stack of a running process now"},
+    {"top", cmd_top, "live table of a Python process's functions by self and total share"},
 };
 
 static void usage(FILE *out)

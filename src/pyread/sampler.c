@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -297,6 +298,8 @@ int sampler_run(const sampler_opts *o, sample_set *set, sampler_result *r, char 
     meta->idle = o->idle ? 1 : 0;
     meta->start_real_ns = now_ns(CLOCK_REALTIME);
 
+    /* wake when asked, not up to 50 us later (the default timer slack) */
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     uint64_t period = (uint64_t)(1e9 / o->rate_hz);
     if (period < 1000)
         period = 1000;
@@ -374,6 +377,9 @@ int sampler_run(const sampler_opts *o, sample_set *set, sampler_result *r, char 
             }
         }
         r->passes++;
+        meta->samples = r->passes;
+        meta->late_samples = r->late;
+        meta->read_errors = L->read_errors;
         if (o->child > 0 && r->child_status != -1 && !o->subprocesses) {
             r->ended_by = 1;
             break;
