@@ -36,7 +36,9 @@ static void usage(FILE *out)
             "\n"
             "Run `lapse <command> --help` for its options.\n"
             "Record a C/C++/Fortran program: LAPSE_PROFILE=1 LAPSE_RUN_DIR=runs ./program\n"
-            "Record a Python program:        lapse run -o runs train.py\n");
+            "Record a Python program:        lapse run -o runs train.py\n"
+            "Sample a Python program from outside (no code change):\n"
+            "                                lapse record -o prof.lapse -- python train.py\n");
 }
 
 int main(int argc, char **argv)
