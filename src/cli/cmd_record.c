@@ -117,7 +117,7 @@ static int write_output(const sample_set *set, const char *format, const char *o
     }
     int rc;
     if (!strcmp(format, "collapsed"))
-        rc = samples_write_collapsed(set, f, 0);
+        rc = samples_write_collapsed(set, f, SAMPLES_COLLAPSED_SPANS);
     else if (!strcmp(format, "speedscope"))
         rc = samples_write_speedscope(set, f, out);
     else

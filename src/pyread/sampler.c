@@ -3,6 +3,8 @@
 
 #include "pyread.h"
 
+#include "core/span_registry.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +29,8 @@ typedef struct target {
     int ever_read;
     int failed_passes; /* consecutive passes that could not read the runtime */
     uint64_t next_try_ns;
+    span_stack_reader *spans; /* the target's lapse core, when it has one */
+    uint64_t next_span_try_ns;
 } target;
 
 typedef struct frame_memo {
@@ -45,6 +49,7 @@ typedef struct loop {
     frame_memo memo[FRAME_MEMO];
     uint32_t stack[PYREAD_MAX_DEPTH];
     uint64_t read_errors;
+    char span_path[1024];
 } loop;
 
 static uint64_t now_ns(clockid_t c)
@@ -227,6 +232,12 @@ static int sample_target(loop *L, target *t, uint64_t weight_ns)
         if (key.thread_name == SAMPLE_NONE)
             key.thread_name = 0;
         key.state = state;
+        if (t->spans && th->native_id > 0 &&
+            span_stack_path(t->spans, th->native_id, L->span_path, sizeof L->span_path) > 0) {
+            uint32_t sp = sample_set_string(L->set, L->span_path, strlen(L->span_path));
+            if (sp != SAMPLE_NONE)
+                key.span_path = sp;
+        }
         sample_set_add(L->set, &key, L->stack, depth, w);
     }
     return 0;
@@ -359,12 +370,25 @@ int sampler_run(const sampler_opts *o, sample_set *set, sampler_result *r, char 
                     continue;
                 }
             }
+            if (!t->spans && now >= t->next_span_try_ns) {
+                /* a lapse core in the target publishes its threads' open spans: each
+                 * sample then carries the span path open on its thread (looked for
+                 * every 250 ms: `import lapse` may load the core later) */
+                char smsg[256];
+                if (span_stack_open(t->pid, &t->spans, smsg, sizeof smsg) != 0)
+                    t->spans = NULL;
+                t->next_span_try_ns = now + 250000000ull;
+            }
             int src = sample_target(L, t, weight);
             if (src == PYREAD_GONE) {
                 t->dead = 1;
                 pyread_close(t->reader);
                 t->reader = NULL;
+                span_stack_close(t->spans);
+                t->spans = NULL;
             } else if (src != 0 && ++t->failed_passes >= 3) {
+                span_stack_close(t->spans);
+                t->spans = NULL;
                 /* the runtime is no longer where it was: the process exec'd (a child
                  * forked from a Python runs another program): find it again */
                 pyread_close(t->reader);
@@ -402,6 +426,7 @@ int sampler_run(const sampler_opts *o, sample_set *set, sampler_result *r, char 
     for (int i = 0; i < L->ntargets; i++) {
         r->processes += L->targets[i].ever_read;
         pyread_close(L->targets[i].reader);
+        span_stack_close(L->targets[i].spans);
     }
     meta->samples = r->passes;
     meta->late_samples = r->late;

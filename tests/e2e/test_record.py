@@ -6,6 +6,7 @@ exits mid-run ends the recording cleanly, attaching by PID, the sampling modes,
 from __future__ import annotations
 
 import json
+import re
 import pathlib
 import subprocess
 import sys
@@ -194,3 +195,28 @@ def test_bad_usage(lapse, args):
     r = lapse.run("record", *args)
     assert r.returncode == 2, (args, r.returncode, r.stderr)
     assert "usage: lapse record" in r.stderr
+
+
+def test_span_paths(lapse, tmp_path):
+    """A target whose lapse core (liblapse.so, session from LAPSE_PROFILE=1) publishes
+    its open spans: each sample carries the span path open on its thread. hot() runs
+    inside train/step, cold() inside train only. A span can change between the read
+    of the stack and of the span path: a few samples may disagree."""
+    out = tmp_path / "w.txt"
+    env = clean_env(LAPSE_PROFILE="1", LAPSE_RUN_DIR=str(tmp_path / "runs"))
+    r = lapse.run("record", "-r", "200", "-o", out, "--", PYTHONS[0], TARGETS / "spans.py",
+                  lapse.build / "liblapse.so", "3", env=env, timeout=60)
+    assert r.returncode == 0, r.stderr
+    by = {}
+    for line in out.read_text().splitlines():
+        if line.startswith("#") or "[span " not in line:
+            continue
+        stack, n = line.rsplit(" ", 1)
+        span = re.search(r"\[span ([^\]]+)\]", stack).group(1)
+        fn = "hot" if ";hot (" in stack else "cold" if ";cold (" in stack else "other"
+        by[(span, fn)] = by.get((span, fn), 0) + int(n)
+    hot_in_step = by.get(("train/step", "hot"), 0)
+    cold_in_train = by.get(("train", "cold"), 0)
+    wrong = by.get(("train/step", "cold"), 0) + by.get(("train", "hot"), 0)
+    assert hot_in_step > 100 and cold_in_train > 20, by
+    assert wrong < 0.1 * (hot_in_step + cold_in_train), by
