@@ -1,6 +1,8 @@
 /* bench/sampler: the sampler's own CPU per pass, reading a target back to back.
  *
  *   sample_cost PID PASSES
+ *   sample_cost --wake HZ PASSES   the reference: CPU of a thread that only sleeps
+ *                                  on the same absolute schedule and wakes (no read)
  *
  * Prints: passes, CPU per pass (CLOCK_THREAD_CPUTIME_ID of this thread, which reads
  * each thread's /proc/PID/task/TID/schedstat too, as `lapse record` does in wall and cpu modes), process_vm_readv calls and
@@ -9,6 +11,8 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 static double now(clockid_t c)
@@ -18,10 +22,25 @@ static double now(clockid_t c)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+static int wake_only(double hz, int passes)
+{
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    double c0 = now(CLOCK_THREAD_CPUTIME_ID), t = now(CLOCK_MONOTONIC);
+    for (int i = 0; i < passes; i++) {
+        t += 1e9 / hz;
+        struct timespec ts = {(time_t)(t / 1e9), (long)(t - (double)(time_t)(t / 1e9) * 1e9)};
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+    }
+    printf("wakes %d at %.0f Hz cpu_us_per_wake %.2f\n", passes, hz, (now(CLOCK_THREAD_CPUTIME_ID) - c0) / 1e3 / passes);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && !strcmp(argv[1], "--wake"))
+        return wake_only(atof(argv[2]), atoi(argv[3]));
     if (argc < 3) {
-        fprintf(stderr, "usage: sample_cost PID PASSES\n");
+        fprintf(stderr, "usage: sample_cost PID PASSES | sample_cost --wake HZ PASSES\n");
         return 2;
     }
     pyread_target *t;

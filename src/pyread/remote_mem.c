@@ -20,10 +20,19 @@ void remote_mem_free(remote_mem *rm)
     rm->blocks = NULL;
 }
 
-static int cmp_u64(const void *a, const void *b)
+/* Insertion sort: a pass uses a few dozen blocks, mostly in the order of the last
+ * pass (qsort would allocate). */
+static void sort_u64(uint64_t *a, int n)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
+    for (int i = 1; i < n; i++) {
+        uint64_t v = a[i];
+        int j = i - 1;
+        while (j >= 0 && a[j] > v) {
+            a[j + 1] = a[j];
+            j--;
+        }
+        a[j + 1] = v;
+    }
 }
 
 void remote_mem_reset(remote_mem *rm)
@@ -41,7 +50,7 @@ void remote_mem_reset(remote_mem *rm)
     /* One remote range per page, from its first used block to its last (the kernel
      * pins each remote range's pages separately: fewer ranges, less work), each
      * into consecutive slots. */
-    qsort(addr, (size_t)n, sizeof addr[0], cmp_u64);
+    sort_u64(addr, n);
     struct iovec local[REMOTE_CACHE_BLOCKS], remote[REMOTE_CACHE_BLOCKS];
     uint64_t range_first[REMOTE_CACHE_BLOCKS];
     int range_slot[REMOTE_CACHE_BLOCKS], range_blocks[REMOTE_CACHE_BLOCKS];

@@ -31,6 +31,7 @@ typedef struct target {
     uint64_t next_try_ns;
     span_stack_reader *spans; /* the target's lapse core, when it has one */
     uint64_t next_span_try_ns;
+    uint64_t span_try_gap_ns;
 } target;
 
 typedef struct frame_memo {
