@@ -280,6 +280,10 @@ int cmd_record(int argc, char **argv)
         if (o.child > 0 && r.child_status != -1 && WIFEXITED(r.child_status) &&
             WEXITSTATUS(r.child_status) == 127 && rc == PYREAD_GONE)
             fprintf(stderr, "lapse record: %s could not be started\n", argv[cmd_at]);
+        else if (o.child > 0 && r.child_status != -1 && rc != PYREAD_PERMISSION && rc != PYREAD_UNKNOWN_VERSION)
+            fprintf(stderr, "lapse record: %s ended (%s %d) before a Python could be read in it\n", argv[cmd_at],
+                    WIFEXITED(r.child_status) ? "exit status" : "signal",
+                    WIFEXITED(r.child_status) ? WEXITSTATUS(r.child_status) : WTERMSIG(r.child_status));
         else
             fprintf(stderr, "lapse record: %s\n", msg);
         sample_set_free(set);

@@ -126,7 +126,8 @@ int pyread_open(pid_t pid, pyread_target **out, char *msg, size_t msglen)
         found = 1;
     }
     if (!found) {
-        if (named_major == 3 && named_minor > 0 && named_minor < 11)
+        int old = named_major == 3 && named_minor > 0 && named_minor < 11;
+        if (old)
             snprintf(msg, msglen,
                      "process %d (%s) runs Python %d.%d, which lapse does not read (it reads 3.11, 3.12 and 3.13)",
                      (int)pid, comm, named_major, named_minor);
@@ -135,7 +136,7 @@ int pyread_open(pid_t pid, pyread_target **out, char *msg, size_t msglen)
                      "process %d (%s) is not a CPython process: no _PyRuntime in its executable or a libpython",
                      (int)pid, comm);
         pyread_close(t);
-        return named_major ? PYREAD_UNKNOWN_VERSION : PYREAD_NOT_PYTHON;
+        return old ? PYREAD_UNKNOWN_VERSION : PYREAD_NOT_PYTHON;
     }
     if (!t->version_addr && named_major == 3) {
         snprintf(msg, msglen,
