@@ -27,7 +27,8 @@ static void usage(FILE *out)
             "\n"
             "lapse is a profiler for long, multi-process programs. A program linked with\n"
             "liblapse writes one .lapse file per process under <run_dir>/<run_id>/<host>/;\n"
-            "these commands read them.\n"
+            "report, diff and export read them. record, dump and top read a running\n"
+            "CPython (3.11-3.13) from outside, without stopping it.\n"
             "\n"
             "commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
