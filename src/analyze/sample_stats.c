@@ -4,10 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int matches(const store_sample_stack *st, int64_t pid, int64_t tid, uint32_t span)
+static int matches(const store_sample_stack *st, int64_t pid, int64_t tid, uint32_t span,
+                   const uint8_t *span_mask)
 {
     return (pid == SS_ANY || st->pid == pid) && (tid == SS_ANY || st->tid == tid) &&
-           (span == SS_ANY_SPAN || st->span_path == span);
+           (span == SS_ANY_SPAN || st->span_path == span) &&
+           (!span_mask || span_mask[st->span_path]);
 }
 
 /* sort context: qsort has none */
@@ -41,7 +43,8 @@ static int cmp_total(const void *a, const void *b)
 
 static uint64_t sat_add(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; }
 
-int ss_group_build(const store_samples *s, int64_t pid, int64_t tid, uint32_t span, ss_group *g)
+static int build(const store_samples *s, int64_t pid, int64_t tid, uint32_t span,
+                 const uint8_t *span_mask, ss_group *g)
 {
     memset(g, 0, sizeof *g);
     /* a function per distinct (name, file): map each frame to its function through a
@@ -76,7 +79,7 @@ int ss_group_build(const store_samples *s, int64_t pid, int64_t tid, uint32_t sp
         goto oom;
     for (uint32_t i = 0; i < s->stack_count; i++) {
         const store_sample_stack *st = &s->stacks[i];
-        if (!matches(st, pid, tid, span))
+        if (!matches(st, pid, tid, span, span_mask))
             continue;
         g->count = sat_add(g->count, st->count);
         g->weight_ns = sat_add(g->weight_ns, st->weight_ns);
@@ -123,6 +126,137 @@ oom:
     free(stamp);
     ss_group_free(g);
     return -ENOMEM;
+}
+
+int ss_group_build(const store_samples *s, int64_t pid, int64_t tid, uint32_t span, ss_group *g)
+{
+    return build(s, pid, tid, span, NULL, g);
+}
+
+/* Is path the span or nested under it ("a/b" is under "a", "ab" is not)? */
+static int is_under(const char *path, const char *span, size_t span_len)
+{
+    return !strncmp(path, span, span_len) && (path[span_len] == 0 || path[span_len] == '/');
+}
+
+int ss_group_build_under(const store_samples *s, const char *span, ss_group *g)
+{
+    memset(g, 0, sizeof *g);
+    uint8_t *mask = calloc((size_t)s->string_count + 1, 1);
+    if (!mask)
+        return -ENOMEM;
+    size_t len = strlen(span);
+    for (uint32_t i = 1; i < s->string_count; i++)
+        mask[i] = (uint8_t)is_under(s->strings[i], span, len);
+    int rc = build(s, SS_ANY, SS_ANY, SS_ANY_SPAN, mask, g);
+    free(mask);
+    return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int cmp_span_total(const void *a, const void *b)
+{
+    const ss_span_total *x = a, *y = b;
+    if (x->weight != y->weight)
+        return x->weight > y->weight ? -1 : 1;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    return strcmp(x->path, y->path);
+}
+
+int ss_span_totals(const store_samples *s, ss_span_total **out, uint32_t *count)
+{
+    *out = NULL;
+    *count = 0;
+    /* samples and time per span path id */
+    uint64_t *w = calloc((size_t)s->string_count + 1, sizeof *w);
+    uint64_t *c = calloc((size_t)s->string_count + 1, sizeof *c);
+    char **paths = NULL;
+    size_t n = 0, cap = 0;
+    int rc = -ENOMEM;
+    if (!w || !c)
+        goto out;
+    for (uint32_t i = 0; i < s->stack_count; i++) {
+        uint32_t id = s->stacks[i].span_path;
+        if (!id)
+            continue;
+        w[id] = sat_add(w[id], s->stacks[i].weight_ns);
+        c[id] = sat_add(c[id], s->stacks[i].count);
+    }
+    /* every path seen and each of its ancestors */
+    for (uint32_t id = 1; id < s->string_count; id++) {
+        if (!c[id])
+            continue;
+        const char *p = s->strings[id];
+        for (size_t k = 0;; k++) {
+            if (p[k] != '/' && p[k] != 0)
+                continue;
+            if (k == 0 && p[k]) /* no empty ancestor for a path starting with '/' */
+                continue;
+            if (n == cap) {
+                size_t ncap = cap ? cap * 2 : 64;
+                char **np = realloc(paths, ncap * sizeof *np);
+                if (!np)
+                    goto out;
+                paths = np;
+                cap = ncap;
+            }
+            if (!(paths[n] = strndup(p, k)))
+                goto out;
+            n++;
+            if (!p[k])
+                break;
+        }
+    }
+    qsort(paths, n, sizeof *paths, cmp_str);
+    size_t distinct = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (distinct && !strcmp(paths[distinct - 1], paths[i])) {
+            free(paths[i]);
+            continue;
+        }
+        paths[distinct++] = paths[i];
+    }
+    n = distinct;
+    ss_span_total *t = calloc(n + 1, sizeof *t);
+    if (!t)
+        goto out;
+    int by_weight = 0;
+    for (uint32_t id = 1; id < s->string_count; id++)
+        by_weight |= w[id] != 0;
+    for (size_t i = 0; i < n; i++) {
+        t[i].path = paths[i];
+        size_t len = strlen(paths[i]);
+        for (uint32_t id = 1; id < s->string_count; id++)
+            if (c[id] && is_under(s->strings[id], paths[i], len)) {
+                t[i].weight = sat_add(t[i].weight, by_weight ? w[id] : c[id]);
+                t[i].count = sat_add(t[i].count, c[id]);
+            }
+    }
+    free(paths);
+    paths = NULL;
+    qsort(t, n, sizeof *t, cmp_span_total);
+    *out = t;
+    *count = (uint32_t)n;
+    rc = 0;
+out:
+    for (size_t i = 0; paths && i < n; i++)
+        free(paths[i]);
+    free(paths);
+    free(w);
+    free(c);
+    return rc;
+}
+
+void ss_span_totals_free(ss_span_total *t, uint32_t count)
+{
+    for (uint32_t i = 0; t && i < count; i++)
+        free(t[i].path);
+    free(t);
 }
 
 void ss_group_free(ss_group *g)

@@ -31,7 +31,20 @@ typedef struct ss_group {
  * id; SS_ANY_SPAN: all). 0, or -ENOMEM. */
 int ss_group_build(const store_samples *s, int64_t pid, int64_t tid, uint32_t span,
                    ss_group *g);
+/* The group of the stacks sampled while span was open: its span path is span or
+ * nested under it ("a/b" is under "a"). 0, or -ENOMEM. */
+int ss_group_build_under(const store_samples *s, const char *span, ss_group *g);
 void ss_group_free(ss_group *g);
+
+/* Every span path that samples carry, and each of its ancestors, with the samples
+ * taken while it was open (nested spans included) and the time they stand for (weight:
+ * by sample counts when no sample carries a time), heaviest first. */
+typedef struct ss_span_total {
+    char *path;
+    uint64_t weight, count;
+} ss_span_total;
+int ss_span_totals(const store_samples *s, ss_span_total **out, uint32_t *count);
+void ss_span_totals_free(ss_span_total *t, uint32_t count);
 
 /* A function's self or total share of its group, 0..1. */
 double ss_self_share(const ss_group *g, const ss_func *f);

@@ -72,55 +72,6 @@ static void func_rows(FILE *out, const store_samples *s, const ss_group *g, int 
         fprintf(out, "%s(no Python frame in these samples)\n", indent);
 }
 
-typedef struct span_row {
-    uint32_t span;
-    uint64_t weight, count;
-} span_row;
-
-static int cmp_span_row(const void *a, const void *b)
-{
-    const span_row *x = a, *y = b;
-    if (x->weight != y->weight)
-        return x->weight > y->weight ? -1 : 1;
-    if (x->count != y->count)
-        return x->count > y->count ? -1 : 1;
-    return x->span < y->span ? -1 : x->span > y->span;
-}
-
-/* The span paths of s, heaviest first; returns how many (free *rows). */
-static uint32_t span_rows(const store_samples *s, span_row **rows)
-{
-    uint32_t *ids = malloc(MAX_LIST * sizeof *ids);
-    *rows = NULL;
-    if (!ids)
-        return 0;
-    uint32_t n = ss_spans(s, ids, MAX_LIST);
-    span_row *r = calloc((size_t)n + 1, sizeof *r);
-    if (!r) {
-        free(ids);
-        return 0;
-    }
-    for (uint32_t i = 0; i < n; i++)
-        r[i].span = ids[i];
-    for (uint32_t k = 0; k < s->stack_count; k++)
-        for (uint32_t i = 0; i < n; i++)
-            if (s->stacks[k].span_path == r[i].span) {
-                r[i].weight += s->stacks[k].weight_ns;
-                r[i].count += s->stacks[k].count;
-                break;
-            }
-    int by_weight = 0;
-    for (uint32_t i = 0; i < n; i++)
-        by_weight |= r[i].weight > 0;
-    if (!by_weight)
-        for (uint32_t i = 0; i < n; i++)
-            r[i].weight = r[i].count;
-    qsort(r, n, sizeof *r, cmp_span_row);
-    free(ids);
-    *rows = r;
-    return n;
-}
-
 static void file_text(FILE *out, const rm_worker *w, unsigned top)
 {
     const store_samples *s = sample_set_view(w->samples);
@@ -180,15 +131,18 @@ static void file_text(FILE *out, const rm_worker *w, unsigned top)
     free(pids);
     free(tids);
 
-    span_row *rows;
-    uint32_t ns = span_rows(s, &rows);
+    ss_span_total *rows = NULL;
+    uint32_t ns = 0;
+    if (ss_span_totals(s, &rows, &ns))
+        fputs("  (out of memory)\n", out);
     if (ns) {
-        fprintf(out, "\n  FUNCTIONS INSIDE SPANS (the lapse span path open on the sampled thread)\n");
+        fprintf(out, "\n  FUNCTIONS INSIDE SPANS (samples taken while the span was open on the "
+                     "sampled thread,\n  nested spans included)\n");
         for (uint32_t i = 0; i < ns && i < top; i++) {
             ss_group g;
-            if (ss_group_build(s, SS_ANY, SS_ANY, rows[i].span, &g))
+            if (ss_group_build_under(s, rows[i].path, &g))
                 break;
-            fprintf(out, "    %s   %s\n", str_of(s, rows[i].span),
+            fprintf(out, "    %s   %s\n", rows[i].path,
                     amount(&g, g.count, g.weight_ns, line, sizeof line));
             func_rows(out, s, &g, 0, top < SPAN_ROWS ? top : SPAN_ROWS, "      ");
             ss_group_free(&g);
@@ -196,7 +150,7 @@ static void file_text(FILE *out, const rm_worker *w, unsigned top)
         if (ns > top)
             fprintf(out, "    ... and %u more span paths (--top, --json)\n", ns - top);
     }
-    free(rows);
+    ss_span_totals_free(rows, ns);
 }
 
 void report_samples_text(FILE *out, const run_model *m, unsigned top)
@@ -296,21 +250,22 @@ static void file_json(json_out *j, const rm_worker *w, unsigned top)
     free(pids);
     free(tids);
 
-    span_row *rows;
-    uint32_t ns = span_rows(s, &rows);
+    ss_span_total *rows = NULL;
+    uint32_t ns = 0;
     json_begin_array(j, "spans");
-    for (uint32_t i = 0; i < ns; i++) {
-        ss_group g;
-        if (ss_group_build(s, SS_ANY, SS_ANY, rows[i].span, &g))
-            break;
-        json_begin_object(j, NULL);
-        json_str(j, "path", str_of(s, rows[i].span));
-        group_json(j, s, &g, top, 1);
-        json_end_object(j);
-        ss_group_free(&g);
-    }
+    if (ss_span_totals(s, &rows, &ns) == 0)
+        for (uint32_t i = 0; i < ns; i++) {
+            ss_group g;
+            if (ss_group_build_under(s, rows[i].path, &g))
+                break;
+            json_begin_object(j, NULL);
+            json_str(j, "path", rows[i].path);
+            group_json(j, s, &g, top, 1);
+            json_end_object(j);
+            ss_group_free(&g);
+        }
     json_end_array(j);
-    free(rows);
+    ss_span_totals_free(rows, ns);
     json_end_object(j);
 }
 

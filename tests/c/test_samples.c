@@ -475,6 +475,31 @@ static void test_stats(void)
     CHECK(ss_total_share(&grp, gt) == 1.0);
     CHECK(ss_self_share(&grp, gt) == 0.25);
     ss_group_free(&grp);
+    /* spans: a path counts for itself and its ancestors; "ab" is not under "a" */
+    sample_key ka = {1, 1, 0, str(s, "a"), 0}, kab = {1, 1, 0, str(s, "a/b"), 0},
+               kx = {1, 1, 0, str(s, "ab"), 0};
+    sample_set_add(s, &kab, b, 1, 100);
+    sample_set_add(s, &ka, b, 1, 50);
+    sample_set_add(s, &kx, a, 3, 30);
+    ss_span_total *tot;
+    uint32_t nt;
+    CHECK(ss_span_totals(sample_set_view(s), &tot, &nt) == 0);
+    CHECK_U64(nt, 3);
+    if (nt == 3) {
+        CHECK_STR(tot[0].path, "a");
+        CHECK_U64(tot[0].weight, 150);
+        CHECK_U64(tot[0].count, 2);
+        CHECK_STR(tot[1].path, "a/b");
+        CHECK_U64(tot[1].weight, 100);
+        CHECK_STR(tot[2].path, "ab");
+        CHECK_U64(tot[2].weight, 30);
+    }
+    ss_span_totals_free(tot, nt);
+    CHECK(ss_group_build_under(sample_set_view(s), "a", &grp) == 0);
+    CHECK_U64(grp.count, 2);
+    CHECK_U64(grp.weight_ns, 150);
+    CHECK_U64(grp.func_count, 1); /* g only */
+    ss_group_free(&grp);
     /* a filter that matches nothing: an empty group */
     CHECK(ss_group_build(sample_set_view(s), 2, SS_ANY, SS_ANY_SPAN, &grp) == 0);
     CHECK_U64(grp.count, 0);
@@ -551,7 +576,7 @@ static void test_report(void)
                    "leaf:0.875 Worker.work:0.125\n"
                    "leaf:0.875 main:0.500 Worker.work:0.500 run:0.500\n"
                    "[(11, 'MainThread', 4), (12, 'worker', 2)]\n"
-                   "[('step/load', 4, 'leaf')]\n"
+                   "[('step', 4, 'leaf'), ('step/load', 4, 'leaf')]\n"
                    "[('sampling', 100)]\n");
     /* sampling on schedule and no read error: no caveat; a slow rate alone is one */
     sample_set_data(s)->late_samples = 0;
