@@ -5,11 +5,15 @@
 #include "pyread/sampler.h"
 #include "samples/samples.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -138,6 +142,74 @@ static int write_output(const sample_set *set, const char *format, const char *o
     return rc;
 }
 
+
+/* Where a target with a lapse session writes: LAPSE_RUN_DIR of its environment
+ * (default lapse-runs), relative to its working directory. Read at the start: once
+ * the target has exited, /proc no longer has it. */
+static void target_run_dir(pid_t pid, int launched, char *out, size_t len)
+{
+    char cwd[PATH_MAX] = "", dir[PATH_MAX] = "", p[64];
+    if (launched) {
+        if (!getcwd(cwd, sizeof cwd))
+            cwd[0] = 0;
+        const char *d = getenv("LAPSE_RUN_DIR");
+        snprintf(dir, sizeof dir, "%s", d && *d ? d : "lapse-runs");
+    } else {
+        snprintf(p, sizeof p, "/proc/%d/cwd", (int)pid);
+        ssize_t n = readlink(p, cwd, sizeof cwd - 1);
+        cwd[n > 0 ? n : 0] = 0;
+        snprintf(p, sizeof p, "/proc/%d/environ", (int)pid);
+        int fd = open(p, O_RDONLY | O_CLOEXEC);
+        snprintf(dir, sizeof dir, "lapse-runs");
+        if (fd >= 0) {
+            static char env[65536];
+            ssize_t got = read(fd, env, sizeof env - 1);
+            close(fd);
+            for (ssize_t i = 0; got > 0 && i < got;) {
+                const char *e = env + i;
+                size_t l = strnlen(e, (size_t)(got - i));
+                if (!strncmp(e, "LAPSE_RUN_DIR=", 14) && e[14])
+                    snprintf(dir, sizeof dir, "%s", e + 14);
+                i += (ssize_t)l + 1;
+            }
+        }
+    }
+    if (dir[0] == '/' || !cwd[0])
+        snprintf(out, len, "%s", dir);
+    else
+        snprintf(out, len, "%s/%s", cwd, dir);
+}
+
+/* The newest <role>-<pid>-xxxx.lapse under dir (run/host/ levels below it). */
+static void find_run_file(const char *dir, pid_t pid, int depth, char *best, size_t len, time_t *best_time)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    char needle[32];
+    snprintf(needle, sizeof needle, "-%d-", (int)pid);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)
+            continue;
+        struct stat st;
+        if (stat(path, &st) != 0)
+            continue;
+        size_t n = strlen(e->d_name);
+        if (S_ISDIR(st.st_mode) && depth > 0)
+            find_run_file(path, pid, depth - 1, best, len, best_time);
+        else if (S_ISREG(st.st_mode) && n > 6 && !strcmp(e->d_name + n - 6, ".lapse") &&
+                 strstr(e->d_name, needle) && st.st_mtime >= *best_time) {
+            *best_time = st.st_mtime;
+            snprintf(best, len, "%s", path);
+        }
+    }
+    closedir(d);
+}
+
 static int parse_double(const char *s, double lo, double hi, double *out)
 {
     char *end;
@@ -263,6 +335,8 @@ int cmd_record(int argc, char **argv)
         snprintf(default_out, sizeof default_out, "lapse-%d.%s", (int)o.root, ext);
         out = default_out;
     }
+    char run_dir[PATH_MAX];
+    target_run_dir(o.root, have_cmd, run_dir, sizeof run_dir);
     sampler_result r;
     char msg[600];
     int rc = sampler_run(&o, set, &r, msg, sizeof msg);
@@ -294,6 +368,20 @@ int cmd_record(int argc, char **argv)
         fprintf(stderr, "lapse record: %s\n", err[0] ? err : "cannot write the output");
         sample_set_free(set);
         return 1;
+    }
+    /* One target, one run, one file: a target with a lapse session of its own wrote
+     * its final .lapse file when it exited; the samples join it there too. */
+    if (r.ended_by == 1 && r.saw_spans && run_dir[0]) {
+        char run_file[PATH_MAX] = "";
+        time_t newest = 0;
+        find_run_file(run_dir, o.root, 3, run_file, sizeof run_file, &newest);
+        if (run_file[0]) {
+            char e2[600] = "";
+            if (samples_add_to_lapse(set, run_file, e2, sizeof e2) == 0)
+                fprintf(stderr, "lapse record: added the samples to the target's own file %s\n", run_file);
+            else
+                fprintf(stderr, "lapse record: could not add the samples to %s: %s\n", run_file, e2);
+        }
     }
     const store_samples *m = sample_set_view(set);
     double secs = (double)r.duration_ns / 1e9;

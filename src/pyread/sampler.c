@@ -378,6 +378,8 @@ int sampler_run(const sampler_opts *o, sample_set *set, sampler_result *r, char 
                 char smsg[256];
                 if (span_stack_open(t->pid, &t->spans, smsg, sizeof smsg) != 0)
                     t->spans = NULL;
+                else if (t->pid == o->root)
+                    r->saw_spans = 1;
                 t->next_span_try_ns = now + 250000000ull;
             }
             int src = sample_target(L, t, weight);

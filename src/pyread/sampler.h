@@ -45,6 +45,7 @@ typedef struct sampler_result {
     int processes;            /* Python processes sampled */
     int child_status;         /* wait status of a launched child, -1 when not reaped */
     int ended_by;             /* 0 duration, 1 targets exited, 2 stopped, 3 tick */
+    int saw_spans;            /* the root had a lapse core publishing its span stacks */
 } sampler_result;
 
 /* Samples until the duration ends, every target has exited, *stop is set or tick

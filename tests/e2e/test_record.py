@@ -233,3 +233,11 @@ def test_span_paths(lapse, tmp_path):
     wrong = by.get(("train/step", "cold"), 0) + by.get(("train", "hot"), 0)
     assert hot_in_step > 100 and cold_in_train > 20, by
     assert wrong < 0.1 * (hot_in_step + cold_in_train), by
+
+    # one target, one run, one file: the samples joined the target's own .lapse file
+    assert "added the samples to the target's own file" in r.stderr, r.stderr
+    doc = lapse.report_json(tmp_path / "runs")
+    assert len(doc["python_samples"]) == 1, doc["python_samples"]
+    assert doc["python_samples"][0]["pid"] == doc["workers"][0]["pid"]
+    text = lapse.run("report", tmp_path / "runs").stdout
+    assert "train/step" in text and "FUNCTIONS INSIDE SPANS" in text
