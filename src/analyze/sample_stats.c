@@ -212,6 +212,10 @@ int ss_span_totals(const store_samples *s, ss_span_total **out, uint32_t *count)
                 break;
         }
     }
+    if (n == 0) {
+        rc = 0;
+        goto out;
+    }
     qsort(paths, n, sizeof *paths, cmp_str);
     size_t distinct = 0;
     for (size_t i = 0; i < n; i++) {
