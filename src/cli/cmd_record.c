@@ -347,13 +347,22 @@ int cmd_record(int argc, char **argv)
     char msg[600];
     int rc = sampler_run(&o, set, &r, msg, sizeof msg);
     if (o.child > 0 && r.child_status == -1) {
+        int status;
+        pid_t w = 0;
         if (rc != 0 && !stop_flag) {
             /* a launched program we could not read: let it finish as it would have */
+        } else if (stop_flag) {
+            /* Ctrl-C reached the program too: give it 5 s to end on its own */
+            for (int i = 0; i < 500 && (w = waitpid(o.child, &status, WNOHANG)) == 0; i++) {
+                struct timespec ts = {0, 10000000};
+                nanosleep(&ts, NULL);
+            }
+            if (w != o.child)
+                kill(o.child, SIGTERM);
         } else {
-            kill(o.child, SIGTERM);
+            kill(o.child, SIGTERM); /* -d ended first */
         }
-        int status;
-        if (waitpid(o.child, &status, 0) == o.child)
+        if (w == o.child || waitpid(o.child, &status, 0) == o.child)
             r.child_status = status;
     }
     if (rc != 0) {

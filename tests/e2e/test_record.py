@@ -241,3 +241,20 @@ def test_span_paths(lapse, tmp_path):
     assert doc["python_samples"][0]["pid"] == doc["workers"][0]["pid"]
     text = lapse.run("report", tmp_path / "runs").stdout
     assert "train/step" in text and "FUNCTIONS INSIDE SPANS" in text
+
+
+def test_interrupted_recording_is_written(lapse, tmp_path):
+    """SIGINT to lapse record (what Ctrl-C sends, here to lapse alone): the recording
+    ends, the output is written, and the launched program is ended."""
+    out = tmp_path / "w.txt"
+    p = start_program([lapse.exe, "record", "-r", "100", "-o", out, "--", PYTHONS[0], WORKLOAD, "60"],
+                      env=clean_env())
+    try:
+        time.sleep(2)
+        p.send_signal(2)
+        _, err = p.communicate(timeout=30)
+        assert p.returncode == 0, err
+        shares, total = collapsed_shares(out.read_text())
+        assert total > 50 and shares.get("hot", 0) > 0.5, (total, shares)
+    finally:
+        kill_group(p)
