@@ -102,6 +102,24 @@ static pid_t parent_of(pid_t pid)
     return (pid_t)ppid;
 }
 
+/* Whether pid maps a file whose name says lapse (liblapse.so, the _lapse extension):
+ * cheaper than looking for the span registry in every file's symbols. */
+static int maps_mention_lapse(pid_t pid)
+{
+    char p[64], line[1024];
+    snprintf(p, sizeof p, "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(p, "re");
+    if (!f)
+        return 0;
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        const char *slash = strrchr(line, '/');
+        found = slash && strstr(slash, "lapse") != NULL;
+    }
+    fclose(f);
+    return found;
+}
+
 static int add_target(loop *L, pid_t pid)
 {
     for (int i = 0; i < L->ntargets; i++)
@@ -376,7 +394,11 @@ int sampler_run(const sampler_opts *o, sample_set *set, sampler_result *r, char 
                  * sample then carries the span path open on its thread (looked for
                  * every 250 ms: `import lapse` may load the core later) */
                 char smsg[256];
-                if (span_stack_open(t->pid, &t->spans, smsg, sizeof smsg) != 0)
+                /* the first look searches every mapped file (an executable linked with
+                 * the static library has the registry in its own symbols); later
+                 * ones only once a lapse library is mapped */
+                if ((t->span_try_gap_ns == 0 || maps_mention_lapse(t->pid)) &&
+                    span_stack_open(t->pid, &t->spans, smsg, sizeof smsg) != 0)
                     t->spans = NULL;
                 else if (t->pid == o->root)
                     r->saw_spans = 1;
