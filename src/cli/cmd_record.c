@@ -61,7 +61,8 @@ static void usage(FILE *out)
             "reads that failed or were torn. A pass is late when it starts more than one\n"
             "period after it was due (the machine did not run the sampler in time); the\n"
             "slots it missed are skipped, not made up, and the next sample stands for the\n"
-            "longer interval. The summary goes to stderr.\n"
+            "longer interval. Progress (on a terminal, once a second) and the summary go\n"
+            "to stderr.\n"
             "\n"
             "A target with a lapse session of its own (lapse run, the lapse package, or\n"
             "liblapse with LAPSE_PROFILE=1) publishes its open spans: each sample then\n"
@@ -216,6 +217,32 @@ static void find_run_file(const char *dir, pid_t pid, int depth, char *best, siz
     closedir(d);
 }
 
+/* Progress on a terminal: one status line on stderr, rewritten every second. */
+typedef struct progress {
+    double started;
+    int shown;
+} progress;
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int show_progress(void *ctx, sample_set *set)
+{
+    progress *p = ctx;
+    const store_samples *m = sample_set_view(set);
+    double el = mono_s() - p->started;
+    fprintf(stderr, "\rlapse record: %.0f s, %llu passes (%.1f Hz), %llu late, %llu read errors, %llu samples  ",
+            el, (unsigned long long)m->samples, el > 0 ? (double)m->samples / el : 0.0,
+            (unsigned long long)m->late_samples, (unsigned long long)m->read_errors,
+            (unsigned long long)sample_set_total_count(set));
+    p->shown = 1;
+    return 0;
+}
+
 static int parse_double(const char *s, double lo, double hi, double *out)
 {
     char *end;
@@ -343,9 +370,17 @@ int cmd_record(int argc, char **argv)
     }
     char run_dir[PATH_MAX];
     target_run_dir(o.root, have_cmd, run_dir, sizeof run_dir);
+    progress prog = {mono_s(), 0};
+    if (isatty(STDERR_FILENO)) {
+        o.tick = show_progress;
+        o.tick_ctx = &prog;
+        o.tick_s = 1;
+    }
     sampler_result r;
     char msg[600];
     int rc = sampler_run(&o, set, &r, msg, sizeof msg);
+    if (prog.shown)
+        fputc('\n', stderr);
     if (o.child > 0 && r.child_status == -1) {
         int status;
         pid_t w = 0;
