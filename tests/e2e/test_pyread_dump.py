@@ -237,3 +237,39 @@ def test_bad_usage(lapse, args):
     r = lapse.run("dump", *args)
     assert r.returncode == 2, (args, r.returncode, r.stderr)
     assert r.stderr.strip()
+
+
+DEEP_AND_WIDE = """
+import sys, threading, time
+sys.setrecursionlimit(5000)
+def down(k):
+    if k == 0:
+        time.sleep(1000)
+    down(k - 1)
+for i in range(40):
+    threading.Thread(target=time.sleep, args=(1000,), daemon=True, name=f"w{i}").start()
+threading.Thread(target=down, args=(700,), daemon=True, name="deep").start()
+print("ready", flush=True)
+time.sleep(1000)
+"""
+
+
+def test_deep_stack_is_cut_and_many_threads(lapse):
+    """A 700-frame stack is cut at 512 frames and marked truncated; 42 threads are
+    all listed."""
+    p = start_program([PYTHONS[-1], "-c", DEEP_AND_WIDE], env=clean_env())
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        for _ in range(50):
+            doc = dump_json(lapse, p.pid)
+            if len(doc["threads"]) == 42 and any(t["truncated"] for t in doc["threads"]):
+                break
+            time.sleep(0.1)
+        assert len(doc["threads"]) == 42, len(doc["threads"])
+        deep = [t for t in doc["threads"] if t["frames"] and t["frames"][0]["function"] in ("sleep", "down")
+                and t["truncated"]]
+        assert len(deep) == 1, [(t["native_id"], len(t["frames"]), t["truncated"]) for t in doc["threads"]]
+        assert len(deep[0]["frames"]) == 512
+        assert all(f["function"] == "down" for f in deep[0]["frames"])
+    finally:
+        kill_group(p)
