@@ -146,9 +146,12 @@ def test_gil_holder_and_states(lapse, parked):
     """The spinner runs a pure Python loop while every other thread sleeps: it holds
     the GIL and is running; the sleepers wait. Several dumps, most must agree (a
     dump can land in the instant the spinner drops the GIL at a switch interval)."""
+    settled(lapse, parked.pid)
     agree = 0
     for _ in range(20):
         got = innermost(dump_json(lapse, parked.pid))
+        if not {"spin", "park_main", "park_gen"} <= set(got):
+            continue
         holders = [fn for fn, t in got.items() if t["holds_gil"]]
         if holders == ["spin"] and got["spin"]["state"] == "running" and \
                 got["park_main"]["state"] == "waiting" and got["park_gen"]["state"] == "waiting":
