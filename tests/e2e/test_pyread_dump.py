@@ -162,10 +162,15 @@ def test_gil_holder_and_states(lapse, parked):
 def test_no_gil_holder_when_all_sleep(lapse):
     t = Parked(PYTHONS[0], "--no-spin")
     try:
-        time.sleep(0.3)
-        doc = dump_json(lapse, t.pid)
-        assert not any(th["holds_gil"] for th in doc["threads"])
-        assert all(th["state"] == "waiting" for th in doc["threads"])
+        # the threads reach their parking places a moment after "ready"
+        for _ in range(50):
+            doc = dump_json(lapse, t.pid)
+            if not any(th["holds_gil"] for th in doc["threads"]) and \
+                    all(th["state"] == "waiting" for th in doc["threads"]):
+                break
+            time.sleep(0.1)
+        assert not any(th["holds_gil"] for th in doc["threads"]), doc
+        assert all(th["state"] == "waiting" for th in doc["threads"]), doc
     finally:
         t.close()
 
