@@ -361,11 +361,10 @@ int sampler_run(const sampler_opts *o, sample_set *set, sampler_result *r, char 
         }
         if (now > due + period)
             r->late++;
-        /* the next pass: the first slot after now (missed slots are skipped), and
-         * never sooner than half a period from now whatever the jitter */
-        k = (now - start) / period + 1;
-        if (start + k * period < now + period / 2 + period / 8)
-            k++;
+        /* the next pass: the next slot after this one, or, when this pass was late,
+         * the first slot after now (the missed ones are skipped, not made up) */
+        uint64_t next_k = (now - start) / period + 1;
+        k = next_k > k + 1 ? next_k : k + 1;
 
         if (o->subprocesses && now - last_scan >= SCAN_EVERY_NS) {
             scan_children(L);
