@@ -186,20 +186,25 @@ def part_cpu(build, python):
 def part_rate(build, python):
     print("== 2. sustained rate (target: >= 10 kHz with < 1% late)")
     p = start_deep(python)
-    best = None
+    best = best_late = None
     try:
         with tempfile.TemporaryDirectory() as d:
             for rate in (1000, 2000, 5000, 10000, 20000):
                 rec = lapse_record(build, "--pid", p.pid, "-r", rate, "-d", 2, "-o", f"{d}/x.txt")
                 late = rec["late"] / max(rec["passes"], 1)
-                ok = late < 0.01 and rec["achieved"] >= 0.99 * rate
+                ok_late = late < 0.01
+                ok = ok_late and rec["achieved"] >= 0.99 * rate
                 best = rate if ok else best
-                print(f"   asked {rate:6d} Hz: achieved {rec['achieved']:8.1f} Hz, late {late * 100:5.2f}% "
+                best_late = rate if ok_late else best_late
+                print(f"   asked {rate:6d} Hz: achieved {rec['achieved']:8.1f} Hz "
+                      f"({rec['achieved'] / rate * 100:5.1f}%), late {late * 100:5.2f}% "
                       f"({rec['late']}/{rec['passes']}), read errors {rec['errors']}, "
-                      f"{rec['cpu_us']:.1f} us CPU per pass  {'ok' if ok else 'NOT sustained'}   (load {load()})")
+                      f"{rec['cpu_us']:.1f} us CPU per pass  late<1%: {'yes' if ok_late else 'no'}, "
+                      f"achieved>=99%: {'yes' if rec['achieved'] >= 0.99 * rate else 'no'}   (load {load()})")
     finally:
         stop(p)
-    print(f"   highest sustained rate: {best if best else 'none of those asked'} Hz")
+    print(f"   highest rate with < 1% late: {best_late if best_late else 'none of those asked'} Hz; "
+          f"also achieving >= 99% of it: {best if best else 'none of those asked'} Hz")
     print()
 
 
