@@ -5,7 +5,8 @@
 #
 # SPAN_RUNS=N runs span_cost N times (default 3: the machine is shared and noisy,
 # compare the runs). FULL_TIMELINE=0 skips the report_scale run with a full
-# timeline in every file.
+# timeline in every file. SAMPLER=0 skips bench/sampler (the external Python sampler
+# against py-spy and Austin, installed into BUILD_DIR/bench-venv on first use).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-"$here/../build"}
@@ -37,4 +38,9 @@ if [ "${FULL_TIMELINE:-1}" != 0 ]; then
     echo
     echo "== report_scale: the same with a full timeline (100000 spans) in every file"
     "$build/report_scale" "$build/lapse" --spans 100000
+fi
+
+if [ "${SAMPLER:-1}" != 0 ]; then
+    echo
+    python3 "$here/sampler/run.py" "$build"
 fi

@@ -202,7 +202,8 @@ class Caveat(NamedTuple):
 
     Kinds, in the order the report lists them: ``unreadable``, ``stale``,
     ``not_final``, ``signal``, ``superseded``, ``dropped_spans``, ``folded``,
-    ``unmatched_ends``, ``dropped_counters``, ``io_unreadable``.
+    ``unmatched_ends``, ``dropped_counters``, ``missing_ranks``, ``io_unreadable``,
+    ``sampling``.
     ``Profile.to_dict()["caveats"]`` has their details (file, pid, counts).
     """
 

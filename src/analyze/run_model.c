@@ -1,6 +1,7 @@
 #include "run_model.h"
 
 #include "core/hist.h"
+#include "samples/samples.h"
 #include "store/codec.h"
 #include "store/file_io.h"
 #include "store/run_dir.h"
@@ -390,6 +391,20 @@ static int add_proc(rm_worker *w, const store_file *f)
     return 0;
 }
 
+/* What a worker owns (its fields NULL or allocated). */
+static void worker_free(rm_worker *w)
+{
+    free(w->file);
+    free(w->host);
+    free(w->role);
+    free(w->run_id);
+    free(w->end_reason);
+    free(w->launcher);
+    free(w->job_id);
+    free(w->proc.series);
+    sample_set_free(w->samples);
+}
+
 int run_model_add(run_model *m, const char *file, const store_file *f)
 {
     rm_index *ix = index_of(m);
@@ -422,14 +437,8 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     w->launcher = dup_or_empty(mt->launcher);
     w->job_id = dup_or_empty(mt->job_id);
     if (!w->file || !w->host || !w->role || !w->run_id || !w->end_reason || !w->launcher ||
-        !w->job_id) {
-        free(w->file);
-        free(w->host);
-        free(w->role);
-        free(w->run_id);
-        free(w->end_reason);
-        free(w->launcher);
-        free(w->job_id);
+        !w->job_id || (f->samples && !(w->samples = sample_set_from_store(f->samples)))) {
+        worker_free(w);
         return -ENOMEM;
     }
     w->role_index = role;
@@ -458,11 +467,7 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     w->unmatched_ends = mt->unmatched_ends;
     w->dropped_counters = mt->dropped_counters;
     if (add_proc(w, f)) {
-        free(w->file);
-        free(w->host);
-        free(w->role);
-        free(w->run_id);
-        free(w->end_reason);
+        worker_free(w);
         return -ENOMEM;
     }
     m->worker_count++;
@@ -877,15 +882,7 @@ void run_model_free(run_model *m)
     free(m->rank_totals);
     free(m->roles);
     for (uint32_t i = 0; i < m->worker_count; i++) {
-        rm_worker *w = &m->workers[i];
-        free(w->file);
-        free(w->host);
-        free(w->role);
-        free(w->run_id);
-        free(w->end_reason);
-        free(w->launcher);
-        free(w->job_id);
-        free(w->proc.series);
+        worker_free(&m->workers[i]);
     }
     free(m->workers);
     for (uint32_t i = 0; i < m->unreadable_count; i++) {

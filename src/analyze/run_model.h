@@ -101,6 +101,7 @@ typedef struct rm_worker {
     uint64_t silent_ns;     /* time of reading minus its last write */
     int gone;               /* on the reader's host, and no process has its pid */
     rm_proc proc;
+    struct sample_set *samples; /* its Python stack samples (a copy), NULL when none */
 } rm_worker;
 
 typedef struct rm_role {

@@ -7,5 +7,8 @@ int cmd_report(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 #endif

@@ -15,6 +15,9 @@ static const command commands[] = {
     {"report", cmd_report, "what a run spent its time on, per role (--json for machines)"},
     {"diff", cmd_diff, "compare two runs path by path, with a stated test for each change"},
     {"export", cmd_export, "convert a run's timeline for other tools (--perfetto out.json)"},
+    {"record", cmd_record, "sample a Python program's stacks from outside (launch, or --pid)"},
+    {"dump", cmd_dump, "print every thread's Python stack of a running process now"},
+    {"top", cmd_top, "live table of a Python process's functions by self and total share"},
 };
 
 static void usage(FILE *out)
@@ -24,7 +27,8 @@ static void usage(FILE *out)
             "\n"
             "lapse is a profiler for long, multi-process programs. A program linked with\n"
             "liblapse writes one .lapse file per process under <run_dir>/<run_id>/<host>/;\n"
-            "these commands read them.\n"
+            "report, diff and export read them. record, dump and top read a running\n"
+            "CPython (3.11-3.13) from outside, without stopping it.\n"
             "\n"
             "commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
@@ -33,7 +37,9 @@ static void usage(FILE *out)
             "\n"
             "Run `lapse <command> --help` for its options.\n"
             "Record a C/C++/Fortran program: LAPSE_PROFILE=1 LAPSE_RUN_DIR=runs ./program\n"
-            "Record a Python program:        lapse run -o runs train.py\n");
+            "Record a Python program:        lapse run -o runs train.py\n"
+            "Sample a Python program from outside (no code change):\n"
+            "                                lapse record -o prof.lapse -- python train.py\n");
 }
 
 int main(int argc, char **argv)

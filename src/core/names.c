@@ -4,13 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHUNK_BITS 10u
+#define CHUNK_BITS NAMES_CHUNK_BITS
 #define CHUNK_SIZE (1u << CHUNK_BITS)
 #define CHUNKS (NAMES_MAX / CHUNK_SIZE)
 
-/* id -> name, in fixed chunks so readers never see a moved array */
-static const char **name_chunks[CHUNKS];
-static uint32_t name_count_published = 1; /* id 0 is "" */
+/* id -> name, in fixed chunks so readers never see a moved array (also readers
+ * outside the process: src/core/span_registry.h; not static for that) */
+const char **name_chunks[CHUNKS];
+uint32_t name_count_published = 1; /* id 0 is "" */
 
 /* name -> id, open addressing; only touched under the lock */
 static uint32_t *lookup_ids;

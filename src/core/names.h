@@ -8,6 +8,7 @@
 #pragma GCC visibility push(hidden)
 
 #define NAMES_MAX (1u << 20)
+#define NAMES_CHUNK_BITS 10u /* the table is chunks of 1 << NAMES_CHUNK_BITS names */
 
 /* Returns the id of name (interning it on first sight), or 0 when the table is full
  * or memory ran out. */

@@ -3,10 +3,12 @@
 
 #include "clock.h"
 #include "names.h"
+#include "span_registry.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -397,3 +399,34 @@ void core_thread_set_name(const char *name)
     t->name_fixed = 1;
     pthread_mutex_unlock(&threads_mu);
 }
+
+/* ---- the span registry: where an outside reader finds each thread's open spans
+ * (src/core/span_registry.h). Defined here, in a file every user of spans links, so
+ * that a static link keeps it. ---- */
+
+extern const char **name_chunks[];
+extern uint32_t name_count_published;
+
+__attribute__((visibility("default"), used)) const lapse_span_registry_v1 lapse_span_registry = {
+    .magic = LAPSE_SPAN_REGISTRY_MAGIC,
+    .version = LAPSE_SPAN_REGISTRY_VERSION,
+    .size = sizeof(lapse_span_registry_v1),
+    .gen = &core_gen,
+    .threads_head = &threads_head,
+    .names_chunks = name_chunks,
+    .names_count = &name_count_published,
+    .names_chunk_bits = NAMES_CHUNK_BITS,
+    .thread_off_next = offsetof(core_thread, next),
+    .thread_off_gen = offsetof(core_thread, gen),
+    .thread_off_tid = offsetof(core_thread, tid),
+    .thread_off_depth = offsetof(core_thread, depth),
+    .thread_off_stack = offsetof(core_thread, stack),
+    .thread_off_exited = offsetof(core_thread, exited),
+    .frame_size = sizeof(core_frame),
+    .frame_off_name = offsetof(core_frame, name),
+    .frame_off_flags = offsetof(core_frame, flags),
+    .frame_flag_folded = CORE_FRAME_FOLDED,
+    .max_threads = CORE_MAX_THREADS,
+    .max_depth = CORE_MAX_DEPTH + 2,
+    .reserved = 0,
+};

@@ -2,6 +2,7 @@
 #include "report_ranks.h"
 
 #include "format.h"
+#include "samples/samples.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -301,6 +302,38 @@ size_t report_caveats(const run_model *m, report_caveat_fn fn, void *ctx)
             fmt_count(a, sizeof a, n), procs, m->worker_count);
         name_workers(e, m, w_proc_unreadable, 4);
         add(e, ")");
+        emit(e, &cv);
+    }
+    /* Python stack sampling that fell short: the shares rest on fewer samples */
+    for (uint32_t i = 0; i < m->worker_count; i++) {
+        const rm_worker *w = &m->workers[i];
+        if (!w->samples)
+            continue;
+        const store_samples *s = sample_set_view(w->samples);
+        int slow = s->rate_asked_hz > 0 && s->rate_achieved_hz < 0.9 * s->rate_asked_hz;
+        int late = s->samples && (double)s->late_samples > 0.01 * (double)s->samples;
+        if (!slow && !late && !s->read_errors)
+            continue;
+        report_caveat cv = {.kind = "sampling", .file = w->file, .worker = w, .processes = 1};
+        e->msg[0] = 0;
+        add(e, "%s: Python stack sampling fell short:", report_worker_name(name, sizeof name, w));
+        const char *sep = " ";
+        if (slow) {
+            add(e, "%sachieved %s Hz of %s Hz asked", sep,
+                fmt_decimal(b, sizeof b, s->rate_achieved_hz, 1),
+                fmt_decimal(c, sizeof c, s->rate_asked_hz, 1));
+            sep = "; ";
+        }
+        if (late) {
+            add(e, "%s%s of %s samples late (%s)", sep, fmt_count(b, sizeof b, s->late_samples),
+                fmt_count(c, sizeof c, s->samples),
+                fmt_percent(a, sizeof a, (double)s->late_samples / (double)s->samples));
+            sep = "; ";
+        }
+        if (s->read_errors)
+            add(e, "%s%s read error%s (stacks unreadable or torn, left out)", sep,
+                fmt_count(b, sizeof b, s->read_errors), s->read_errors == 1 ? "" : "s");
+        add(e, ": its shares rest on fewer samples");
         emit(e, &cv);
     }
 

@@ -4,6 +4,7 @@
 #include "json_out.h"
 #include "report_caveats.h"
 #include "report_ranks.h"
+#include "report_samples.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -424,6 +425,8 @@ int report_write_json(FILE *out, const run_model *m, const run_stats *s, const r
     for (uint32_t i = 0; i < m->superseded_count; i++)
         json_str(&j, NULL, m->superseded[i].dir);
     json_end_array(&j);
+
+    report_samples_json(&j, m, top);
 
     json_begin_array(&j, "caveats");
     report_caveat_json_ctx cx = {&j, m, NULL};

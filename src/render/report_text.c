@@ -4,6 +4,7 @@
 #include "format.h"
 #include "report_caveats.h"
 #include "report_ranks.h"
+#include "report_samples.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -551,12 +552,31 @@ static void count_caveat(void *ctx, const report_caveat *c)
     (void)c;
 }
 
+/* A role whose every process holds Python stack samples and no span nor counter
+ * (files of `lapse record`). */
+static int samples_only(const run_model *m, const run_stats *s, uint32_t r)
+{
+    if (s->roles[r].phase_count || m->paths[m->roles[r].root].first_counter != RM_NONE)
+        return 0;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->worker_count; i++) {
+        if (m->workers[i].role_index != r)
+            continue;
+        if (!m->workers[i].samples)
+            return 0;
+        n++;
+    }
+    return n > 0;
+}
+
 int report_write_text(FILE *out, const run_model *m, const run_stats *s, const report_options *o)
 {
     unsigned top = o && o->top ? o->top : 10;
     header(out, m);
     int any_role_imbalance = 0;
     for (uint32_t r = 0; r < m->role_count; r++) {
+        if (samples_only(m, s, r))
+            continue; /* its PYTHON SAMPLES block says it all */
         role_block(out, m, s, r, top, o && o->ascii);
         any_role_imbalance = 1;
     }
@@ -566,6 +586,7 @@ int report_write_text(FILE *out, const run_model *m, const run_stats *s, const r
               out);
     if (!m->worker_count)
         fputs("\nNo file of this run could be read.\n", out);
+    report_samples_text(out, m, top);
     fputc('\n', out);
     size_t n = report_caveats(m, count_caveat, NULL);
     if (n == 0) {

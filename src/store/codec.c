@@ -4,6 +4,7 @@
 #include "crc32.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -122,6 +123,55 @@ static void encode_meta(const store_meta *m, bytes_out *out)
     section_end(out, at);
 }
 
+static void encode_samples(const store_samples *s, bytes_out *out)
+{
+    size_t at = section_begin(out, STORE_SECTION_SAMPLES, s->stack_count);
+    uint64_t v;
+    bytes_put_str(out, s->mode ? s->mode : "");
+    memcpy(&v, &s->rate_asked_hz, 8);
+    bytes_put_u64(out, v);
+    memcpy(&v, &s->rate_achieved_hz, 8);
+    bytes_put_u64(out, v);
+    bytes_put_u64(out, s->samples);
+    bytes_put_u64(out, s->late_samples);
+    bytes_put_u64(out, s->read_errors);
+    bytes_put_u64(out, s->start_real_ns);
+    bytes_put_u64(out, s->end_real_ns);
+    bytes_put_u64(out, s->duration_ns);
+    bytes_put_u32(out, s->idle);
+    bytes_put_u32(out, s->string_count);
+    for (uint32_t i = 0; i < s->string_count; i++)
+        bytes_put_str(out, s->strings[i] ? s->strings[i] : "");
+    bytes_put_u32(out, s->process_count);
+    for (uint32_t i = 0; i < s->process_count; i++) {
+        const store_sample_process *p = &s->processes[i];
+        bytes_put_u64(out, (uint64_t)p->pid);
+        bytes_put_u64(out, (uint64_t)p->ppid);
+        bytes_put_u32(out, p->command);
+        bytes_put_u32(out, p->python_version);
+    }
+    bytes_put_u32(out, s->frame_count);
+    for (uint32_t i = 0; i < s->frame_count; i++) {
+        bytes_put_u32(out, s->frames[i].function);
+        bytes_put_u32(out, s->frames[i].file);
+        bytes_put_u32(out, s->frames[i].line);
+    }
+    for (uint32_t i = 0; i < s->stack_count; i++) {
+        const store_sample_stack *st = &s->stacks[i];
+        bytes_put_u64(out, (uint64_t)st->pid);
+        bytes_put_u64(out, (uint64_t)st->tid);
+        bytes_put_u32(out, st->thread_name);
+        bytes_put_u32(out, st->span_path);
+        bytes_put_u32(out, st->state);
+        bytes_put_u32(out, st->depth);
+        bytes_put_u64(out, st->count);
+        bytes_put_u64(out, st->weight_ns);
+        for (uint32_t d = 0; d < st->depth; d++)
+            bytes_put_u32(out, s->frame_ids[st->first + d]);
+    }
+    section_end(out, at);
+}
+
 int store_encode(const store_file *f, bytes_out *out)
 {
     size_t start = out->len;
@@ -129,7 +179,7 @@ int store_encode(const store_file *f, bytes_out *out)
     bytes_put_u32(out, STORE_FORMAT_VERSION);
     bytes_put_u32(out, 0); /* flags */
     bytes_put_u64(out, 0); /* total length, patched */
-    bytes_put_u32(out, 9); /* section count */
+    bytes_put_u32(out, f->samples ? 10 : 9); /* section count */
     bytes_put_u32(out, 0); /* header crc, patched */
 
     encode_meta(&f->meta, out);
@@ -244,6 +294,9 @@ int store_encode(const store_file *f, bytes_out *out)
         bytes_put_u32(out, r->quiet_intervals);
     }
     section_end(out, at);
+
+    if (f->samples)
+        encode_samples(f->samples, out);
 
     if (out->failed)
         return -ENOMEM;
@@ -626,6 +679,121 @@ static int decode_proc_samples(decoder *d, bytes_in *in, uint32_t count)
     return 0;
 }
 
+/* Section SAMPLES: everything is checked against what came before it in the payload;
+ * the payload must hold exactly what its counts say. */
+static int decode_samples(decoder *d, bytes_in *in, uint32_t count)
+{
+    store_file *f = d->f;
+    store_samples *s = arena_alloc(f, sizeof *s);
+    if (!s)
+        return -ENOMEM;
+    s->mode = get_str(d, in);
+    uint64_t v = bytes_get_u64(in);
+    memcpy(&s->rate_asked_hz, &v, 8);
+    v = bytes_get_u64(in);
+    memcpy(&s->rate_achieved_hz, &v, 8);
+    s->samples = bytes_get_u64(in);
+    s->late_samples = bytes_get_u64(in);
+    s->read_errors = bytes_get_u64(in);
+    s->start_real_ns = bytes_get_u64(in);
+    s->end_real_ns = bytes_get_u64(in);
+    s->duration_ns = bytes_get_u64(in);
+    s->idle = bytes_get_u32(in);
+    if (!s->mode || in->failed)
+        return fail(d, "samples section is cut short");
+    if (!isfinite(s->rate_asked_hz) || s->rate_asked_hz < 0 || !isfinite(s->rate_achieved_hz) ||
+        s->rate_achieved_hz < 0 || s->idle > 1)
+        return fail(d, "samples section has a bad rate or flag");
+
+    uint32_t n = bytes_get_u32(in);
+    if (in->failed || !count_fits(in, n, 4))
+        return fail(d, "samples section claims %u strings, more than it holds", n);
+    s->strings = arena_alloc(f, ((size_t)n + 1) * sizeof(char *));
+    if (!s->strings)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < n; i++) {
+        s->strings[i] = get_str(d, in);
+        if (!s->strings[i])
+            return fail(d, "samples section is cut short in its strings");
+    }
+    s->string_count = n;
+    if (n == 0 || s->strings[0][0] != 0)
+        return fail(d, "samples section's strings must start with the empty string");
+
+    n = bytes_get_u32(in);
+    if (in->failed || !count_fits(in, n, 24))
+        return fail(d, "samples section claims %u processes, more than it holds", n);
+    s->processes = arena_alloc(f, ((size_t)n + 1) * sizeof(store_sample_process));
+    if (!s->processes)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < n; i++) {
+        store_sample_process *p = &s->processes[i];
+        p->pid = (int64_t)bytes_get_u64(in);
+        p->ppid = (int64_t)bytes_get_u64(in);
+        p->command = bytes_get_u32(in);
+        p->python_version = bytes_get_u32(in);
+        if (p->command >= s->string_count || p->python_version >= s->string_count)
+            return fail(d, "sampled process %u names a string that does not exist", i);
+    }
+    s->process_count = n;
+
+    n = bytes_get_u32(in);
+    if (in->failed || !count_fits(in, n, 12))
+        return fail(d, "samples section claims %u frames, more than it holds", n);
+    s->frames = arena_alloc(f, ((size_t)n + 1) * sizeof(store_sample_frame));
+    if (!s->frames)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < n; i++) {
+        store_sample_frame *fr = &s->frames[i];
+        fr->function = bytes_get_u32(in);
+        fr->file = bytes_get_u32(in);
+        fr->line = bytes_get_u32(in);
+        if (fr->function >= s->string_count || fr->file >= s->string_count)
+            return fail(d, "sampled frame %u names a string that does not exist", i);
+    }
+    s->frame_count = n;
+
+    const size_t stack_min = 48;
+    if (!count_fits(in, count, stack_min))
+        return fail(d, "samples section claims %u stacks, more than it holds", count);
+    s->stacks = arena_alloc(f, ((size_t)count + 1) * sizeof(store_sample_stack));
+    /* every frame id takes 4 bytes of what is left */
+    uint64_t ids_max = bytes_left(in) / 4;
+    s->frame_ids = arena_alloc(f, ((size_t)ids_max + 1) * sizeof(uint32_t));
+    if (!s->stacks || !s->frame_ids)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < count; i++) {
+        store_sample_stack *st = &s->stacks[i];
+        st->pid = (int64_t)bytes_get_u64(in);
+        st->tid = (int64_t)bytes_get_u64(in);
+        st->thread_name = bytes_get_u32(in);
+        st->span_path = bytes_get_u32(in);
+        st->state = bytes_get_u32(in);
+        st->depth = bytes_get_u32(in);
+        st->count = bytes_get_u64(in);
+        st->weight_ns = bytes_get_u64(in);
+        if (in->failed)
+            return fail(d, "samples section is cut short at stack %u", i);
+        if (st->thread_name >= s->string_count || st->span_path >= s->string_count ||
+            (st->state & ~STORE_SAMPLE_STATE_MASK) || st->count == 0)
+            return fail(d, "sampled stack %u is malformed", i);
+        if (st->depth > STORE_MAX_DEPTH || !count_fits(in, st->depth, 4))
+            return fail(d, "sampled stack %u claims %u frames, more than it holds", i, st->depth);
+        st->first = s->frame_id_count;
+        for (uint32_t k = 0; k < st->depth; k++) {
+            uint32_t id = bytes_get_u32(in);
+            if (id >= s->frame_count)
+                return fail(d, "sampled stack %u names a frame that does not exist", i);
+            s->frame_ids[s->frame_id_count++] = id;
+        }
+    }
+    s->stack_count = count;
+    if (bytes_left(in) != 0)
+        return fail(d, "samples section has %zu bytes more than its counts say", bytes_left(in));
+    f->samples = s;
+    return 0;
+}
+
 static int decode_sections(decoder *d, const uint8_t *data, size_t len, uint32_t sections)
 {
     /* sections must come in this order; later ones refer to earlier ones */
@@ -633,7 +801,7 @@ static int decode_sections(decoder *d, const uint8_t *data, size_t len, uint32_t
                                      STORE_SECTION_THREADS, STORE_SECTION_NODES,
                                      STORE_SECTION_COUNTERS, STORE_SECTION_SPANS,
                                      STORE_SECTION_ESTIMATES, STORE_SECTION_CPU_SAMPLES,
-                                     STORE_SECTION_PROCESS_SAMPLES};
+                                     STORE_SECTION_PROCESS_SAMPLES, STORE_SECTION_SAMPLES};
     size_t pos = FILE_HEADER_SIZE;
     unsigned next = 0;
     for (uint32_t s = 0; s < sections; s++) {
@@ -666,7 +834,8 @@ static int decode_sections(decoder *d, const uint8_t *data, size_t len, uint32_t
                         if (order[j] != STORE_SECTION_COUNTERS && order[j] != STORE_SECTION_SPANS &&
                             order[j] != STORE_SECTION_ESTIMATES &&
                             order[j] != STORE_SECTION_CPU_SAMPLES &&
-                            order[j] != STORE_SECTION_PROCESS_SAMPLES)
+                            order[j] != STORE_SECTION_PROCESS_SAMPLES &&
+                            order[j] != STORE_SECTION_SAMPLES)
                             return fail(d, "section type %u is missing", order[j]);
                 }
                 next = k + 1;
@@ -681,6 +850,7 @@ static int decode_sections(decoder *d, const uint8_t *data, size_t len, uint32_t
         case STORE_SECTION_ESTIMATES: rc = decode_estimates(d, &in, count); break;
         case STORE_SECTION_CPU_SAMPLES: rc = decode_cpu_samples(d, &in, count); break;
         case STORE_SECTION_PROCESS_SAMPLES: rc = decode_proc_samples(d, &in, count); break;
+        case STORE_SECTION_SAMPLES: rc = decode_samples(d, &in, count); break;
         default: break; /* a section from a newer writer: skip it */
         }
         if (rc == -ENOMEM) {

@@ -15,6 +15,7 @@ enum store_section_type {
     STORE_SECTION_ESTIMATES = 7,
     STORE_SECTION_CPU_SAMPLES = 8,
     STORE_SECTION_PROCESS_SAMPLES = 9,
+    STORE_SECTION_SAMPLES = 10, /* Python stack samples (store_samples) */
 };
 
 /* Deepest path a reader accepts (the writer's max_depth is far below). */

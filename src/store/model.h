@@ -105,6 +105,62 @@ typedef struct store_proc_samples {
     uint32_t count;
 } store_proc_samples;
 
+/* Python stack samples taken from outside the process (section SAMPLES, docs/format.md).
+ * Aggregated: one entry per distinct (process, thread, span path, state, stack), with
+ * the number of samples that saw it and the time they stand for. Strings have their
+ * own table (strings[0] is ""). Every figure is an estimate from sampling. */
+enum store_sample_state {
+    STORE_SAMPLE_RUNNING = 1u << 0, /* the thread was on a CPU (or not known to wait) */
+    STORE_SAMPLE_GIL = 1u << 1,     /* the thread held the GIL */
+    STORE_SAMPLE_IDLE = 1u << 2,    /* the thread was known to wait (sleep, lock, I/O) */
+};
+#define STORE_SAMPLE_STATE_MASK 7u
+
+typedef struct store_sample_frame {
+    uint32_t function; /* string id: the qualified name */
+    uint32_t file;     /* string id: the file name */
+    uint32_t line;     /* 0 when unknown */
+} store_sample_frame;
+
+typedef struct store_sample_process {
+    int64_t pid, ppid;       /* ppid: -1 when unknown */
+    uint32_t command;        /* string id: the command line, arguments joined by " " */
+    uint32_t python_version; /* string id: e.g. "3.12.1" */
+} store_sample_process;
+
+typedef struct store_sample_stack {
+    int64_t pid, tid;
+    uint32_t thread_name; /* string id, 0 when unknown */
+    uint32_t span_path;   /* string id of the lapse span path open on the thread, names
+                             joined with "/"; 0 when none */
+    uint32_t state;       /* STORE_SAMPLE_* bits */
+    uint32_t depth;       /* frames, root first, at frame_ids[first .. first + depth) */
+    uint64_t first;
+    uint64_t count;       /* samples that saw this stack */
+    uint64_t weight_ns;   /* time those samples stand for */
+} store_sample_stack;
+
+typedef struct store_samples {
+    char *mode;                      /* "wall", "cpu" or "gil" */
+    double rate_asked_hz, rate_achieved_hz;
+    uint64_t samples;                /* sampling passes taken */
+    uint64_t late_samples;           /* passes that started later than one period late */
+    uint64_t read_errors;            /* reads of the target that failed or were torn */
+    uint64_t start_real_ns, end_real_ns; /* the recording, CLOCK_REALTIME */
+    uint64_t duration_ns;
+    uint32_t idle;                   /* 1: idle threads were kept (--idle) */
+    char **strings;
+    uint32_t string_count;
+    store_sample_process *processes;
+    uint32_t process_count;
+    store_sample_frame *frames;
+    uint32_t frame_count;
+    uint32_t *frame_ids;
+    uint64_t frame_id_count;
+    store_sample_stack *stacks;
+    uint32_t stack_count;
+} store_samples;
+
 typedef struct store_file {
     store_meta meta;
     char **names; /* names[0] is "" */
@@ -118,6 +174,7 @@ typedef struct store_file {
     store_span *spans;
     uint64_t span_count;
     store_proc_samples proc;
+    store_samples *samples; /* NULL: the file holds no Python stack samples */
     void *owned; /* memory behind the pointers above: the reader's arena, or the
                   * writer's copies of histograms with a pending increment */
 } store_file;

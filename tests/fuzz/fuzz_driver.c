@@ -322,11 +322,70 @@ static void make_seed(bytes_out *out)
             r->quiet_intervals = (uint32_t)below(r->intervals + 1);
         }
     }
+    /* Python stack samples, half of the time */
+    store_samples smp;
+    memset(&smp, 0, sizeof smp);
+    char *mode = rnd_string();
+    if (one_in(2)) {
+        smp.mode = mode;
+        smp.rate_asked_hz = (double)below(20000);
+        smp.rate_achieved_hz = (double)below(20000) / 3.0;
+        smp.samples = rnd_value();
+        smp.late_samples = rnd_value();
+        smp.read_errors = rnd_value();
+        smp.start_real_ns = rnd_value();
+        smp.end_real_ns = rnd_value();
+        smp.duration_ns = rnd_value();
+        smp.idle = (uint32_t)below(2);
+        smp.string_count = 1 + (uint32_t)below(10);
+        smp.strings = calloc(smp.string_count, sizeof *smp.strings);
+        smp.strings[0] = strdup("");
+        for (uint32_t i = 1; i < smp.string_count; i++)
+            smp.strings[i] = rnd_string();
+        smp.process_count = (uint32_t)below(3);
+        smp.processes = calloc(smp.process_count + 1, sizeof *smp.processes);
+        for (uint32_t i = 0; i < smp.process_count; i++)
+            smp.processes[i] = (store_sample_process){(int64_t)rnd_value(), (int64_t)rnd_value(),
+                                                      (uint32_t)below(smp.string_count),
+                                                      (uint32_t)below(smp.string_count)};
+        smp.frame_count = (uint32_t)below(12);
+        smp.frames = calloc(smp.frame_count + 1, sizeof *smp.frames);
+        for (uint32_t i = 0; i < smp.frame_count; i++)
+            smp.frames[i] = (store_sample_frame){(uint32_t)below(smp.string_count),
+                                                 (uint32_t)below(smp.string_count),
+                                                 (uint32_t)rnd_value()};
+        smp.stack_count = (uint32_t)below(10);
+        smp.stacks = calloc(smp.stack_count + 1, sizeof *smp.stacks);
+        smp.frame_ids = calloc(smp.stack_count * 8 + 1, sizeof *smp.frame_ids);
+        for (uint32_t i = 0; i < smp.stack_count; i++) {
+            store_sample_stack *st = &smp.stacks[i];
+            st->pid = one_in(2) ? 7 : (int64_t)below(4);
+            st->tid = (int64_t)below(5);
+            st->thread_name = (uint32_t)below(smp.string_count);
+            st->span_path = (uint32_t)below(smp.string_count);
+            st->state = (uint32_t)below(STORE_SAMPLE_STATE_MASK + 1);
+            st->depth = smp.frame_count ? (uint32_t)below(9) : 0;
+            st->first = smp.frame_id_count;
+            st->count = 1 + below(1000);
+            st->weight_ns = rnd_value();
+            for (uint32_t d = 0; d < st->depth; d++)
+                smp.frame_ids[smp.frame_id_count++] = (uint32_t)below(smp.frame_count);
+        }
+        f.samples = &smp;
+    }
 
     if (store_encode(&f, out) != 0) {
         fprintf(stderr, "fuzz_reader: out of memory\n");
         exit(1);
     }
+    for (uint32_t i = 0; i < smp.string_count; i++)
+        free(smp.strings[i]);
+    free(smp.strings);
+    free(smp.processes);
+    free(smp.frames);
+    free(smp.stacks);
+    free(smp.frame_ids);
+    free(mode);
     for (int i = 0; i < 7; i++)
         free(strs[i]);
     for (uint32_t i = 0; i < f.name_count; i++)

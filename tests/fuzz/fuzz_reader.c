@@ -15,6 +15,10 @@
 #include "store/pack.h"
 #ifndef FUZZ_NO_RENDER
 #include "render/perfetto.h"
+#include "analyze/run_model.h"
+#include "analyze/run_stats.h"
+#include "render/report_render.h"
+#include "samples/samples.h"
 #endif
 
 #include <stdint.h>
@@ -94,6 +98,27 @@ static uint64_t walk(const store_file *f)
         FUZZ_ASSERT(r->quiet_chars + r->phased_chars <= r->read_chars + r->write_chars);
         h += r->read_chars + r->rss_max_bytes;
     }
+    const store_samples *sm = f->samples;
+    if (sm) {
+        FUZZ_ASSERT(sm->mode != NULL && sm->string_count >= 1 && sm->strings[0][0] == 0);
+        h += strlen(sm->mode);
+        for (uint32_t i = 0; i < sm->string_count; i++)
+            h += strlen(sm->strings[i]);
+        for (uint32_t i = 0; i < sm->process_count; i++)
+            h += strlen(sm->strings[sm->processes[i].command]) +
+                 strlen(sm->strings[sm->processes[i].python_version]);
+        for (uint32_t i = 0; i < sm->frame_count; i++)
+            h += strlen(sm->strings[sm->frames[i].function]) +
+                 strlen(sm->strings[sm->frames[i].file]);
+        for (uint32_t i = 0; i < sm->stack_count; i++) {
+            const store_sample_stack *st = &sm->stacks[i];
+            FUZZ_ASSERT(st->first + st->depth <= sm->frame_id_count);
+            FUZZ_ASSERT((st->state & ~STORE_SAMPLE_STATE_MASK) == 0 && st->count > 0);
+            h += strlen(sm->strings[st->thread_name]) + strlen(sm->strings[st->span_path]);
+            for (uint32_t d = 0; d < st->depth; d++)
+                FUZZ_ASSERT(sm->frame_ids[st->first + d] < sm->frame_count);
+        }
+    }
     return h;
 }
 
@@ -105,6 +130,13 @@ static void same_counts(const store_file *a, const store_file *b, int spans_too)
     FUZZ_ASSERT(a->counter_count == b->counter_count);
     if (spans_too)
         FUZZ_ASSERT(a->span_count == b->span_count);
+    FUZZ_ASSERT((a->samples == NULL) == (b->samples == NULL));
+    if (a->samples) {
+        const store_samples *x = a->samples, *y = b->samples;
+        FUZZ_ASSERT(x->string_count == y->string_count && x->frame_count == y->frame_count &&
+                    x->process_count == y->process_count && x->stack_count == y->stack_count &&
+                    x->frame_id_count == y->frame_id_count && x->samples == y->samples);
+    }
 }
 
 static int fuzz_image(const uint8_t *data, size_t size)
@@ -162,6 +194,34 @@ static int fuzz_image(const uint8_t *data, size_t size)
         FUZZ_ASSERT(perfetto_add_file(w, &f, base, NULL) == 0); /* a pid seen before */
         FUZZ_ASSERT(perfetto_finish(w) == 0);
     }
+    /* `lapse record`'s outputs render whatever samples the reader accepts */
+    if (devnull && f.samples) {
+        sample_set *set = sample_set_from_store(f.samples);
+        FUZZ_ASSERT(set != NULL);
+        uint64_t count = 0;
+        for (uint32_t i = 0; i < f.samples->stack_count; i++)
+            count += f.samples->stacks[i].count;
+        FUZZ_ASSERT(sample_set_total_count(set) == count); /* stacks merge, none is lost */
+        FUZZ_ASSERT(samples_write_collapsed(set, devnull, SAMPLES_COLLAPSED_SPANS) == 0);
+        FUZZ_ASSERT(samples_write_speedscope(set, devnull, f.meta.role) == 0);
+        FUZZ_ASSERT(samples_write_flamegraph(set, devnull, f.meta.host) == 0);
+        sample_set_free(set);
+        /* and `lapse report` shows them (PYTHON SAMPLES, the sampling caveat) */
+        run_model m;
+        memset(&m, 0, sizeof m);
+        m.input = strdup("fuzz");
+        m.dir = strdup("fuzz");
+        FUZZ_ASSERT(m.input && m.dir);
+        FUZZ_ASSERT(run_model_add(&m, "fuzz.lapse", &f) == 0);
+        FUZZ_ASSERT(run_model_finish(&m, NULL) == 0);
+        run_stats st;
+        FUZZ_ASSERT(run_stats_build(&m, &st) == 0);
+        report_options ro = {.top = 3};
+        FUZZ_ASSERT(report_write_text(devnull, &m, &st, &ro) == 0);
+        FUZZ_ASSERT(report_write_json(devnull, &m, &st, &ro) == 0);
+        run_stats_free(&st);
+        run_model_free(&m);
+    }
 #endif
 
     /* round trip: encode, decode, same counts; then encoding is a fixed point */
@@ -189,6 +249,12 @@ static int fuzz_image(const uint8_t *data, size_t size)
                                  : 0;
             FUZZ_ASSERT(x->hist[k] == other);
         }
+    }
+    for (uint32_t i = 0; f.samples && i < f.samples->stack_count; i++) {
+        const store_sample_stack *x = &f.samples->stacks[i], *y = &g.samples->stacks[i];
+        FUZZ_ASSERT(x->pid == y->pid && x->tid == y->tid && x->depth == y->depth &&
+                    x->count == y->count && x->weight_ns == y->weight_ns &&
+                    x->state == y->state && x->span_path == y->span_path);
     }
     for (uint64_t i = 0; i < f.span_count; i++) {
         const store_span *x = &f.spans[i], *y = &g.spans[i];

@@ -1,0 +1,320 @@
+#!/usr/bin/env python3
+"""bench/sampler: the external sampler against py-spy and Austin, side by side, in one run.
+
+    python3 bench/sampler/run.py [BUILD_DIR]
+
+BUILD_DIR (default build/) holds `lapse` and liblapse_tools.a. py-spy and Austin
+(PyPI `py-spy`, `austin-dist`) are installed into BUILD_DIR/bench-venv for the
+benchmark only (BENCH_NO_PEERS=1 skips them). The target is bench/sampler/deep.py
+on BENCH_PYTHON (default: pyenv's newest 3.12): pure Python, a 50-frame stack, three
+leaf functions.
+
+Prints:
+  1. sampler CPU per pass on the 50-frame stack: back to back (sample_cost: reading
+     only), and inside `lapse record` at 1 kHz (CLOCK_THREAD_CPUTIME_ID of the
+     sampling thread over the passes: reading, aggregation, sleeping and waking);
+  2. sustained rate: `lapse record` asked 1, 2, 5, 10, 20 kHz: achieved rate and
+     late passes; the highest rate with < 1% late and >= 99% of the asked rate;
+  3. target slowdown at 1 kHz: the target's own wall and CPU time for a fixed amount
+     of work (measured inside it, start-up excluded), over BENCH_REPEATS (default 7)
+     runs each unsampled, under lapse, py-spy (--nonblocking) and Austin, runs
+     interleaved; slowdowns of the minimum (the run least disturbed by the rest of
+     the machine) and of the median; the spread of the unsampled runs is the
+     run-to-run noise;
+  4. agreement: lapse and py-spy (and Austin) attached to the same process at the
+     same time at 1 kHz; self shares of py-spy's top-10 functions and the largest
+     difference in percentage points.
+Acceptance targets are printed beside each figure. The machine may be shared:
+the load average is printed with the figures.
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+DEEP = HERE / "deep.py"
+DEPTH = 50
+
+
+def find_python() -> str:
+    if os.environ.get("BENCH_PYTHON"):
+        return os.environ["BENCH_PYTHON"]
+    found = sorted(pathlib.Path.home().glob(".pyenv/versions/3.12*/bin/python3.12"))
+    return str(found[-1]) if found else shutil.which("python3")
+
+
+def load() -> str:
+    return open("/proc/loadavg").read().split()[0]
+
+
+def start_deep(python: str) -> subprocess.Popen:
+    p = subprocess.Popen([python, str(DEEP), str(DEPTH), "0"], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    time.sleep(0.2)
+    return p
+
+
+def stop(p: subprocess.Popen) -> None:
+    p.kill()
+    p.wait()
+
+
+SUMMARY = re.compile(r"(\d+) passes in ([\d.]+) s, ([\d.]+) Hz achieved of ([\d.]+) asked, (\d+) late, "
+                     r"(\d+) read errors.*sampler CPU ([\d.]+) us per pass")
+
+
+def lapse_record(build: pathlib.Path, *args, timeout=120) -> dict:
+    r = subprocess.run([str(build / "lapse"), "record", *map(str, args)], capture_output=True, text=True,
+                       timeout=timeout)
+    m = SUMMARY.search(r.stderr)
+    if r.returncode != 0 or not m:
+        raise RuntimeError(f"lapse record failed: {r.stderr}")
+    passes, secs, achieved, asked, late, errors, cpu = m.groups()
+    return {"passes": int(passes), "seconds": float(secs), "achieved": float(achieved), "asked": float(asked),
+            "late": int(late), "errors": int(errors), "cpu_us": float(cpu)}
+
+
+def build_sample_cost(build: pathlib.Path) -> pathlib.Path:
+    exe = build / "sample_cost"
+    src = HERE / "sample_cost.c"
+    lib = build / "liblapse_tools.a"
+    if not exe.exists() or exe.stat().st_mtime < max(src.stat().st_mtime, lib.stat().st_mtime):
+        subprocess.run(["cc", "-O2", "-D_GNU_SOURCE", f"-I{REPO / 'src'}", "-o", str(exe), str(src), str(lib)],
+                       check=True)
+    return exe
+
+
+def peers(build: pathlib.Path) -> dict[str, str]:
+    if os.environ.get("BENCH_NO_PEERS"):
+        return {}
+    venv = build / "bench-venv"
+    pyspy, austin = venv / "bin" / "py-spy", venv / "bin" / "austin"
+    if not pyspy.exists() or not austin.exists():
+        print(f"   installing py-spy and austin-dist into {venv} (for the benchmark only)", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        # austin-dist 4 needs glibc 2.38; 3.x runs on older systems
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "py-spy", "austin-dist<4"], check=True)
+    out = {}
+    if pyspy.exists():
+        out["py-spy"] = str(pyspy)
+    if austin.exists() and subprocess.run([str(austin), "--version"], capture_output=True).returncode == 0:
+        out["austin"] = str(austin)
+    return out
+
+
+# ---- self shares from each tool's collapsed output ----
+
+def shares_lapse(text: str) -> dict[str, float]:
+    c: dict[str, float] = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        stack, n = line.rsplit(" ", 1)
+        frames = stack.split(";")
+        if len(frames) < 2:
+            continue  # a thread with no Python frame
+        fn = frames[-1].split(" (")[0]
+        c[fn] = c.get(fn, 0) + float(n)
+    return normalise(c)
+
+
+def shares_pyspy(text: str) -> dict[str, float]:
+    c: dict[str, float] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        stack, n = line.rsplit(" ", 1)
+        fn = stack.split(";")[-1].split(" (")[0]
+        c[fn] = c.get(fn, 0) + float(n)
+    return normalise(c)
+
+
+def shares_austin(text: str) -> dict[str, float]:
+    c: dict[str, float] = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        stack, n = line.rsplit(" ", 1)
+        frames = stack.split(";")
+        if len(frames) < 3:
+            continue
+        parts = frames[-1].rsplit(":", 2)
+        fn = parts[1] if len(parts) == 3 else frames[-1]
+        c[fn] = c.get(fn, 0) + float(n)
+    return normalise(c)
+
+
+def normalise(c: dict[str, float]) -> dict[str, float]:
+    total = sum(c.values())
+    return {k: v / total for k, v in c.items()} if total else {}
+
+
+# ---- the four parts ----
+
+def part_cpu(build, python):
+    print("== 1. sampler CPU per pass, 50-frame stack (target: <= 20 us)")
+    exe = build_sample_cost(build)
+    p = start_deep(python)
+    try:
+        for i in range(3):
+            r = subprocess.run([str(exe), str(p.pid), "20000"], capture_output=True, text=True, check=True)
+            print(f"   back to back, run {i + 1}: {r.stdout.strip()}   (load {load()})")
+        for rate in (1000, 10000):
+            wake = subprocess.run([str(exe), "--wake", str(rate), str(rate * 2)], capture_output=True, text=True,
+                                  check=True).stdout
+            wake_us = float(re.search(r"cpu_us_per_wake ([\d.]+)", wake).group(1))
+            with tempfile.TemporaryDirectory() as d:
+                rec = lapse_record(build, "--pid", p.pid, "-r", rate, "-d", 3, "-o", f"{d}/x.txt")
+            print(f"   lapse record at {rate // 1000} kHz: {rec['cpu_us']:.1f} us of sampling-thread CPU per pass "
+                  f"({rec['passes']} passes, {rec['achieved']:.0f} Hz achieved, {rec['late']} late); a thread that "
+                  f"only sleeps and wakes on that schedule: {wake_us:.1f} us per wake; difference "
+                  f"{rec['cpu_us'] - wake_us:.1f} us   (load {load()})")
+    finally:
+        stop(p)
+    print()
+
+
+def part_rate(build, python):
+    print("== 2. sustained rate (target: >= 10 kHz with < 1% late)")
+    p = start_deep(python)
+    best = best_late = None
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            for rate in (1000, 2000, 5000, 10000, 20000):
+                rec = lapse_record(build, "--pid", p.pid, "-r", rate, "-d", 2, "-o", f"{d}/x.txt")
+                late = rec["late"] / max(rec["passes"], 1)
+                ok_late = late < 0.01
+                ok = ok_late and rec["achieved"] >= 0.99 * rate
+                best = rate if ok else best
+                best_late = rate if ok_late else best_late
+                print(f"   asked {rate:6d} Hz: achieved {rec['achieved']:8.1f} Hz "
+                      f"({rec['achieved'] / rate * 100:5.1f}%), late {late * 100:5.2f}% "
+                      f"({rec['late']}/{rec['passes']}), read errors {rec['errors']}, "
+                      f"{rec['cpu_us']:.1f} us CPU per pass  late<1%: {'yes' if ok_late else 'no'}, "
+                      f"achieved>=99%: {'yes' if rec['achieved'] >= 0.99 * rate else 'no'}   (load {load()})")
+    finally:
+        stop(p)
+    print(f"   highest rate with < 1% late: {best_late if best_late else 'none of those asked'} Hz; "
+          f"also achieving >= 99% of it: {best if best else 'none of those asked'} Hz")
+    print()
+
+
+def timed_run(cmd: list[str]) -> tuple[float, float] | None:
+    """The target's wall and CPU time; None when the tool failed twice (Austin at
+    times does not find the Python it launched)."""
+    for _ in range(2):
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        m = re.search(r"rounds \d+ in ([\d.]+) s, cpu ([\d.]+) s", r.stdout)
+        if m:
+            return float(m.group(1)), float(m.group(2))
+    print(f"   {pathlib.Path(cmd[0]).name} failed twice: {(r.stdout + r.stderr)[-300:]!r}")
+    return None
+
+
+def part_slowdown(build, python, tools):
+    repeats = int(os.environ.get("BENCH_REPEATS", "7"))
+    rounds = os.environ.get("BENCH_ROUNDS", "3000")
+    print(f"== 3. target slowdown at 1 kHz (target: <= 1% and not above py-spy's); "
+          f"{repeats} runs of {rounds} rounds each, interleaved")
+    target = [python, str(DEEP), str(DEPTH), "--rounds", rounds]
+    with tempfile.TemporaryDirectory() as d:
+        cmds = {"unsampled": target,
+                "lapse": [str(build / "lapse"), "record", "-r", "1000", "--format", "collapsed", "-o",
+                          f"{d}/l.txt", "--", *target]}
+        if "py-spy" in tools:
+            cmds["py-spy"] = [tools["py-spy"], "record", "--nonblocking", "-r", "1000", "--format", "raw",
+                              "-o", f"{d}/p.txt", "--", *target]
+        if "austin" in tools:
+            cmds["austin"] = [tools["austin"], "-i", "1ms", "-o", f"{d}/a.txt", *target]
+        wall = {k: [] for k in cmds}
+        cpu = {k: [] for k in cmds}
+        for i in range(repeats):
+            for k, cmd in cmds.items():
+                got = timed_run(cmd)
+                if got:
+                    wall[k].append(got[0])
+                    cpu[k].append(got[1])
+    for label, t in (("wall", wall), ("cpu", cpu)):
+        base_min, base_med = min(t["unsampled"]), statistics.median(t["unsampled"])
+        noise = (max(t["unsampled"]) - base_min) / base_min
+        print(f"   target {label} time: unsampled min {base_min:.3f} s, median {base_med:.3f} s "
+              f"(runs {', '.join(f'{x:.3f}' for x in t['unsampled'])}; spread {noise * 100:.1f}%)")
+        for k in cmds:
+            if k == "unsampled" or not t[k]:
+                continue
+            mn, md = min(t[k]), statistics.median(t[k])
+            print(f"      {k:7s}: min {mn:.3f} s ({(mn / base_min - 1) * 100:+.1f}%), median {md:.3f} s "
+                  f"({(md / base_med - 1) * 100:+.1f}%); runs {', '.join(f'{x:.3f}' for x in t[k])}")
+    print(f"   (load {load()})")
+    print()
+
+
+def part_agreement(build, python, tools):
+    print("== 4. self-time agreement with py-spy (target: top-10 within 2 percentage points); "
+          "all attached to one process at 1 kHz for 5 s")
+    p = start_deep(python)
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            procs = {"lapse": subprocess.Popen([str(build / "lapse"), "record", "--pid", str(p.pid), "-r", "1000",
+                                                "-d", "5", "--format", "collapsed", "-o", f"{d}/l.txt"],
+                                               stderr=subprocess.PIPE, text=True)}
+            if "py-spy" in tools:
+                procs["py-spy"] = subprocess.Popen([tools["py-spy"], "record", "--pid", str(p.pid), "--nonblocking",
+                                                    "-r", "1000", "-d", "5", "--format", "raw", "-o", f"{d}/p.txt"],
+                                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            if "austin" in tools:
+                procs["austin"] = subprocess.Popen([tools["austin"], "-p", str(p.pid), "-i", "1ms", "-x", "5",
+                                                    "-o", f"{d}/a.txt"], stdout=subprocess.DEVNULL,
+                                                   stderr=subprocess.PIPE, text=True)
+            for k, q in procs.items():
+                q.wait(timeout=60)
+            sh = {"lapse": shares_lapse(pathlib.Path(f"{d}/l.txt").read_text())}
+            if "py-spy" in tools:
+                sh["py-spy"] = shares_pyspy(pathlib.Path(f"{d}/p.txt").read_text())
+            if "austin" in tools and pathlib.Path(f"{d}/a.txt").exists():
+                sh["austin"] = shares_austin(pathlib.Path(f"{d}/a.txt").read_text())
+    finally:
+        stop(p)
+    if "py-spy" not in sh:
+        print("   py-spy not available: no comparison")
+        return
+    top = sorted(sh["py-spy"], key=lambda f: -sh["py-spy"][f])[:10]
+    cols = [k for k in ("py-spy", "lapse", "austin") if k in sh]
+    print("   function      " + "".join(f"{c:>9s}" for c in cols) + "   lapse - py-spy")
+    worst = 0.0
+    for f in top:
+        diff = (sh["lapse"].get(f, 0) - sh["py-spy"][f]) * 100
+        worst = max(worst, abs(diff))
+        print(f"   {f[:13]:13s} " + "".join(f"{sh[c].get(f, 0) * 100:8.1f}%" for c in cols) + f"   {diff:+6.2f} pp")
+    print(f"   largest difference over py-spy's top 10: {worst:.2f} percentage points   (load {load()})")
+    print()
+
+
+def main():
+    build = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else REPO / "build").resolve()
+    if not (build / "lapse").exists():
+        sys.exit(f"bench/sampler: {build}/lapse is missing: build first")
+    python = find_python()
+    v = subprocess.run([python, "-c", "import platform; print(platform.python_version())"], capture_output=True,
+                       text=True).stdout.strip()
+    print(f"== bench/sampler: CPython {v} ({python}), {os.cpu_count()} CPUs, load {load()}")
+    tools = peers(build)
+    print(f"   peers: {', '.join(f'{k} ({v})' for k, v in tools.items()) or 'none'}")
+    print()
+    part_cpu(build, python)
+    part_rate(build, python)
+    part_slowdown(build, python, tools)
+    part_agreement(build, python, tools)
+
+
+if __name__ == "__main__":
+    main()

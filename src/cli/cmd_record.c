@@ -1,0 +1,453 @@
+/* lapse record: sample a Python program's stacks from outside, launched or attached. */
+#include "commands.h"
+
+#include "pyread/pyread.h"
+#include "pyread/sampler.h"
+#include "samples/samples.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *USAGE_LINE =
+    "usage: lapse record [-r HZ] [-d SECONDS] [--mode wall|cpu|gil] [--idle] [--subprocesses]\n"
+    "                    [-o OUT] [--format lapse|collapsed|speedscope|flamegraph]\n"
+    "                    (--pid PID | -- PROGRAM [ARGS...])\n";
+
+static void usage(FILE *out)
+{
+    fprintf(out, "%s", USAGE_LINE);
+    fprintf(out,
+            "\n"
+            "Samples the Python stacks of every thread of a CPython 3.11-3.13 process from\n"
+            "outside, without changing or stopping it: `-- python script.py args` launches\n"
+            "the program and samples it until it exits; --pid attaches to a running one.\n"
+            "Each pass reads the target's memory with process_vm_readv; passes follow an\n"
+            "absolute schedule (start + k/HZ, with a little jitter) and each sample stands\n"
+            "for the time since the previous pass, so shares are shares of time.\n"
+            "\n"
+            "options:\n"
+            "  -r, --rate HZ        passes per second (default 100)\n"
+            "  -d, --duration SEC   stop after SEC seconds (default: until the program exits\n"
+            "                       or Ctrl-C); a launched program still running then is\n"
+            "                       sent SIGTERM\n"
+            "  --mode wall          every thread, each sample standing for the wall time since\n"
+            "                       the previous pass (default); threads that wait (used no\n"
+            "                       CPU since the previous pass and do not hold the GIL:\n"
+            "                       sleep, lock, I/O) are left out unless --idle\n"
+            "  --mode cpu           only threads that used CPU since the previous pass, each\n"
+            "                       sample standing for the CPU time it used (schedstat)\n"
+            "  --mode gil           only the thread holding the GIL\n"
+            "  --idle               keep waiting threads (wall mode)\n"
+            "  --subprocesses       also sample the program's descendants that run Python\n"
+            "  -o, --output OUT     where to write (\"-\": standard output, not for lapse);\n"
+            "                       default lapse-PID.<ext>\n"
+            "  --format F           lapse (a .lapse file: `lapse report OUT`), collapsed\n"
+            "                       (flamegraph.pl input), speedscope (JSON for\n"
+            "                       speedscope.app), flamegraph (interactive SVG); default:\n"
+            "                       from OUT's extension (.lapse, .txt, .json, .svg), else lapse\n"
+            "  -h, --help           this help\n"
+            "\n"
+            "Every output records the rate asked for and achieved, the late passes and the\n"
+            "reads that failed or were torn. A pass is late when it starts more than one\n"
+            "period after it was due (the machine did not run the sampler in time); the\n"
+            "slots it missed are skipped, not made up, and the next sample stands for the\n"
+            "longer interval. Progress (on a terminal, once a second) and the summary go\n"
+            "to stderr.\n"
+            "\n"
+            "A target with a lapse session of its own (lapse run, the lapse package, or\n"
+            "liblapse with LAPSE_PROFILE=1) publishes its open spans: each sample then\n"
+            "carries the span path open on its thread, and when the target exits the\n"
+            "samples are also added to its own final .lapse file (one target, one run, one\n"
+            "file: `lapse report RUN` shows the functions inside each span).\n"
+            "Attaching needs the right to ptrace the target: the same user with\n"
+            "kernel.yama.ptrace_scope=0 (a launched program is a child: scope 1 suffices),\n"
+            "or root / CAP_SYS_PTRACE.\n"
+            "Exit status: 0 when the output was written, 1 when the target could not be read\n"
+            "(one line says why) or the output could not be written, 2 for bad usage.\n");
+}
+
+static int bad_usage(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "lapse record: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n%sRun `lapse record --help` for the options.\n", USAGE_LINE);
+    return 2;
+}
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static const char *format_from_name(const char *out)
+{
+    const char *dot = out ? strrchr(out, '.') : NULL;
+    if (!dot)
+        return NULL;
+    if (!strcmp(dot, ".lapse"))
+        return "lapse";
+    if (!strcmp(dot, ".txt") || !strcmp(dot, ".collapsed") || !strcmp(dot, ".folded"))
+        return "collapsed";
+    if (!strcmp(dot, ".json"))
+        return "speedscope";
+    if (!strcmp(dot, ".svg"))
+        return "flamegraph";
+    return NULL;
+}
+
+static int write_output(const sample_set *set, const char *format, const char *out, pid_t pid, char *err,
+                        size_t errlen)
+{
+    if (!strcmp(format, "lapse")) {
+        samples_file_meta meta;
+        memset(&meta, 0, sizeof meta);
+        meta.pid = pid;
+        meta.ppid = -1;
+        return samples_save_lapse(set, &meta, out, err, errlen);
+    }
+    int to_stdout = !strcmp(out, "-");
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d", out, (int)getpid());
+    FILE *f = to_stdout ? stdout : fopen(tmp, "w");
+    if (!f) {
+        snprintf(err, errlen, "cannot write %s: %s", out, strerror(errno));
+        return -1;
+    }
+    int rc;
+    if (!strcmp(format, "collapsed"))
+        rc = samples_write_collapsed(set, f, SAMPLES_COLLAPSED_SPANS);
+    else if (!strcmp(format, "speedscope"))
+        rc = samples_write_speedscope(set, f, out);
+    else
+        rc = samples_write_flamegraph(set, f, "lapse record");
+    if (to_stdout) {
+        if (fflush(stdout) != 0)
+            rc = -EIO;
+    } else {
+        if (fclose(f) != 0)
+            rc = -EIO;
+        if (rc == 0 && rename(tmp, out) != 0)
+            rc = -errno;
+        if (rc != 0)
+            unlink(tmp);
+    }
+    if (rc != 0)
+        snprintf(err, errlen, "cannot write %s: %s", out, strerror(rc < 0 ? -rc : EIO));
+    return rc;
+}
+
+
+/* Where a target with a lapse session writes: LAPSE_RUN_DIR of its environment
+ * (default lapse-runs), relative to its working directory. Read at the start: once
+ * the target has exited, /proc no longer has it. */
+static void target_run_dir(pid_t pid, int launched, char *out, size_t len)
+{
+    char cwd[PATH_MAX] = "", dir[PATH_MAX] = "", p[64];
+    if (launched) {
+        if (!getcwd(cwd, sizeof cwd))
+            cwd[0] = 0;
+        const char *d = getenv("LAPSE_RUN_DIR");
+        snprintf(dir, sizeof dir, "%s", d && *d ? d : "lapse-runs");
+    } else {
+        snprintf(p, sizeof p, "/proc/%d/cwd", (int)pid);
+        ssize_t n = readlink(p, cwd, sizeof cwd - 1);
+        cwd[n > 0 ? n : 0] = 0;
+        snprintf(p, sizeof p, "/proc/%d/environ", (int)pid);
+        int fd = open(p, O_RDONLY | O_CLOEXEC);
+        snprintf(dir, sizeof dir, "lapse-runs");
+        if (fd >= 0) {
+            static char env[65536];
+            ssize_t got = read(fd, env, sizeof env - 1);
+            close(fd);
+            for (ssize_t i = 0; got > 0 && i < got;) {
+                const char *e = env + i;
+                size_t l = strnlen(e, (size_t)(got - i));
+                if (!strncmp(e, "LAPSE_RUN_DIR=", 14) && e[14])
+                    snprintf(dir, sizeof dir, "%s", e + 14);
+                i += (ssize_t)l + 1;
+            }
+        }
+    }
+    if (dir[0] == '/' || !cwd[0])
+        snprintf(out, len, "%s", dir);
+    else
+        snprintf(out, len, "%s/%s", cwd, dir);
+}
+
+/* The newest <role>-<pid>-xxxx.lapse under dir (run/host/ levels below it). */
+static void find_run_file(const char *dir, pid_t pid, int depth, char *best, size_t len, time_t *best_time)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    char needle[32];
+    snprintf(needle, sizeof needle, "-%d-", (int)pid);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)
+            continue;
+        struct stat st;
+        if (stat(path, &st) != 0)
+            continue;
+        size_t n = strlen(e->d_name);
+        if (S_ISDIR(st.st_mode) && depth > 0)
+            find_run_file(path, pid, depth - 1, best, len, best_time);
+        else if (S_ISREG(st.st_mode) && n > 6 && !strcmp(e->d_name + n - 6, ".lapse") &&
+                 strstr(e->d_name, needle) && st.st_mtime >= *best_time) {
+            *best_time = st.st_mtime;
+            snprintf(best, len, "%s", path);
+        }
+    }
+    closedir(d);
+}
+
+/* Progress on a terminal: one status line on stderr, rewritten every second. */
+typedef struct progress {
+    double started;
+    int shown;
+} progress;
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int show_progress(void *ctx, sample_set *set)
+{
+    progress *p = ctx;
+    const store_samples *m = sample_set_view(set);
+    double el = mono_s() - p->started;
+    fprintf(stderr, "\rlapse record: %.0f s, %llu passes (%.1f Hz), %llu late, %llu read errors, %llu samples  ",
+            el, (unsigned long long)m->samples, el > 0 ? (double)m->samples / el : 0.0,
+            (unsigned long long)m->late_samples, (unsigned long long)m->read_errors,
+            (unsigned long long)sample_set_total_count(set));
+    p->shown = 1;
+    return 0;
+}
+
+static int parse_double(const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= lo && v <= hi))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int cmd_record(int argc, char **argv)
+{
+    sampler_opts o;
+    memset(&o, 0, sizeof o);
+    o.rate_hz = 100;
+    o.start_timeout_s = 10;
+    const char *out = NULL, *format = NULL;
+    long pid = 0;
+    int cmd_at = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--")) {
+            cmd_at = i + 1;
+            break;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "-r") || !strcmp(a, "--rate")) {
+            if (!v || parse_double(v, 0.1, 100000, &o.rate_hz) != 0)
+                return bad_usage("%s needs a rate in Hz between 0.1 and 100000", a);
+            i++;
+        } else if (!strcmp(a, "-d") || !strcmp(a, "--duration")) {
+            if (!v || parse_double(v, 0.001, 1e7, &o.duration_s) != 0)
+                return bad_usage("%s needs a positive number of seconds", a);
+            i++;
+        } else if (!strcmp(a, "--mode")) {
+            if (!v)
+                return bad_usage("%s needs wall, cpu or gil", a);
+            if (!strcmp(v, "wall"))
+                o.mode = SAMPLER_WALL;
+            else if (!strcmp(v, "cpu"))
+                o.mode = SAMPLER_CPU;
+            else if (!strcmp(v, "gil"))
+                o.mode = SAMPLER_GIL;
+            else
+                return bad_usage("unknown mode '%s' (wall, cpu or gil)", v);
+            i++;
+        } else if (!strcmp(a, "--idle")) {
+            o.idle = 1;
+        } else if (!strcmp(a, "--subprocesses")) {
+            o.subprocesses = 1;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            if (!v || !*v)
+                return bad_usage("%s needs a file name", a);
+            out = v;
+            i++;
+        } else if (!strcmp(a, "--format")) {
+            if (!v || (strcmp(v, "lapse") && strcmp(v, "collapsed") && strcmp(v, "speedscope") &&
+                       strcmp(v, "flamegraph")))
+                return bad_usage("--format needs lapse, collapsed, speedscope or flamegraph (got '%s')",
+                                 v ? v : "");
+            format = v;
+            i++;
+        } else if (!strcmp(a, "--pid") || !strcmp(a, "-p")) {
+            char *end;
+            pid = v ? strtol(v, &end, 10) : 0;
+            if (!v || *end || pid <= 0 || pid > 0x7fffffff)
+                return bad_usage("%s needs a process id", a);
+            i++;
+        } else if (a[0] == '-') {
+            return bad_usage("unknown option '%s'", a);
+        } else {
+            cmd_at = i; /* the program, without "--" */
+            break;
+        }
+    }
+    int have_cmd = cmd_at > 0 && cmd_at < argc;
+    if (have_cmd == (pid > 0))
+        return bad_usage("%s", pid > 0 ? "give --pid or a program, not both" : "nothing to record: give --pid PID or -- PROGRAM ARGS");
+    if (!format)
+        format = format_from_name(out);
+    if (!format)
+        format = "lapse";
+    if (out && !strcmp(out, "-") && !strcmp(format, "lapse"))
+        return bad_usage("%s", "a .lapse file cannot go to standard output: give -o FILE, or another --format");
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    if (have_cmd) {
+        pid_t child = fork();
+        if (child < 0) {
+            fprintf(stderr, "lapse record: cannot start %s: %s\n", argv[cmd_at], strerror(errno));
+            return 1;
+        }
+        if (child == 0) {
+            signal(SIGINT, SIG_DFL);
+            signal(SIGTERM, SIG_DFL);
+            execvp(argv[cmd_at], argv + cmd_at);
+            fprintf(stderr, "lapse record: cannot run %s: %s\n", argv[cmd_at], strerror(errno));
+            _exit(127);
+        }
+        o.root = o.child = child;
+    } else {
+        o.root = (pid_t)pid;
+    }
+    o.stop = &stop_flag;
+
+    sample_set *set = sample_set_new();
+    if (!set) {
+        fprintf(stderr, "lapse record: out of memory\n");
+        return 1;
+    }
+    char default_out[64];
+    if (!out) {
+        const char *ext = !strcmp(format, "lapse") ? "lapse" : !strcmp(format, "collapsed") ? "txt"
+                          : !strcmp(format, "speedscope") ? "speedscope.json" : "svg";
+        snprintf(default_out, sizeof default_out, "lapse-%d.%s", (int)o.root, ext);
+        out = default_out;
+    }
+    char run_dir[PATH_MAX];
+    target_run_dir(o.root, have_cmd, run_dir, sizeof run_dir);
+    progress prog = {mono_s(), 0};
+    if (isatty(STDERR_FILENO)) {
+        o.tick = show_progress;
+        o.tick_ctx = &prog;
+        o.tick_s = 1;
+    }
+    sampler_result r;
+    char msg[600];
+    int rc = sampler_run(&o, set, &r, msg, sizeof msg);
+    if (prog.shown)
+        fputc('\n', stderr);
+    if (o.child > 0 && r.child_status == -1) {
+        int status;
+        pid_t w = 0;
+        if (rc != 0 && !stop_flag) {
+            /* a launched program we could not read: let it finish as it would have */
+        } else if (stop_flag) {
+            /* Ctrl-C reached the program too: give it 5 s to end on its own */
+            for (int i = 0; i < 500 && (w = waitpid(o.child, &status, WNOHANG)) == 0; i++) {
+                struct timespec ts = {0, 10000000};
+                nanosleep(&ts, NULL);
+            }
+            if (w != o.child)
+                kill(o.child, SIGTERM);
+        } else {
+            kill(o.child, SIGTERM); /* -d ended first */
+        }
+        if (w == o.child || waitpid(o.child, &status, 0) == o.child)
+            r.child_status = status;
+    }
+    if (rc != 0) {
+        if (o.child > 0 && r.child_status != -1 && WIFEXITED(r.child_status) &&
+            WEXITSTATUS(r.child_status) == 127 && rc == PYREAD_GONE)
+            fprintf(stderr, "lapse record: %s could not be started\n", argv[cmd_at]);
+        else if (o.child > 0 && r.child_status != -1 && rc != PYREAD_PERMISSION && rc != PYREAD_UNKNOWN_VERSION)
+            fprintf(stderr, "lapse record: %s ended (%s %d) before a Python could be read in it\n", argv[cmd_at],
+                    WIFEXITED(r.child_status) ? "exit status" : "signal",
+                    WIFEXITED(r.child_status) ? WEXITSTATUS(r.child_status) : WTERMSIG(r.child_status));
+        else
+            fprintf(stderr, "lapse record: %s\n", msg);
+        sample_set_free(set);
+        return 1;
+    }
+    char err[600] = "";
+    if (write_output(set, format, out, o.root, err, sizeof err) != 0) {
+        fprintf(stderr, "lapse record: %s\n", err[0] ? err : "cannot write the output");
+        sample_set_free(set);
+        return 1;
+    }
+    /* One target, one run, one file: a target with a lapse session of its own wrote
+     * its final .lapse file when it exited; the samples join it there too. */
+    if (r.ended_by == 1 && r.saw_spans && run_dir[0]) {
+        char run_file[PATH_MAX] = "";
+        time_t newest = 0;
+        find_run_file(run_dir, o.root, 3, run_file, sizeof run_file, &newest);
+        if (run_file[0]) {
+            char e2[600] = "";
+            if (samples_add_to_lapse(set, run_file, e2, sizeof e2) == 0)
+                fprintf(stderr, "lapse record: added the samples to the target's own file %s\n", run_file);
+            else
+                fprintf(stderr, "lapse record: could not add the samples to %s: %s\n", run_file, e2);
+        }
+    }
+    const store_samples *m = sample_set_view(set);
+    double secs = (double)r.duration_ns / 1e9;
+    fprintf(stderr,
+            "lapse record: wrote %s (%s): %llu passes in %.2f s, %.1f Hz achieved of %.1f asked, "
+            "%llu late, %llu read errors, %llu stacks sampled from %d process%s; sampler CPU %.1f us per pass\n",
+            strcmp(out, "-") ? out : "<stdout>", format, (unsigned long long)r.passes, secs, m->rate_achieved_hz,
+            o.rate_hz, (unsigned long long)r.late, (unsigned long long)r.read_errors,
+            (unsigned long long)sample_set_total_count(set), r.processes, r.processes == 1 ? "" : "es",
+            r.passes ? (double)r.sampler_cpu_ns / 1e3 / (double)r.passes : 0.0);
+    if (o.child > 0 && r.child_status != -1) {
+        if (WIFEXITED(r.child_status) && WEXITSTATUS(r.child_status))
+            fprintf(stderr, "lapse record: the program exited with status %d\n", WEXITSTATUS(r.child_status));
+        else if (WIFSIGNALED(r.child_status) && !(r.ended_by != 1 && WTERMSIG(r.child_status) == SIGTERM))
+            fprintf(stderr, "lapse record: the program was killed by signal %d\n", WTERMSIG(r.child_status));
+    }
+    sample_set_free(set);
+    return 0;
+}

@@ -1,0 +1,97 @@
+/* Open-addressing table of code objects by address; see code_cache.h. */
+#include "code_cache.h"
+
+#include "line_table.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static size_t slot_of(uint64_t addr, size_t cap)
+{
+    uint64_t h = addr * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 20) & (cap - 1);
+}
+
+int code_cache_init(code_cache *c)
+{
+    c->cap = 1024;
+    c->used = 0;
+    c->slots = calloc(c->cap, sizeof *c->slots);
+    return c->slots ? 0 : -1;
+}
+
+static void entry_free(code_entry *e)
+{
+    free((char *)e->info.qualname);
+    free((char *)e->info.filename);
+    free(e->linetable);
+}
+
+void code_cache_free(code_cache *c)
+{
+    for (size_t i = 0; i < c->cap; i++)
+        if (c->slots[i].addr)
+            entry_free(&c->slots[i]);
+    free(c->slots);
+    c->slots = NULL;
+}
+
+code_entry *code_cache_find(code_cache *c, uint64_t addr)
+{
+    for (size_t i = slot_of(addr, c->cap);; i = (i + 1) & (c->cap - 1)) {
+        if (c->slots[i].addr == addr)
+            return &c->slots[i];
+        if (c->slots[i].addr == 0)
+            return NULL;
+    }
+}
+
+static int grow(code_cache *c)
+{
+    size_t cap = c->cap * 2;
+    code_entry *slots = calloc(cap, sizeof *slots);
+    if (!slots)
+        return -1;
+    for (size_t i = 0; i < c->cap; i++) {
+        if (!c->slots[i].addr)
+            continue;
+        size_t j = slot_of(c->slots[i].addr, cap);
+        while (slots[j].addr)
+            j = (j + 1) & (cap - 1);
+        slots[j] = c->slots[i];
+    }
+    free(c->slots);
+    c->slots = slots;
+    c->cap = cap;
+    return 0;
+}
+
+code_entry *code_cache_insert(code_cache *c, const code_entry *e)
+{
+    if ((c->used + 1) * 10 > c->cap * 7 && grow(c) != 0)
+        return NULL;
+    size_t i = slot_of(e->addr, c->cap);
+    while (c->slots[i].addr && c->slots[i].addr != e->addr)
+        i = (i + 1) & (c->cap - 1);
+    uint32_t generation = ++c->generations;
+    if (c->slots[i].addr) {
+        entry_free(&c->slots[i]);
+    } else {
+        c->used++;
+    }
+    c->slots[i] = *e;
+    c->slots[i].info.generation = generation;
+    c->slots[i].last_unit = -2;
+    c->slots[i].stale = 0;
+    return &c->slots[i];
+}
+
+int code_entry_line(code_entry *e, long unit)
+{
+    if (unit == e->last_unit)
+        return e->last_line;
+    int line = line_table_line(e->linetable, e->linetable_len, e->info.firstlineno, unit);
+    e->last_unit = unit;
+    e->last_line = line;
+    return line;
+}

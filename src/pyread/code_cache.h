@@ -1,0 +1,40 @@
+/* Code objects read from the target, by address: names, first line and line table,
+ * read once. A line lookup remembers the last (unit, line) of each code object. */
+#ifndef LAPSE_PYREAD_CODE_CACHE_H
+#define LAPSE_PYREAD_CODE_CACHE_H
+
+#include "pyread.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct code_entry {
+    uint64_t addr;
+    pyread_code info;
+    uint8_t *linetable;
+    size_t linetable_len;
+    long code_units; /* ob_size of the code object: its instructions, in code units */
+    long last_unit;
+    int last_line;
+    /* The fields that identify it (first line, name, file and line table pointers),
+     * compared again in each pass that uses it: a freed code object's address may
+     * hold another one later. */
+    unsigned char fingerprint[96];
+    uint64_t checked_pass;
+    int stale;
+} code_entry;
+
+typedef struct code_cache {
+    code_entry *slots;
+    size_t cap, used;
+    uint32_t generations; /* each insertion gets the next generation */
+} code_cache;
+
+int code_cache_init(code_cache *c);
+void code_cache_free(code_cache *c);
+code_entry *code_cache_find(code_cache *c, uint64_t addr);
+/* Takes ownership of e's strings and line table. NULL when out of memory. */
+code_entry *code_cache_insert(code_cache *c, const code_entry *e);
+int code_entry_line(code_entry *e, long unit);
+
+#endif

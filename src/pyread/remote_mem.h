@@ -1,0 +1,45 @@
+/* Reading another process's memory with process_vm_readv only: the target is never
+ * stopped. remote_read copies one range; remote_read_cached serves reads from a small
+ * per-sample cache of whole pages, filling a miss with the page and the pages below
+ * it in one system call (a thread's frames sit next to each other on its data stack,
+ * callers below callees), so that a deep stack costs a few calls, not one per frame. */
+#ifndef LAPSE_PYREAD_REMOTE_MEM_H
+#define LAPSE_PYREAD_REMOTE_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define REMOTE_PAGE 4096u
+#define REMOTE_BLOCK 512u       /* cache granularity: divides a page, so a block never spans two */
+#define REMOTE_CACHE_BLOCKS 128
+#define REMOTE_FILL_MAX 16       /* blocks one miss may fill */
+
+typedef struct remote_mem {
+    pid_t pid;
+    uint64_t block_addr[REMOTE_CACHE_BLOCKS];
+    unsigned char valid[REMOTE_CACHE_BLOCKS];
+    unsigned char used[REMOTE_CACHE_BLOCKS]; /* read from in this pass */
+    int next_slot;
+    unsigned char (*blocks)[REMOTE_BLOCK];
+    /* counters since open */
+    uint64_t syscalls;
+    uint64_t bytes;
+    int last_errno; /* errno of the last failed read (EPERM, ESRCH, EFAULT...) */
+} remote_mem;
+
+int remote_mem_init(remote_mem *rm, pid_t pid);
+void remote_mem_free(remote_mem *rm);
+/* Start a pass: forget what was cached, then read again, in one call, every block
+ * the previous pass used (a target in a steady state needs no other read). */
+void remote_mem_reset(remote_mem *rm);
+/* Copy len bytes at addr; 0, or -1 (errno in rm->last_errno) if any byte could not be read. */
+int remote_read(remote_mem *rm, uint64_t addr, void *buf, size_t len);
+/* The same through the cache: a miss reads the missing block and up to fill-1
+ * blocks below it (fill 1: just the block) in one call. */
+int remote_read_cached(remote_mem *rm, uint64_t addr, void *buf, size_t len, int fill);
+/* Read up to len bytes, stopping at the first unreadable page; returns bytes read. */
+size_t remote_read_some(remote_mem *rm, uint64_t addr, void *buf, size_t len);
+int remote_read_u64(remote_mem *rm, uint64_t addr, uint64_t *out);
+
+#endif

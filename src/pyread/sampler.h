@@ -1,0 +1,57 @@
+/* The external sampler: reads one or more CPython processes on an absolute
+ * schedule and adds their stacks to a sample_set (src/samples/samples.h).
+ *
+ * Pass k is due at start + k * period plus a small jitter (at most an eighth of a
+ * period either way, so that the schedule does not lock onto a periodic target);
+ * a pass that starts more than one period after it was due counts as late, and the
+ * passes it missed are not made up: each sample stands for the time since the
+ * previous pass, so weights add up to the wall time whatever the rate achieved. */
+#ifndef LAPSE_PYREAD_SAMPLER_H
+#define LAPSE_PYREAD_SAMPLER_H
+
+#include "samples/samples.h"
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum sampler_mode {
+    SAMPLER_WALL = 0, /* every thread (idle ones only with idle=1) */
+    SAMPLER_CPU = 1,  /* threads on a CPU (OS state R) */
+    SAMPLER_GIL = 2,  /* the thread holding the GIL */
+};
+
+typedef struct sampler_opts {
+    double rate_hz;
+    double duration_s;       /* 0: until the targets exit or *stop is set */
+    int mode;                /* SAMPLER_* */
+    int idle;                /* wall mode: keep threads that wait */
+    int subprocesses;        /* follow the root's descendants */
+    pid_t root;              /* the process to sample (and whose children to follow) */
+    pid_t child;             /* root was launched by us: reap it (0: attached) */
+    double start_timeout_s;  /* how long to wait for root to become a readable Python */
+    volatile sig_atomic_t *stop;
+    /* Called about every tick_s seconds with the set being filled (top); a nonzero
+     * return ends the recording. */
+    double tick_s;
+    int (*tick)(void *ctx, sample_set *set);
+    void *tick_ctx;
+} sampler_opts;
+
+typedef struct sampler_result {
+    uint64_t passes, late, read_errors;
+    uint64_t duration_ns;
+    uint64_t sampler_cpu_ns;  /* CPU time of the sampling thread while sampling */
+    int processes;            /* Python processes sampled */
+    int child_status;         /* wait status of a launched child, -1 when not reaped */
+    int ended_by;             /* 0 duration, 1 targets exited, 2 stopped, 3 tick */
+    int saw_spans;            /* the root had a lapse core publishing its span stacks */
+} sampler_result;
+
+/* Samples until the duration ends, every target has exited, *stop is set or tick
+ * asks to stop, filling set (its meta too: mode, rates, passes, late, errors, start
+ * and end, idle). Returns 0, or a PYREAD_* code with one line in msg when the root
+ * could never be read (gone, not Python, version, permission). */
+int sampler_run(const sampler_opts *o, sample_set *set, sampler_result *r, char *msg, size_t msglen);
+
+#endif

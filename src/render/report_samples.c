@@ -1,0 +1,279 @@
+#include "report_samples.h"
+
+#include "analyze/sample_stats.h"
+#include "format.h"
+#include "samples/samples.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_LIST 4096 /* pids, threads or spans listed per file */
+#define THREAD_ROWS 5 /* functions per thread */
+#define SPAN_ROWS 5   /* functions per span */
+
+static const char *str_of(const store_samples *s, uint32_t id)
+{
+    return id < s->string_count ? s->strings[id] : "";
+}
+
+static char *func_label(const store_samples *s, const ss_func *f, char *buf, size_t n)
+{
+    const char *fn = str_of(s, f->function), *file = str_of(s, f->file);
+    if (*file)
+        snprintf(buf, n, "%s (%s)", *fn ? fn : "?", file);
+    else
+        snprintf(buf, n, "%s", *fn ? fn : "?");
+    return buf;
+}
+
+static const store_sample_process *process_of(const store_samples *s, int64_t pid)
+{
+    for (uint32_t i = 0; i < s->process_count; i++)
+        if (s->processes[i].pid == pid)
+            return &s->processes[i];
+    return NULL;
+}
+
+/* "123 samples standing for ~1.2s" or "123 samples" when no sample carries a time */
+static char *amount(const ss_group *g, uint64_t count, uint64_t ns, char *buf, size_t n)
+{
+    char a[FMT_BUF], b[FMT_BUF];
+    if (g->by_weight)
+        snprintf(buf, n, "%s sample%s standing for ~%s", fmt_count(a, sizeof a, count),
+                 count == 1 ? "" : "s", fmt_duration(b, sizeof b, (double)ns));
+    else
+        snprintf(buf, n, "%s sample%s", fmt_count(a, sizeof a, count), count == 1 ? "" : "s");
+    return buf;
+}
+
+/* rows of functions of g, ordered by self (by_total 0) or total share */
+static void func_rows(FILE *out, const store_samples *s, const ss_group *g, int by_total,
+                      unsigned rows, const char *indent)
+{
+    char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], d[FMT_BUF], e[FMT_BUF], label[600];
+    fprintf(out, "%s%7s %9s %7s %9s %9s  FUNCTION (by %s share)\n", indent, "SELF", "~SELF", "TOTAL",
+            "~TOTAL", "SAMPLES", by_total ? "total" : "self");
+    const uint32_t *order = by_total ? g->by_total : g->by_self;
+    unsigned shown = 0;
+    for (uint32_t i = 0; i < g->func_count && shown < rows; i++) {
+        const ss_func *f = &g->funcs[order[i]];
+        if (!by_total && !f->self_count)
+            break;
+        fprintf(out, "%s%7s %9s %7s %9s %9s  %s\n", indent,
+                fmt_percent(a, sizeof a, ss_self_share(g, f)),
+                g->by_weight ? fmt_duration(b, sizeof b, (double)f->self_ns) : "-",
+                fmt_percent(c, sizeof c, ss_total_share(g, f)),
+                g->by_weight ? fmt_duration(d, sizeof d, (double)f->total_ns) : "-",
+                fmt_count(e, sizeof e, by_total ? f->total_count : f->self_count),
+                func_label(s, f, label, sizeof label));
+        shown++;
+    }
+    if (!shown)
+        fprintf(out, "%s(no Python frame in these samples)\n", indent);
+}
+
+static void file_text(FILE *out, const rm_worker *w, unsigned top)
+{
+    const store_samples *s = sample_set_view(w->samples);
+    char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], line[800];
+    fprintf(out, "\nPYTHON SAMPLES  %s  (estimates from sampling: counts of samples and the time\n"
+                 "  they stand for, not measured time)\n",
+            w->file);
+    fprintf(out, "  recording   mode %s, asked %s Hz, achieved %s Hz, %s sampling passes in %s%s\n",
+            *s->mode ? s->mode : "?", fmt_decimal(a, sizeof a, s->rate_asked_hz, 1),
+            fmt_decimal(b, sizeof b, s->rate_achieved_hz, 1), fmt_count(c, sizeof c, s->samples),
+            fmt_duration(line, sizeof line, (double)s->duration_ns),
+            s->idle ? ", idle threads kept" : ", idle threads left out");
+    fprintf(out, "              %s late sample%s (%s), %s read error%s\n",
+            fmt_count(a, sizeof a, s->late_samples), s->late_samples == 1 ? "" : "s",
+            s->samples ? fmt_percent(b, sizeof b, (double)s->late_samples / (double)s->samples)
+                       : "n/a",
+            fmt_count(c, sizeof c, s->read_errors), s->read_errors == 1 ? "" : "s");
+
+    int64_t *pids = malloc(MAX_LIST * sizeof *pids);
+    int64_t *tids = malloc(MAX_LIST * sizeof *tids);
+    if (!pids || !tids) {
+        free(pids);
+        free(tids);
+        fputs("  (out of memory)\n", out);
+        return;
+    }
+    uint32_t np = ss_pids(s, pids, MAX_LIST);
+    if (np == 0)
+        fputs("  no stack was sampled\n", out);
+    for (uint32_t p = 0; p < np; p++) {
+        ss_group g;
+        if (ss_group_build(s, pids[p], SS_ANY, SS_ANY_SPAN, &g))
+            break;
+        const store_sample_process *pr = process_of(s, pids[p]);
+        fprintf(out, "\n  process %lld", (long long)pids[p]);
+        if (pr && *str_of(s, pr->command))
+            fprintf(out, "  %.200s", str_of(s, pr->command));
+        if (pr && *str_of(s, pr->python_version))
+            fprintf(out, "  (CPython %s)", str_of(s, pr->python_version));
+        fprintf(out, "   %s\n", amount(&g, g.count, g.weight_ns, line, sizeof line));
+        func_rows(out, s, &g, 0, top, "    ");
+        fputc('\n', out);
+        func_rows(out, s, &g, 1, top, "    ");
+        ss_group_free(&g);
+
+        uint32_t nt = ss_tids(s, pids[p], tids, MAX_LIST);
+        for (uint32_t t = 0; t < nt && nt > 1; t++) {
+            if (ss_group_build(s, pids[p], tids[t], SS_ANY_SPAN, &g))
+                break;
+            const char *name = str_of(s, ss_thread_name(s, pids[p], tids[t]));
+            fprintf(out, "\n    thread %s%s(tid %lld)   %s\n", name, *name ? " " : "",
+                    (long long)tids[t], amount(&g, g.count, g.weight_ns, line, sizeof line));
+            func_rows(out, s, &g, 0, top < THREAD_ROWS ? top : THREAD_ROWS, "      ");
+            ss_group_free(&g);
+        }
+    }
+    free(pids);
+    free(tids);
+
+    ss_span_total *rows = NULL;
+    uint32_t ns = 0;
+    if (ss_span_totals(s, &rows, &ns))
+        fputs("  (out of memory)\n", out);
+    if (ns) {
+        fprintf(out, "\n  FUNCTIONS INSIDE SPANS (samples taken while the span was open on the "
+                     "sampled thread,\n  nested spans included)\n");
+        for (uint32_t i = 0; i < ns && i < top; i++) {
+            ss_group g;
+            if (ss_group_build_under(s, rows[i].path, &g))
+                break;
+            fprintf(out, "    %s   %s\n", rows[i].path,
+                    amount(&g, g.count, g.weight_ns, line, sizeof line));
+            func_rows(out, s, &g, 0, top < SPAN_ROWS ? top : SPAN_ROWS, "      ");
+            ss_group_free(&g);
+        }
+        if (ns > top)
+            fprintf(out, "    ... and %u more span paths (--top, --json)\n", ns - top);
+    }
+    ss_span_totals_free(rows, ns);
+}
+
+void report_samples_text(FILE *out, const run_model *m, unsigned top)
+{
+    for (uint32_t i = 0; i < m->worker_count; i++)
+        if (m->workers[i].samples)
+            file_text(out, &m->workers[i], top);
+}
+
+/* ---- JSON ---- */
+
+static void funcs_json(json_out *j, const char *key, const store_samples *s, const ss_group *g,
+                       int by_total, unsigned rows)
+{
+    json_begin_array(j, key);
+    const uint32_t *order = by_total ? g->by_total : g->by_self;
+    for (uint32_t i = 0; i < g->func_count && i < rows; i++) {
+        const ss_func *f = &g->funcs[order[i]];
+        if (!by_total && !f->self_count)
+            break;
+        json_begin_object(j, NULL);
+        json_str(j, "function", str_of(s, f->function));
+        json_str(j, "file", str_of(s, f->file));
+        json_u64(j, "self_samples", f->self_count);
+        json_u64(j, "total_samples", f->total_count);
+        json_u64(j, "self_ns", f->self_ns);
+        json_u64(j, "total_ns", f->total_ns);
+        json_double(j, "self_share", ss_self_share(g, f), 6);
+        json_double(j, "total_share", ss_total_share(g, f), 6);
+        json_end_object(j);
+    }
+    json_end_array(j);
+}
+
+static void group_json(json_out *j, const store_samples *s, const ss_group *g, unsigned rows,
+                       int with_total)
+{
+    json_u64(j, "samples", g->count);
+    json_u64(j, "sampled_ns", g->weight_ns);
+    json_str(j, "shares_of", g->by_weight ? "time" : "samples");
+    funcs_json(j, "top_self", s, g, 0, rows);
+    if (with_total)
+        funcs_json(j, "top_total", s, g, 1, rows);
+}
+
+static void file_json(json_out *j, const rm_worker *w, unsigned top)
+{
+    const store_samples *s = sample_set_view(w->samples);
+    json_begin_object(j, NULL);
+    json_str(j, "file", w->file);
+    json_i64(j, "pid", w->pid);
+    json_bool(j, "estimated", 1);
+    json_str(j, "mode", s->mode);
+    json_double(j, "rate_asked_hz", s->rate_asked_hz, 9);
+    json_double(j, "rate_achieved_hz", s->rate_achieved_hz, 9);
+    json_u64(j, "samples", s->samples);
+    json_u64(j, "late_samples", s->late_samples);
+    json_u64(j, "read_errors", s->read_errors);
+    json_u64(j, "start_real_ns", s->start_real_ns);
+    json_u64(j, "end_real_ns", s->end_real_ns);
+    json_u64(j, "duration_ns", s->duration_ns);
+    json_bool(j, "idle", (int)s->idle);
+    int64_t *pids = malloc(MAX_LIST * sizeof *pids);
+    int64_t *tids = malloc(MAX_LIST * sizeof *tids);
+    uint32_t np = pids && tids ? ss_pids(s, pids, MAX_LIST) : 0;
+    json_begin_array(j, "processes");
+    for (uint32_t p = 0; p < np; p++) {
+        ss_group g;
+        if (ss_group_build(s, pids[p], SS_ANY, SS_ANY_SPAN, &g))
+            break;
+        const store_sample_process *pr = process_of(s, pids[p]);
+        json_begin_object(j, NULL);
+        json_i64(j, "pid", pids[p]);
+        if (pr) {
+            json_i64(j, "ppid", pr->ppid);
+            json_str(j, "command", str_of(s, pr->command));
+            json_str(j, "python_version", str_of(s, pr->python_version));
+        }
+        group_json(j, s, &g, top, 1);
+        ss_group_free(&g);
+        json_begin_array(j, "threads");
+        uint32_t nt = ss_tids(s, pids[p], tids, MAX_LIST);
+        for (uint32_t t = 0; t < nt; t++) {
+            if (ss_group_build(s, pids[p], tids[t], SS_ANY_SPAN, &g))
+                break;
+            json_begin_object(j, NULL);
+            json_i64(j, "tid", tids[t]);
+            json_str(j, "name", str_of(s, ss_thread_name(s, pids[p], tids[t])));
+            group_json(j, s, &g, top, 1);
+            json_end_object(j);
+            ss_group_free(&g);
+        }
+        json_end_array(j);
+        json_end_object(j);
+    }
+    json_end_array(j);
+    free(pids);
+    free(tids);
+
+    ss_span_total *rows = NULL;
+    uint32_t ns = 0;
+    json_begin_array(j, "spans");
+    if (ss_span_totals(s, &rows, &ns) == 0)
+        for (uint32_t i = 0; i < ns; i++) {
+            ss_group g;
+            if (ss_group_build_under(s, rows[i].path, &g))
+                break;
+            json_begin_object(j, NULL);
+            json_str(j, "path", rows[i].path);
+            group_json(j, s, &g, top, 1);
+            json_end_object(j);
+            ss_group_free(&g);
+        }
+    json_end_array(j);
+    ss_span_totals_free(rows, ns);
+    json_end_object(j);
+}
+
+void report_samples_json(json_out *j, const run_model *m, unsigned top)
+{
+    json_begin_array(j, "python_samples");
+    for (uint32_t i = 0; i < m->worker_count; i++)
+        if (m->workers[i].samples)
+            file_json(j, &m->workers[i], top);
+    json_end_array(j);
+}

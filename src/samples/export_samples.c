@@ -1,0 +1,56 @@
+/* The samples of a run's files, merged and written in one of the sample formats. */
+#include "samples.h"
+
+#include "analyze/run_model.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+int samples_export(const char *path, const char *format, const char *title, FILE *out,
+                   char *err, size_t errlen)
+{
+    int kind = !strcmp(format, "collapsed")    ? 0
+               : !strcmp(format, "speedscope") ? 1
+               : !strcmp(format, "flamegraph") ? 2
+                                               : -1;
+    if (kind < 0) {
+        snprintf(err, errlen, "unknown samples format '%s' (collapsed, speedscope, flamegraph)",
+                 format);
+        return -EINVAL;
+    }
+    run_model m;
+    int rc = run_model_load(path, NULL, &m, err, errlen);
+    if (rc)
+        return rc;
+    sample_set *set = sample_set_new();
+    if (!set) {
+        run_model_free(&m);
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    uint32_t files = 0;
+    for (uint32_t i = 0; i < m.worker_count && !rc; i++) {
+        if (!m.workers[i].samples)
+            continue;
+        rc = sample_set_merge(set, sample_set_view(m.workers[i].samples));
+        files++;
+    }
+    if (rc)
+        snprintf(err, errlen, "out of memory merging the samples of %s", path);
+    else if (!files) {
+        snprintf(err, errlen, "%s holds no Python stack samples (record them with lapse record)",
+                 path);
+        rc = -ENOENT;
+    }
+    if (!rc) {
+        rc = kind == 0   ? samples_write_collapsed(set, out, 0)
+             : kind == 1 ? samples_write_speedscope(set, out, title)
+                         : samples_write_flamegraph(set, out, title);
+        if (rc)
+            snprintf(err, errlen, "cannot write the %s output", format);
+    }
+    sample_set_free(set);
+    run_model_free(&m);
+    return rc;
+}

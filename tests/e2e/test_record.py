@@ -1,0 +1,260 @@
+"""`lapse record` against real CPython interpreters: a known dominant function gets
+its expected share, every output format is written and readable, a target that
+exits mid-run ends the recording cleanly, attaching by PID, the sampling modes,
+--subprocesses, and one clear line for targets it cannot read."""
+
+from __future__ import annotations
+
+import json
+import re
+import pathlib
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import REPO, clean_env, kill_group, start_program
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from test_pyread_dump import PARKED, PYTHONS, Parked  # noqa: E402
+
+TARGETS = REPO / "tests" / "e2e" / "py_targets"
+WORKLOAD = TARGETS / "workload.py"
+SPAWNER = TARGETS / "spawner.py"
+
+PY_IDS = [p.replace(str(pathlib.Path.home()), "~") for p in PYTHONS]
+
+
+def collapsed_shares(text: str) -> tuple[dict[str, float], int]:
+    """Self share of each innermost-but-one function name over every sample, and
+    the number of samples. Lines: 'a;b;c count'; '#' lines are comments."""
+    counts: dict[str, int] = {}
+    total = 0
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        stack, n = line.rsplit(" ", 1)
+        n = int(n)
+        total += n
+        for frame in set(stack.split(";")):
+            name = frame.split(" (")[0]
+            counts[name] = counts.get(name, 0) + n
+    return {k: v / total for k, v in counts.items()}, total
+
+
+def record(lapse, *args, timeout=60):
+    return lapse.run("record", *args, timeout=timeout)
+
+
+@pytest.mark.parametrize("python", PYTHONS, ids=PY_IDS)
+def test_dominant_function_share(lapse, tmp_path, python):
+    """hot() does three times the work of cold(): about 75% and 25% of the samples
+    that are in either (the loop around them takes a little)."""
+    out = tmp_path / "w.txt"
+    r = record(lapse, "-r", "200", "-o", out, "--", python, WORKLOAD, "3")
+    assert r.returncode == 0, r.stderr
+    shares, total = collapsed_shares(out.read_text())
+    assert total >= 100, f"only {total} samples in 3 s at 200 Hz: {r.stderr}"
+    hot, cold = shares.get("hot", 0), shares.get("cold", 0)
+    assert hot + cold > 0.85, shares
+    assert abs(hot / (hot + cold) - 0.75) < 0.08, (hot, cold)
+    assert shares.get("work", 0) > 0.85
+
+
+def test_formats(lapse, tmp_path):
+    python = PYTHONS[0]
+    outs = {"lapse": tmp_path / "w.lapse", "collapsed": tmp_path / "w.txt",
+            "speedscope": tmp_path / "w.json", "flamegraph": tmp_path / "w.svg"}
+    for fmt, out in outs.items():
+        r = record(lapse, "-r", "100", "-o", out, "--", python, WORKLOAD, "1")
+        assert r.returncode == 0, (fmt, r.stderr)
+        assert f"({fmt})" in r.stderr
+        assert out.stat().st_size > 0
+
+    doc = lapse.report_json(outs["lapse"])
+    ps = doc["python_samples"]
+    assert len(ps) == 1 and ps[0]["mode"] == "wall"
+    assert ps[0]["rate_asked_hz"] == 100
+    assert 0 < ps[0]["rate_achieved_hz"] <= 110
+    assert ps[0]["samples"] > 20
+    names = [f["function"] for f in ps[0]["processes"][0]["top_total"]]
+    assert "hot" in names and "work" in names
+    text = lapse.run("report", outs["lapse"]).stdout
+    assert "PYTHON SAMPLES" in text and "asked 100.0 Hz" in text
+
+    header = outs["collapsed"].read_text().splitlines()[0]
+    assert header.startswith("#") and "asked 100 Hz" in header
+
+    sp = json.loads(outs["speedscope"].read_text())
+    assert sp["$schema"] == "https://www.speedscope.app/file-format-schema.json"
+    frames = [f["name"] for f in sp["shared"]["frames"]]
+    assert "hot" in frames and "work" in frames
+
+    svg = outs["flamegraph"].read_text()
+    assert "<svg" in svg and "hot" in svg and "<script" in svg
+
+
+def test_format_to_stdout(lapse):
+    r = record(lapse, "-r", "100", "--format", "collapsed", "-o", "-", "--", PYTHONS[0], WORKLOAD, "0.5")
+    assert r.returncode == 0, r.stderr
+    assert ";work (" in r.stdout
+
+
+def test_target_exits_mid_run(lapse, tmp_path):
+    """The program ends long before -d: the recording ends with it, the output is
+    written, and the program's exit status is named."""
+    out = tmp_path / "w.txt"
+    t0 = time.monotonic()
+    r = record(lapse, "-r", "100", "-d", "30", "-o", out, "--", PYTHONS[0], WORKLOAD, "1",
+               "--exit-code", "3")
+    took = time.monotonic() - t0
+    assert r.returncode == 0, r.stderr
+    assert took < 15, f"the recording went on for {took:.1f}s after the program ended"
+    assert "exited with status 3" in r.stderr
+    shares, total = collapsed_shares(out.read_text())
+    assert total > 20 and shares.get("hot", 0) > 0.5
+
+
+def test_attach_by_pid_and_modes(lapse, tmp_path):
+    """parked.py: four threads sleep, one spins holding the GIL. wall (no --idle) and
+    cpu and gil see only the spinner; wall --idle sees every thread. The target keeps
+    running after an attached recording ends."""
+    t = Parked(PYTHONS[0])
+    try:
+        seen = {}
+        for mode, extra in (("wall", []), ("wall", ["--idle"]), ("cpu", []), ("gil", [])):
+            out = tmp_path / f"{mode}{len(extra)}.txt"
+            r = record(lapse, "--pid", t.pid, "-r", "200", "-d", "1", "--mode", mode, *extra, "-o", out)
+            assert r.returncode == 0, r.stderr
+            shares, total = collapsed_shares(out.read_text())
+            assert total > 50, (mode, extra, total, r.stderr)
+            seen[(mode, bool(extra))] = shares
+        for key in (("wall", False), ("cpu", False), ("gil", False)):
+            assert seen[key].get("spin", 0) > 0.8, (key, seen[key])
+            assert seen[key].get("park_main", 0) < 0.1, (key, seen[key])
+        idle = seen[("wall", True)]
+        for fn in ("spin", "park_main", "first_line_park", "park_gen", "park_coro"):
+            assert idle.get(fn, 0) > 0.1, (fn, idle)
+        assert t.proc.poll() is None, "the attached target was stopped"
+    finally:
+        t.close()
+
+
+def test_subprocesses(lapse, tmp_path):
+    out = tmp_path / "w.txt"
+    """The parent waits (--idle keeps it) while its child runs the workload: both
+    processes are sampled, each under its own process frame."""
+    r = record(lapse, "-r", "200", "--idle", "--subprocesses", "-o", out, "--", PYTHONS[0], SPAWNER,
+               PYTHONS[0], str(WORKLOAD), "2")
+    assert r.returncode == 0, r.stderr
+    assert "2 processes" in r.stderr, r.stderr
+    text = out.read_text()
+    roots = {line.split(";")[0] for line in text.splitlines() if line and not line.startswith("#")}
+    assert len(roots) == 2, roots
+    shares, total = collapsed_shares(text)
+    assert shares.get("hot", 0) > 0.2, shares
+    assert shares.get("wait_for_child", 0) > 0.2, shares
+
+
+def one_line_error(r) -> str:
+    assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    return lines[0]
+
+
+def test_attach_not_python(lapse, tmp_path):
+    p = subprocess.Popen(["sleep", "30"])
+    try:
+        line = one_line_error(record(lapse, "--pid", p.pid, "-d", "1", "-o", tmp_path / "x.txt"))
+        assert "not a CPython process" in line
+        assert not (tmp_path / "x.txt").exists()
+    finally:
+        p.kill()
+        p.wait()
+
+
+def test_attach_gone(lapse, tmp_path):
+    p = subprocess.Popen(["true"])
+    p.wait()
+    line = one_line_error(record(lapse, "--pid", p.pid, "-d", "1", "-o", tmp_path / "x.txt"))
+    assert f"no process {p.pid}" in line
+
+
+def test_program_ends_before_python(lapse, tmp_path):
+    r = record(lapse, "-o", tmp_path / "x.txt", "--", "sh", "-c", "exit 4")
+    line = one_line_error(r)
+    assert "ended (exit status 4) before a Python could be read" in line
+
+
+def test_launch_missing_program(lapse, tmp_path):
+    r = record(lapse, "-o", tmp_path / "x.txt", "--", "/nonexistent/python", "x.py")
+    assert r.returncode == 1
+    assert "/nonexistent/python" in r.stderr
+
+
+@pytest.mark.parametrize("args", [[], ["--pid"], ["--pid", "x"], ["-r", "0", "--pid", "1"],
+                                  ["--mode", "foo", "--pid", "1"], ["--format", "png", "--pid", "1"],
+                                  ["--pid", "1", "--", "python3"], ["-o", "-", "--pid", "1"]])
+def test_bad_usage(lapse, args):
+    r = lapse.run("record", *args)
+    assert r.returncode == 2, (args, r.returncode, r.stderr)
+    assert "usage: lapse record" in r.stderr
+
+
+def test_span_paths(lapse, tmp_path):
+    """A target whose lapse core (liblapse.so, session from LAPSE_PROFILE=1) publishes
+    its open spans: each sample carries the span path open on its thread. hot() runs
+    inside train/step, cold() inside train only. A span can change between the read
+    of the stack and of the span path: a few samples may disagree."""
+    out = tmp_path / "w.txt"
+    env = clean_env(LAPSE_PROFILE="1", LAPSE_RUN_DIR=str(tmp_path / "runs"))
+    lib = lapse.build / "liblapse.so"
+    asan = re.search(r"(\S*libasan\.so\S*) => (\S+)",
+                     subprocess.run(["ldd", str(lib)], capture_output=True, text=True).stdout)
+    if asan:
+        # a sanitizer build's library loads into Python only after its runtime; Python's
+        # own allocations at exit are not this test's leaks
+        env.update(LD_PRELOAD=asan.group(2), ASAN_OPTIONS="detect_leaks=0")
+    r = lapse.run("record", "-r", "200", "-o", out, "--", PYTHONS[0], TARGETS / "spans.py",
+                  lib, "3", env=env, timeout=60)
+    assert r.returncode == 0, r.stderr
+    by = {}
+    for line in out.read_text().splitlines():
+        if line.startswith("#") or "[span " not in line:
+            continue
+        stack, n = line.rsplit(" ", 1)
+        span = re.search(r"\[span ([^\]]+)\]", stack).group(1)
+        fn = "hot" if ";hot (" in stack else "cold" if ";cold (" in stack else "other"
+        by[(span, fn)] = by.get((span, fn), 0) + int(n)
+    hot_in_step = by.get(("train/step", "hot"), 0)
+    cold_in_train = by.get(("train", "cold"), 0)
+    wrong = by.get(("train/step", "cold"), 0) + by.get(("train", "hot"), 0)
+    assert hot_in_step > 100 and cold_in_train > 20, by
+    assert wrong < 0.1 * (hot_in_step + cold_in_train), by
+
+    # one target, one run, one file: the samples joined the target's own .lapse file
+    assert "added the samples to the target's own file" in r.stderr, r.stderr
+    doc = lapse.report_json(tmp_path / "runs")
+    assert len(doc["python_samples"]) == 1, doc["python_samples"]
+    assert doc["python_samples"][0]["pid"] == doc["workers"][0]["pid"]
+    text = lapse.run("report", tmp_path / "runs").stdout
+    assert "train/step" in text and "FUNCTIONS INSIDE SPANS" in text
+
+
+def test_interrupted_recording_is_written(lapse, tmp_path):
+    """SIGINT to lapse record (what Ctrl-C sends, here to lapse alone): the recording
+    ends, the output is written, and the launched program is ended."""
+    out = tmp_path / "w.txt"
+    p = start_program([lapse.exe, "record", "-r", "100", "-o", out, "--", PYTHONS[0], WORKLOAD, "60"],
+                      env=clean_env())
+    try:
+        time.sleep(2)
+        p.send_signal(2)
+        _, err = p.communicate(timeout=30)
+        assert p.returncode == 0, err
+        shares, total = collapsed_shares(out.read_text())
+        assert total > 50 and shares.get("hot", 0) > 0.5, (total, shares)
+    finally:
+        kill_group(p)
