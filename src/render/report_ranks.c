@@ -99,18 +99,23 @@ uint32_t report_missing_ranks(const run_model *m, int64_t *out, uint32_t max, in
         free(ranks);
         return 0;
     }
-    uint32_t n = ranks_on(m, NULL, ranks), missing = 0, at = 0;
-    for (int64_t r = 0; r < *world; r++) {
-        while (at < n && ranks[at] < r)
-            at++;
-        if (at < n && ranks[at] == r)
-            continue;
-        if (missing < max)
-            out[missing] = r;
-        missing++;
+    /* walk the gaps between the ranks present (sorted, distinct), never the whole
+     * world: a file may claim any world size */
+    uint32_t n = ranks_on(m, NULL, ranks), listed = 0;
+    uint64_t present = 0;
+    int64_t next = 0; /* the lowest rank not yet seen or listed */
+    for (uint32_t i = 0; i <= n; i++) {
+        int64_t upto = i < n && ranks[i] < *world ? ranks[i] : *world;
+        for (int64_t r = next; r < upto && listed < max; r++)
+            out[listed++] = r;
+        if (i < n && ranks[i] >= 0 && ranks[i] < *world) {
+            present++;
+            next = ranks[i] + 1;
+        }
     }
     free(ranks);
-    return missing;
+    uint64_t missing = (uint64_t)*world - present;
+    return missing > UINT32_MAX ? UINT32_MAX : (uint32_t)missing;
 }
 
 void report_ranks_header(FILE *out, const run_model *m)
