@@ -20,12 +20,15 @@ typedef struct code_entry {
      * compared again in each pass that uses it: a freed code object's address may
      * hold another one later. */
     unsigned char fingerprint[96];
+    /* and the first bytes of its qualified name and line table: freed strings come
+     * back at the same addresses too (code made by exec, over and over) */
+    unsigned char content[48];
     uint64_t checked_pass;
     int stale;
 } code_entry;
 
 typedef struct code_cache {
-    code_entry *slots;
+    code_entry **slots; /* entries never move: pointers to them stay valid */
     size_t cap, used;
     uint32_t generations; /* each insertion gets the next generation */
 } code_cache;
@@ -33,7 +36,8 @@ typedef struct code_cache {
 int code_cache_init(code_cache *c);
 void code_cache_free(code_cache *c);
 code_entry *code_cache_find(code_cache *c, uint64_t addr);
-/* Takes ownership of e's strings and line table. NULL when out of memory. */
+/* Takes ownership of e's strings and line table; an entry already at e's address is
+ * rewritten in place. NULL when out of memory (e's memory is then the caller's). */
 code_entry *code_cache_insert(code_cache *c, const code_entry *e);
 int code_entry_line(code_entry *e, long unit);
 

@@ -54,7 +54,8 @@ typedef struct pyread_thread {
     char name[32];        /* the OS thread name (/proc/PID/task/TID/comm) */
     int depth;            /* frames, innermost first, at frames[0 .. depth) */
     int truncated;        /* the stack was deeper than PYREAD_MAX_DEPTH (or looped) */
-    int torn;             /* a frame could not be read consistently; the stack is cut there */
+    int torn;             /* a frame could not be read consistently (the stack is cut there),
+                             or a code object changed under the read: record leaves it out */
     pyread_frame *frames;
 } pyread_thread;
 

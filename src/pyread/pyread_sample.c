@@ -6,6 +6,7 @@
 #include "pyread_internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -146,6 +147,27 @@ static void fingerprint_range(const py_layout *L, uint64_t *from, uint64_t *len)
     *len = hi - lo;
 }
 
+/* Up to 16 bytes of the qualified name's characters and of the line table, with
+ * their lengths, read through the pass's cache; 0, or -1 when unreadable. */
+static int content_print(pyread_target *t, uint64_t qualname, uint64_t linetable, unsigned char out[48])
+{
+    const py_layout *L = &t->layout;
+    int64_t qlen = 0, tlen = 0;
+    memset(out, 0, 48);
+    if (remote_read_cached(&t->mem, qualname + L->unicode_length, &qlen, 8, 1) != 0 ||
+        remote_read_cached(&t->mem, linetable + L->bytes_size, &tlen, 8, 1) != 0)
+        return -1;
+    memcpy(out, &qlen, 8);
+    memcpy(out + 24, &tlen, 8);
+    size_t qn = qlen > 0 && qlen < 16 ? (size_t)qlen : 16, tn = tlen > 0 && tlen < 16 ? (size_t)tlen : 16;
+    if (qlen <= 0 || tlen < 0)
+        return -1;
+    if (remote_read_cached(&t->mem, qualname + L->unicode_ascii_size, out + 8, qn, 1) != 0 ||
+        (tn && tlen > 0 && remote_read_cached(&t->mem, linetable + L->bytes_ob_sval, out + 32, tn, 1) != 0))
+        return -1;
+    return 0;
+}
+
 /* The code object at addr, from the cache or read now. *not_code is set when the
  * object is readable but not a code object. */
 static code_entry *get_code(pyread_target *t, uint64_t addr, int *not_code)
@@ -189,6 +211,14 @@ static code_entry *get_code(pyread_target *t, uint64_t addr, int *not_code)
     fingerprint_range(L, &fp_from, &fp_len);
     if (fp_len <= sizeof n.fingerprint && fp_from + fp_len <= L->code_size)
         memcpy(n.fingerprint, co + fp_from, fp_len);
+    uint64_t qual_ptr = get_u64(co, L->code_qualname);
+    if (content_print(t, qual_ptr ? qual_ptr : get_u64(co, L->code_name), get_u64(co, L->code_linetable),
+                      n.content) != 0) {
+        free(qual);
+        free(file);
+        free(n.linetable);
+        return NULL;
+    }
     n.checked_pass = t->sample_number;
     e = code_cache_insert(&t->codes, &n);
     if (!e) {
@@ -454,12 +484,23 @@ static int check_codes(pyread_target *t)
     fingerprint_range(L, &from, &len);
     if (len > sizeof t->checks[0]->fingerprint)
         return 0;
-    unsigned char buf[96];
+    unsigned char buf[96], content[48];
     int changed = 0;
     for (int i = 0; i < t->check_count; i++) {
         /* through the cache: the blocks stay in the set read at the start of each pass */
-        if (remote_read_cached(&t->mem, t->checks[i]->addr + from, buf, len, 1) != 0 ||
-            memcmp(buf, t->checks[i]->fingerprint, len) != 0) {
+        code_entry *e = t->checks[i];
+        uint64_t qual = 0, linetable = 0;
+        int same = remote_read_cached(&t->mem, e->addr + from, buf, len, 1) == 0 &&
+                   memcmp(buf, e->fingerprint, len) == 0;
+        if (same) {
+            memcpy(&qual, buf + (L->code_qualname - from), 8);
+            if (!qual)
+                memcpy(&qual, buf + (L->code_name - from), 8);
+            memcpy(&linetable, buf + (L->code_linetable - from), 8);
+            same = content_print(t, qual, linetable, content) == 0 &&
+                   memcmp(content, e->content, sizeof content) == 0;
+        }
+        if (!same) {
             t->checks[i]->stale = 1; /* read again, in place, at its next use */
             changed++;
         }
@@ -477,7 +518,20 @@ int pyread_sample_now(pyread_target *t, pyread_sample *s, unsigned flags)
         if (check_codes(t) == 0)
             return 0;
         if (attempt == 1) {
-            s->read_errors++;
+            /* still changing: a thread whose stack uses a code object found changed
+             * is torn for this sample (its names could be another object's) */
+            for (int i = 0; i < s->thread_count; i++) {
+                pyread_thread *th = &s->threads[i];
+                for (int k = 0; k < th->depth; k++) {
+                    const code_entry *e =
+                        (const code_entry *)((const char *)th->frames[k].code - offsetof(code_entry, info));
+                    if (e->stale) {
+                        th->torn = 1;
+                        s->read_errors++;
+                        break;
+                    }
+                }
+            }
             return 0;
         }
     }

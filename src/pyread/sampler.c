@@ -215,6 +215,8 @@ static int sample_target(loop *L, target *t, uint64_t weight_ns)
     L->read_errors += (uint64_t)L->snap->read_errors;
     for (int i = 0; i < L->snap->thread_count; i++) {
         const pyread_thread *th = &L->snap->threads[i];
+        if (th->torn)
+            continue; /* counted in read errors; a cut stack would be rooted wrong */
         /* ran: used CPU time since the previous pass (at a thread's first sight: its
          * OS state is R); not known at all in gil mode */
         int ran = th->cpu_known ? th->cpu_delta_ns > 0 : (th->os_state == 'R' || th->os_state == 0);

@@ -281,3 +281,24 @@ def test_deep_stack_is_cut_and_many_threads(lapse):
         assert all(f["function"] == "down" for f in deep[0]["frames"])
     finally:
         kill_group(p)
+
+
+@pytest.mark.parametrize("python", PYTHONS, ids=[p.replace(str(pathlib.Path.home()), "~") for p in PYTHONS])
+def test_stacks_match_the_interpreters_own_view(lapse, python):
+    """Every frame of every parked thread (threading and asyncio internals included),
+    function and line, as the interpreter itself reports them (sys._current_frames,
+    f_lineno)."""
+    p = start_program([python, str(TARGETS / "oracle.py")], env=clean_env())
+    try:
+        line = p.stdout.readline()
+        assert line.startswith("frames "), line
+        want = json.loads(line[len("frames "):])
+        assert len(want) == 3, want
+        doc = dump_json(lapse, p.pid)
+        got = {str(t["native_id"]): t for t in doc["threads"]}
+        for tid, stack in want.items():
+            assert tid in got, (tid, sorted(got))
+            frames = [[f["function"].rsplit(".", 1)[-1], f["file"], f["line"]] for f in got[tid]["frames"]]
+            assert frames == stack, (tid, frames, stack)
+    finally:
+        kill_group(p)

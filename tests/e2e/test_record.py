@@ -258,3 +258,22 @@ def test_interrupted_recording_is_written(lapse, tmp_path):
         assert total > 50 and shares.get("hot", 0) > 0.5, (total, shares)
     finally:
         kill_group(p)
+
+
+@pytest.mark.parametrize("python", PYTHONS, ids=PY_IDS)
+def test_churning_target(lapse, tmp_path, python):
+    """Threads that come and go and code objects freed and made again at the same
+    addresses, sampled at 2 kHz: the recording ends cleanly, and no sample pairs a
+    generated f_<i> with another pair's g_<j> (a stale code cache would)."""
+    out = tmp_path / "w.txt"
+    r = record(lapse, "-r", "2000", "-o", out, "--", python, TARGETS / "churn.py", "3")
+    assert r.returncode == 0, r.stderr
+    pairs = mismatched = 0
+    for line in out.read_text().splitlines():
+        if line.startswith("#"):
+            continue
+        for a, b in re.findall(r"f_(\d+) \(<gen \d+>:\d+\);g_(\d+) ", line):
+            pairs += 1
+            mismatched += a != b
+    assert pairs > 20, f"only {pairs} stacks in generated code"
+    assert mismatched == 0, f"{mismatched} of {pairs} stacks pair f_i with g_j"
