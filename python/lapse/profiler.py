@@ -35,8 +35,17 @@ class Feature(enum.Flag):
     DEFAULT = SPANS | CPU | IO | MEMORY | PYTHON | MARKERS | DEVICE | ACTIVITY
 
 
-#: The features this build can collect. The others are accepted and add nothing.
+#: The features this build can always collect. PYTHON joins them where the lapse
+#: command and a supported CPython are at hand (available()).
 AVAILABLE = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY
+
+
+def available() -> Feature:
+    """The features a Profiler can collect in this process; the others are accepted
+    and add nothing."""
+    from ._python_sampler import unavailable_reason
+
+    return AVAILABLE | (Feature.PYTHON if unavailable_reason() is None else Feature(0))
 
 
 class Profiler:
@@ -59,6 +68,9 @@ class Profiler:
         process_sample_ms: the period of the process sampler, which records the
             process's I/O and RSS (with ``Feature.IO`` or ``Feature.MEMORY``); default
             ``$LAPSE_PROCESS_SAMPLE_MS``, else 1000.
+        python_hz: with ``Feature.PYTHON``, the rate at which the `lapse record` command
+            samples this process's Python stacks from outside (default 100); the
+            samples join the final file, each with the span path open on its thread.
         snapshot_ms: the period of the snapshots written while the session runs (and of
             ``on_snapshot`` callbacks); default ``$LAPSE_SNAPSHOT_MS``, else 5000.
 
@@ -72,7 +84,8 @@ class Profiler:
                  run_dir: str | os.PathLike[str] | None = None, max_spans: int = 100_000,
                  install: bool = False, strict: bool = False,
                  strict_names: bool = False, thread_names: bool = False,
-                 process_sample_ms: int | None = None, snapshot_ms: int | None = None) -> None:
+                 process_sample_ms: int | None = None, snapshot_ms: int | None = None,
+                 python_hz: int = 100) -> None:
         if not isinstance(features, Feature):
             raise TypeError(f"features must be lapse.Feature flags, not {type(features).__name__}")
         if max_spans < 0:
@@ -90,7 +103,11 @@ class Profiler:
                 raise ValueError(f"{label} must be >= 10")
         self.process_sample_ms = process_sample_ms
         self.snapshot_ms = snapshot_ms
-        self.missing = features & ~AVAILABLE  #: requested features that add nothing here
+        if python_hz < 1 or python_hz > 20_000:
+            raise ValueError("python_hz must be 1 to 20000")
+        self.python_hz = python_hz
+        self.missing = features & ~available()  #: requested features that add nothing here
+        self._python_sampler = None
         self._file: str | None = None
         self._active = False
         from .live import LiveExport
@@ -103,7 +120,12 @@ class Profiler:
         """Starts the session (what ``with Profiler():`` does on entry)."""
         if self.strict and self.missing:
             names = ", ".join(f.name or "?" for f in Feature if f in self.missing and f.name != "DEFAULT")
-            raise RuntimeError(f"lapse: strict=True and these collectors cannot run in this build: {names}")
+            why = ""
+            if Feature.PYTHON in self.missing:
+                from ._python_sampler import unavailable_reason
+
+                why = f" (PYTHON: {unavailable_reason()})"
+            raise RuntimeError(f"lapse: strict=True and these collectors cannot run here: {names}{why}")
         if _lapse.adopt_environment_session():
             # a parent's session reached this process through the environment
             # (LAPSE_PROFILE=1) and started when lapse loaded: this Profiler takes it
@@ -158,6 +180,11 @@ class Profiler:
         self._live.began()
         _lapse.timing_enable()
         hook_multiprocessing()
+        if Feature.PYTHON in self.features and Feature.PYTHON not in self.missing and self._file:
+            from ._python_sampler import PythonSampler
+
+            self._python_sampler = PythonSampler(self.python_hz)
+            self._python_sampler.start(self._file)
         if self.strict_names:
             _names.strict = True
         if self.install:
@@ -176,6 +203,9 @@ class Profiler:
             _names.strict = False
         self._file = _lapse.stop() or self._file
         self._active = False
+        if self._python_sampler is not None:
+            sampler, self._python_sampler = self._python_sampler, None
+            sampler.stop(self._file)
         if Profiler._installed is self:
             Profiler._installed = None
 

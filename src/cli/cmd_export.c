@@ -1,7 +1,11 @@
-/* lapse export: a run's timelines as Chrome trace JSON for Perfetto. */
+/* lapse export: a run's timelines as Chrome trace JSON for Perfetto; its Python stack
+ * samples as collapsed stacks, speedscope JSON or a flame graph SVG. */
 #include "commands.h"
 
+#include "samples/samples.h"
 #include "tools/export_run.h"
+
+#include <errno.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +14,8 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: lapse export PATH --perfetto OUT.json\n"
+            "       lapse export PATH (--flamegraph OUT.svg | --speedscope OUT.json |\n"
+            "                          --collapsed OUT.txt)\n"
             "\n"
             "Writes the timelines of a run as Chrome trace JSON, which ui.perfetto.dev and\n"
             "chrome://tracing open. PATH is a .lapse file, a run directory\n"
@@ -28,8 +34,15 @@ static void usage(FILE *out)
             "and a label saying how many spans are missing, and named on stderr. The\n"
             "aggregate numbers of `lapse report` count every span.\n"
             "\n"
+            "--flamegraph, --speedscope and --collapsed write the Python stack samples the\n"
+            "run's files hold (lapse record, or lapse run with the PYTHON feature), merged:\n"
+            "an interactive flame graph (click to zoom, search), speedscope's JSON (one\n"
+            "profile per thread; www.speedscope.app), or flamegraph.pl's input.\n"
+            "\n"
             "options:\n"
             "  --perfetto OUT   write the trace to OUT (\"-\" for standard output)\n"
+            "  --flamegraph OUT, --speedscope OUT, --collapsed OUT\n"
+            "                   write the run's Python samples to OUT (\"-\": standard output)\n"
             "  -h, --help       this help\n"
             "\n"
             "Exit status: 0 when at least one file was exported (files that cannot be read\n"
@@ -51,9 +64,36 @@ static void note_to_stderr(void *ctx, const char *line)
     fprintf(stderr, "lapse export: %s\n", line);
 }
 
+static int export_samples(const char *path, const char *format, const char *out_path)
+{
+    if (!*out_path)
+        return usage_error("%s", "an empty output file name");
+    int to_stdout = !strcmp(out_path, "-");
+    FILE *out = to_stdout ? stdout : fopen(out_path, "w");
+    if (!out) {
+        fprintf(stderr, "lapse export: cannot create %s: %s\n", out_path, strerror(errno));
+        return 1;
+    }
+    char err[600] = "";
+    int rc = samples_export(path, format, path, out, err, sizeof err);
+    if (!to_stdout && fclose(out) != 0 && !rc) {
+        snprintf(err, sizeof err, "cannot write %s: %s", out_path, strerror(errno));
+        rc = -EIO;
+    }
+    if (rc) {
+        fprintf(stderr, "lapse export: %s\n", err);
+        if (!to_stdout)
+            remove(out_path);
+        return 1;
+    }
+    if (!to_stdout)
+        fprintf(stderr, "lapse export: wrote %s (%s)\n", out_path, format);
+    return 0;
+}
+
 int cmd_export(int argc, char **argv)
 {
-    const char *path = NULL, *out_path = NULL;
+    const char *path = NULL, *out_path = NULL, *samples_format = NULL, *samples_out = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -65,6 +105,12 @@ int cmd_export(int argc, char **argv)
             out_path = argv[++i];
         } else if (!strncmp(a, "--perfetto=", 11)) {
             out_path = a + 11;
+        } else if (!strcmp(a, "--flamegraph") || !strcmp(a, "--speedscope") ||
+                   !strcmp(a, "--collapsed")) {
+            if (i + 1 >= argc)
+                return usage_error("%s needs a file name", a);
+            samples_format = a + 2;
+            samples_out = argv[++i];
         } else if (a[0] == '-' && a[1]) {
             return usage_error("unknown option '%s'", a);
         } else if (path) {
@@ -75,8 +121,12 @@ int cmd_export(int argc, char **argv)
     }
     if (!path)
         return usage_error("%s", "no PATH given");
+    if (samples_format && out_path)
+        return usage_error("%s", "one output at a time (--perfetto or a samples format)");
+    if (samples_format)
+        return export_samples(path, samples_format, samples_out);
     if (!out_path || !*out_path)
-        return usage_error("%s", "no output given (--perfetto OUT.json)");
+        return usage_error("%s", "no output given (--perfetto OUT.json, --flamegraph OUT.svg, ...)");
 
     export_run_result r;
     export_run_perfetto(path, out_path, &r, note_to_stderr, NULL);

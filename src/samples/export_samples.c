@@ -2,10 +2,13 @@
 #include "samples.h"
 
 #include "analyze/run_model.h"
+#include "store/codec.h"
+#include "store/file_io.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 int samples_export(const char *path, const char *format, const char *title, FILE *out,
                    char *err, size_t errlen)
@@ -52,5 +55,28 @@ int samples_export(const char *path, const char *format, const char *title, FILE
     }
     sample_set_free(set);
     run_model_free(&m);
+    return rc;
+}
+
+int samples_move_to_lapse(const char *samples_path, const char *target, char *err, size_t errlen)
+{
+    store_file f;
+    int rc = store_read_file(samples_path, 0, &f, err, errlen);
+    if (rc)
+        return rc;
+    sample_set *set = f.samples ? sample_set_from_store(f.samples) : NULL;
+    if (!f.samples) {
+        snprintf(err, errlen, "%s holds no Python stack samples", samples_path);
+        rc = -ENOENT;
+    } else if (!set) {
+        snprintf(err, errlen, "out of memory");
+        rc = -ENOMEM;
+    } else {
+        rc = samples_add_to_lapse(set, target, err, errlen);
+    }
+    sample_set_free(set);
+    store_file_free(&f);
+    if (!rc)
+        unlink(samples_path);
     return rc;
 }

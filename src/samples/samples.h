@@ -132,6 +132,11 @@ int samples_export(const char *path, const char *format, const char *title, FILE
  * 0, or a negative code with one line in err. */
 int samples_add_to_lapse(const sample_set *set, const char *path, char *err, size_t errlen);
 
+/* The samples of the file samples_path (as `lapse record --format lapse` writes it)
+ * added to the .lapse file target (samples_add_to_lapse), then samples_path removed.
+ * 0, or a negative code with one line in err (samples_path is then kept). */
+int samples_move_to_lapse(const char *samples_path, const char *target, char *err, size_t errlen);
+
 /* To add samples to a store_file of your own (e.g. a run's file): f.samples =
  * sample_set_data(set) before store_write_file; the set must outlive the write. */
 

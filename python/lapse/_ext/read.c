@@ -16,6 +16,7 @@
 #include "render/diff_render.h"
 #include "render/perfetto.h"
 #include "render/report_render.h"
+#include "samples/samples.h"
 #include "store/codec.h"
 #include "store/file_io.h"
 #include "store/run_dir.h"
@@ -338,7 +339,34 @@ static PyObject *read_export_perfetto(PyObject *self, PyObject *args, PyObject *
     return result;
 }
 
+static PyObject *read_add_samples(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *samples_obj = NULL, *target_obj = NULL;
+    if (!PyArg_ParseTuple(args, "O&O&:add_samples", PyUnicode_FSConverter, &samples_obj,
+                          PyUnicode_FSConverter, &target_obj))
+        return NULL;
+    char err[600] = "";
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = samples_move_to_lapse(PyBytes_AS_STRING(samples_obj), PyBytes_AS_STRING(target_obj),
+                               err, sizeof err);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(samples_obj);
+    Py_DECREF(target_obj);
+    if (rc) {
+        raise_reason(os_error_type(-rc), -rc, err);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 PyMethodDef ext_read_methods[] = {
+    {"add_samples", read_add_samples, METH_VARARGS,
+     "add_samples(samples_path, target)\n\n"
+     "Adds the Python stack samples of samples_path (a file of `lapse record --format\n"
+     "lapse`) to the .lapse file target, then removes samples_path. OSError on failure\n"
+     "(samples_path is then kept)."},
     {"report", (PyCFunction)(void (*)(void))read_report, METH_VARARGS | METH_KEYWORDS,
      "report(path, json=False, top=10) -> str\n\n"
      "What `lapse report PATH [--json] [--top N]` prints. path is a .lapse file, a run\n"

@@ -4,6 +4,7 @@
 #include "lapse.h"
 
 #include <errno.h>
+#include <sys/prctl.h>
 
 static PyObject *session_start(PyObject *self, PyObject *args, PyObject *kw)
 {
@@ -120,7 +121,22 @@ static PyObject *session_adopt(PyObject *self, PyObject *unused)
     return PyBool_FromLong(lapse_adopt_environment_session() == 0);
 }
 
+/* Lets process pid read this one (process_vm_readv) where Yama's ptrace_scope 1 allows
+ * only ancestors: the Python sampler is a child of the process it samples. */
+static PyObject *session_allow_reader(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    long pid = PyLong_AsLong(arg);
+    if (pid == -1 && PyErr_Occurred())
+        return NULL;
+    /* EINVAL: a kernel without Yama, where the ordinary ptrace rules apply anyway */
+    return PyBool_FromLong(prctl(PR_SET_PTRACER, (unsigned long)pid, 0, 0, 0) == 0);
+}
+
 PyMethodDef ext_session_methods[] = {
+    {"allow_reader", session_allow_reader, METH_O,
+     "allow_reader(pid) -> True when process pid may now read this one (Yama's "
+     "PR_SET_PTRACER); False where the kernel has no Yama"},
     {"adopt_environment_session", session_adopt, METH_NOARGS,
      "adopt_environment_session() -> True when a session started from the environment "
      "(LAPSE_PROFILE=1) was active and is now this caller's"},

@@ -1,0 +1,131 @@
+"""Feature.PYTHON: this process's Python stacks sampled from outside by `lapse record
+--pid` while its spans are recorded inside; the samples join the final file, each with
+the span path open on its thread (one process, one run, one file)."""
+
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import textwrap
+import time
+
+import pytest
+
+import lapse
+from lapse import Feature, Profiler, span
+
+from conftest import lapse_command, report
+
+
+def spin(seconds: float) -> int:
+    end = time.perf_counter() + seconds
+    n = 0
+    while time.perf_counter() < end:
+        n += 1
+    return n
+
+
+def files_in(run: pathlib.Path) -> list[pathlib.Path]:
+    return sorted(p for p in run.rglob("*") if p.is_file())
+
+
+def test_samples_join_the_final_file_with_span_paths(tmp_path):
+    with Profiler(features=Feature.SPANS | Feature.PYTHON, run_dir=tmp_path, python_hz=200) as p:
+        assert Feature.PYTHON not in p.missing
+        with span("train"):
+            spin(0.6)
+        spin(0.2)
+    # one file: the sampler's own output was merged into it and removed
+    assert [f.name for f in files_in(tmp_path)] == [pathlib.Path(p.file).name]
+    doc = report(pathlib.Path(p.file))
+    [samples] = doc["python_samples"]
+    assert samples["mode"] == "wall" and samples["rate_asked_hz"] == 200
+    # 0.8 s at 200 Hz: about 160 passes (the sampler starts a little after the session)
+    assert 60 <= samples["samples"] <= 200, samples["samples"]
+    [proc] = samples["processes"]
+    top = proc["top_self"][0]
+    assert top["function"] == "spin" and top["file"] == __file__, proc["top_self"][:3]
+    assert top["self_share"] > 0.7, top
+    inside = {s["path"]: s for s in samples["spans"]}
+    assert inside["train"]["top_self"][0]["function"] == "spin"
+    # 0.6 s of the 0.8 s sampled were inside train
+    assert 0.55 < inside["train"]["samples"] / proc["samples"] < 0.95, (inside, proc)
+
+
+def test_without_the_feature_there_is_no_sampler(tmp_path):
+    with Profiler(features=Feature.SPANS, run_dir=tmp_path) as p:
+        with span("train"):
+            spin(0.1)
+    assert report(pathlib.Path(p.file)).get("python_samples", []) == []
+
+
+def test_a_missing_lapse_command_leaves_python_out(tmp_path, monkeypatch):
+    monkeypatch.setenv("LAPSE_COMMAND", str(tmp_path / "no-such-lapse"))
+    p = Profiler(features=Feature.SPANS | Feature.PYTHON, run_dir=tmp_path)
+    assert Feature.PYTHON in p.missing
+    with pytest.raises(RuntimeError, match="PYTHON: the lapse command was not found"):
+        Profiler(features=Feature.SPANS | Feature.PYTHON, run_dir=tmp_path, strict=True).start()
+    with p:
+        with span("train"):
+            spin(0.05)
+    assert report(pathlib.Path(p.file)).get("python_samples", []) == []
+
+
+def test_a_sampler_that_fails_warns_and_the_program_carries_on(tmp_path, monkeypatch):
+    fake = tmp_path / "lapse"
+    fake.write_text("#!/bin/sh\necho 'lapse record: cannot read this process' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("LAPSE_COMMAND", str(fake))
+    with pytest.warns(RuntimeWarning, match="cannot read this process"):
+        with Profiler(features=Feature.SPANS | Feature.PYTHON, run_dir=tmp_path / "runs") as p:
+            with span("train"):
+                spin(0.05)
+    doc = report(pathlib.Path(p.file))
+    assert doc.get("python_samples", []) == []
+    assert [ph["path"] for ph in doc["roles"][0]["phases"]] == ["train"]
+
+
+def test_bad_rate():
+    with pytest.raises(ValueError):
+        Profiler(python_hz=0)
+
+
+SCRIPT = textwrap.dedent("""
+    import time
+    from lapse import span
+
+    def crunch(seconds):
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            pass
+
+    with span("step"):
+        crunch(0.5)
+""")
+
+
+def test_lapse_run_samples_python_by_default(tmp_path):
+    script = tmp_path / "job.py"
+    script.write_text(SCRIPT)
+    runs = tmp_path / "runs"
+    r = subprocess.run([lapse_command(), "run", "-o", str(runs), str(script)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "PYTHON SAMPLES" in r.stderr and "FUNCTIONS INSIDE SPANS" in r.stderr, r.stderr
+    [samples] = report(runs)["python_samples"]
+    inside = {s["path"]: s for s in samples["spans"]}
+    assert inside["step"]["top_self"][0]["function"] == "crunch", inside
+
+    # the samples convert to the usual formats
+    svg = tmp_path / "flame.svg"
+    r = subprocess.run([lapse_command(), "export", str(runs), "--flamegraph", str(svg)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "crunch" in svg.read_text()
+
+    quiet = tmp_path / "quiet"
+    r = subprocess.run([lapse_command(), "run", "--no-python", "-o", str(quiet), str(script)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "PYTHON SAMPLES" not in r.stderr
+    assert report(quiet).get("python_samples", []) == []
