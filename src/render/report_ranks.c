@@ -245,17 +245,15 @@ void report_ranks_json_run(json_out *j, const run_model *m)
     else
         json_null(j, "world_size");
     json_str(j, "launchers", launchers);
+    /* the missing ranks, the first REPORT_MISSING_LISTED of them: a file may claim
+     * any world size */
     json_begin_array(j, "missing");
-    int64_t world;
-    uint32_t missing = report_missing_ranks(m, NULL, 0, &world);
-    int64_t *gone = missing ? malloc(missing * sizeof *gone) : NULL;
-    if (gone) {
-        report_missing_ranks(m, gone, missing, &world);
-        for (uint32_t i = 0; i < missing; i++)
-            json_i64(j, NULL, gone[i]);
-        free(gone);
-    }
+    int64_t world, gone[REPORT_MISSING_LISTED];
+    uint32_t missing = report_missing_ranks(m, gone, REPORT_MISSING_LISTED, &world);
+    for (uint32_t i = 0; i < missing && i < REPORT_MISSING_LISTED; i++)
+        json_i64(j, NULL, gone[i]);
     json_end_array(j);
+    json_u64(j, "missing_count", missing);
     json_begin_object(j, "by_host");
     for (uint32_t h = 0; h < m->host_count; h++) {
         uint32_t k = ranks_on(m, m->hosts[h], ranks);

@@ -21,9 +21,13 @@ void report_ranks_json_run(struct json_out *j, const run_model *m);
 /* JSON: "across_ranks" of a phase (null when its role has no ranks). */
 void report_ranks_json_phase(struct json_out *j, const rs_phase *ph);
 
+/* JSON lists this many missing ranks at most (missing_count says how many). */
+#define REPORT_MISSING_LISTED 256
+
 /* The ranks below the world size all ranked processes agree on that left no
  * readable file: up to max of them into out (ascending); returns how many there are
- * (0 when the world size is unknown or the files disagree), *world the world size. */
+ * (0 when the world size is unknown or the files disagree; at most UINT32_MAX),
+ * *world the world size. */
 uint32_t report_missing_ranks(const run_model *m, int64_t *out, uint32_t max, int64_t *world);
 
 /* "0-3,5,7" from ascending distinct ranks; at most about n bytes, "..." when cut. */
