@@ -30,7 +30,7 @@ def test_phase_count_and_current(tmp_path):
                 lapse.count("simulations", 64)
                 p.count("simulations", 64)
             assert lapse.current() == "iteration"
-        with p.phase("sync_phase", sync=True):  # no torch here: a no-op sync
+        with p.phase("sync_phase", sync=True):  # no CUDA device here: a no-op sync
             pass
     assert lapse.installed_profiler() is None
     got = phases(report(p.file))
