@@ -65,7 +65,7 @@ def test_slurm_step_is_one_run(lapse, tmp_path):
     assert doc["run"]["processes"] == 4 and doc["run"]["run_ids"] == 1
     assert doc["run"]["hosts"] == ["node01", "node02"]
     assert doc["run"]["ranks"] == {"count": 4, "world_size": 4, "launchers": "slurm",
-                                   "missing": [],
+                                   "missing": [], "missing_count": 0,
                                    "by_host": {"node01": [0, 1], "node02": [2, 3]}}
     for rank in range(4):
         w = worker(doc, rank)
@@ -97,7 +97,7 @@ def test_missing_rank_is_named(lapse, tmp_path):
     for rank in (0, 1, 3):
         run_rank(lapse, job_env(runs, SLURM_PROCID=rank, SLURMD_NODENAME="n1", **SLURM))
     doc = lapse.report_json(runs)
-    assert doc["run"]["ranks"]["missing"] == [2]
+    assert doc["run"]["ranks"]["missing"] == [2] and doc["run"]["ranks"]["missing_count"] == 1
     text = lapse.run("report", runs, check=True).stdout
     assert "Missing ranks: 2 (of world size 4, no readable file)" in text, text
     caveats = [c for c in doc["caveats"] if c["kind"] == "missing_ranks"]
