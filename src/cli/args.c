@@ -24,3 +24,14 @@ int cli_parse_count(const char *s, long max, unsigned *out)
     *out = (unsigned)v;
     return 0;
 }
+
+int cli_parse_double(const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= lo && v <= hi))
+        return -1;
+    *out = v;
+    return 0;
+}

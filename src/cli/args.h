@@ -9,4 +9,7 @@ int cli_bad_usage(const char *cmd, const char *usage_line, const char *fmt, cons
 /* Parses a whole number in [1, max]; 0 on success, -1 otherwise. */
 int cli_parse_count(const char *s, long max, unsigned *out);
 
+/* Parses a number in [lo, hi]; 0 on success, -1 otherwise. */
+int cli_parse_double(const char *s, double lo, double hi, double *out);
+
 #endif

@@ -1,6 +1,8 @@
 /* lapse record: sample a Python program's stacks from outside, launched or attached. */
 #include "commands.h"
 
+#include "args.h"
+
 #include "pyread/pyread.h"
 #include "pyread/sampler.h"
 #include "samples/samples.h"
@@ -78,10 +80,7 @@ static void usage(FILE *out)
 
 static int bad_usage(const char *fmt, const char *arg)
 {
-    fprintf(stderr, "lapse record: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n%sRun `lapse record --help` for the options.\n", USAGE_LINE);
-    return 2;
+    return cli_bad_usage("record", USAGE_LINE, fmt, arg);
 }
 
 static volatile sig_atomic_t stop_flag;
@@ -243,17 +242,6 @@ static int show_progress(void *ctx, sample_set *set)
     return 0;
 }
 
-static int parse_double(const char *s, double lo, double hi, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= lo && v <= hi))
-        return -1;
-    *out = v;
-    return 0;
-}
-
 int cmd_record(int argc, char **argv)
 {
     sampler_opts o;
@@ -273,11 +261,11 @@ int cmd_record(int argc, char **argv)
             usage(stdout);
             return 0;
         } else if (!strcmp(a, "-r") || !strcmp(a, "--rate")) {
-            if (!v || parse_double(v, 0.1, 100000, &o.rate_hz) != 0)
+            if (!v || cli_parse_double(v, 0.1, 100000, &o.rate_hz) != 0)
                 return bad_usage("%s needs a rate in Hz between 0.1 and 100000", a);
             i++;
         } else if (!strcmp(a, "-d") || !strcmp(a, "--duration")) {
-            if (!v || parse_double(v, 0.001, 1e7, &o.duration_s) != 0)
+            if (!v || cli_parse_double(v, 0.001, 1e7, &o.duration_s) != 0)
                 return bad_usage("%s needs a positive number of seconds", a);
             i++;
         } else if (!strcmp(a, "--mode")) {

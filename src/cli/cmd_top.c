@@ -2,6 +2,8 @@
  * share, refreshed in place, from the external sampler. */
 #include "commands.h"
 
+#include "args.h"
+
 #include "pyread/pyread.h"
 #include "pyread/sampler.h"
 #include "samples/samples.h"
@@ -47,10 +49,7 @@ static void usage(FILE *out)
 
 static int bad_usage(const char *fmt, const char *arg)
 {
-    fprintf(stderr, "lapse top: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n%sRun `lapse top --help` for the options.\n", USAGE_LINE);
-    return 2;
+    return cli_bad_usage("top", USAGE_LINE, fmt, arg);
 }
 
 static volatile sig_atomic_t stop_flag;
@@ -209,17 +208,6 @@ static int refresh(void *ctx, sample_set *set)
     return 0;
 }
 
-static int parse_double(const char *s, double lo, double hi, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= lo && v <= hi))
-        return -1;
-    *out = v;
-    return 0;
-}
-
 int cmd_top(int argc, char **argv)
 {
     sampler_opts o;
@@ -234,19 +222,19 @@ int cmd_top(int argc, char **argv)
             usage(stdout);
             return 0;
         } else if (!strcmp(a, "-r") || !strcmp(a, "--rate")) {
-            if (!v || parse_double(v, 0.1, 100000, &o.rate_hz) != 0)
+            if (!v || cli_parse_double(v, 0.1, 100000, &o.rate_hz) != 0)
                 return bad_usage("%s needs a rate in Hz between 0.1 and 100000", a);
             i++;
         } else if (!strcmp(a, "-i") || !strcmp(a, "--interval")) {
-            if (!v || parse_double(v, 0.05, 3600, &interval) != 0)
+            if (!v || cli_parse_double(v, 0.05, 3600, &interval) != 0)
                 return bad_usage("%s needs seconds between 0.05 and 3600", a);
             i++;
         } else if (!strcmp(a, "-n") || !strcmp(a, "--rows")) {
-            if (!v || parse_double(v, 1, 10000, &rows) != 0)
+            if (!v || cli_parse_double(v, 1, 10000, &rows) != 0)
                 return bad_usage("%s needs a number of rows", a);
             i++;
         } else if (!strcmp(a, "-d") || !strcmp(a, "--duration")) {
-            if (!v || parse_double(v, 0.001, 1e7, &o.duration_s) != 0)
+            if (!v || cli_parse_double(v, 0.001, 1e7, &o.duration_s) != 0)
                 return bad_usage("%s needs a positive number of seconds", a);
             i++;
         } else if (!strcmp(a, "--mode")) {

@@ -17,35 +17,38 @@ static int in_bounds(uint64_t off, uint64_t len, uint64_t size)
     return off <= size && len <= size - off;
 }
 
+/* Fills values[i] with the value of names[i] from one symbol table, where not found
+ * yet (defined symbols with a value only). */
 static void scan_symbols(const unsigned char *base, uint64_t size, const Elf64_Shdr *symtab,
-                         const Elf64_Shdr *strtab, elf_symbols *out)
+                         const Elf64_Shdr *strtab, const char *const *names, uint64_t *values, int n)
 {
     if (!in_bounds(symtab->sh_offset, symtab->sh_size, size) ||
         !in_bounds(strtab->sh_offset, strtab->sh_size, size) || symtab->sh_entsize != sizeof(Elf64_Sym))
         return;
     const Elf64_Sym *syms = (const Elf64_Sym *)(base + symtab->sh_offset);
-    uint64_t n = symtab->sh_size / sizeof(Elf64_Sym);
+    uint64_t count = symtab->sh_size / sizeof(Elf64_Sym);
     const char *strs = (const char *)(base + strtab->sh_offset);
-    for (uint64_t i = 0; i < n; i++) {
+    for (uint64_t i = 0; i < count; i++) {
         uint32_t name = syms[i].st_name;
-        if (name == 0 || name >= strtab->sh_size || syms[i].st_value == 0)
+        if (name == 0 || name >= strtab->sh_size || syms[i].st_value == 0 ||
+            syms[i].st_shndx == SHN_UNDEF)
             continue;
         const char *s = strs + name;
         uint64_t room = strtab->sh_size - name;
         if (strnlen(s, room) == room)
             continue;
-        if (!strcmp(s, "_PyRuntime"))
-            out->py_runtime = syms[i].st_value;
-        else if (!strcmp(s, "Py_Version"))
-            out->py_version = syms[i].st_value;
-        else if (!strcmp(s, "PyCode_Type"))
-            out->py_code_type = syms[i].st_value;
+        for (int k = 0; k < n; k++)
+            if (!values[k] && !strcmp(s, names[k]))
+                values[k] = syms[i].st_value;
     }
 }
 
-int elf_symbols_read(const char *path, elf_symbols *out)
+int elf_find(const char *path, const char *const *names, uint64_t *values, int n,
+             const char *section, elf_file_info *info)
 {
-    memset(out, 0, sizeof *out);
+    memset(info, 0, sizeof *info);
+    for (int k = 0; k < n; k++)
+        values[k] = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
@@ -63,43 +66,62 @@ int elf_symbols_read(const char *path, elf_symbols *out)
     const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
     if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64)
         goto done;
-    out->is_dyn = eh->e_type == ET_DYN;
+    info->is_dyn = eh->e_type == ET_DYN;
     /* program headers: the first PT_LOAD */
     if (eh->e_phentsize == sizeof(Elf64_Phdr) &&
         in_bounds(eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr), size)) {
         const Elf64_Phdr *ph = (const Elf64_Phdr *)(base + eh->e_phoff);
         for (int i = 0; i < eh->e_phnum; i++)
             if (ph[i].p_type == PT_LOAD) {
-                out->first_load_vaddr = ph[i].p_vaddr & ~(uint64_t)0xfff;
-                out->first_load_offset = ph[i].p_offset & ~(uint64_t)0xfff;
+                info->first_load_vaddr = ph[i].p_vaddr & ~(uint64_t)0xfff;
+                info->first_load_offset = ph[i].p_offset & ~(uint64_t)0xfff;
                 break;
             }
     }
-    /* section headers: symbol tables and .PyRuntime */
+    rc = 0;
+    /* section headers: the symbol tables (.dynsym first) and the named section */
     if (eh->e_shentsize != sizeof(Elf64_Shdr) ||
         !in_bounds(eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr), size))
-        goto ok;
+        goto done;
     const Elf64_Shdr *sh = (const Elf64_Shdr *)(base + eh->e_shoff);
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < eh->e_shnum; i++)
+            if (sh[i].sh_type == (pass == 0 ? SHT_DYNSYM : SHT_SYMTAB) && sh[i].sh_link < eh->e_shnum)
+                scan_symbols(base, size, &sh[i], &sh[sh[i].sh_link], names, values, n);
     const Elf64_Shdr *shstr = eh->e_shstrndx < eh->e_shnum ? &sh[eh->e_shstrndx] : NULL;
-    uint64_t section_runtime = 0;
+    if (!section || !shstr || !in_bounds(shstr->sh_offset, shstr->sh_size, size))
+        goto done;
     for (int i = 0; i < eh->e_shnum; i++) {
-        if ((sh[i].sh_type == SHT_DYNSYM || sh[i].sh_type == SHT_SYMTAB) && sh[i].sh_link < eh->e_shnum)
-            scan_symbols(base, size, &sh[i], &sh[sh[i].sh_link], out);
-        if (shstr && in_bounds(shstr->sh_offset, shstr->sh_size, size) && sh[i].sh_name < shstr->sh_size) {
-            const char *nm = (const char *)base + shstr->sh_offset + sh[i].sh_name;
-            uint64_t room = shstr->sh_size - sh[i].sh_name;
-            if (strnlen(nm, room) < room && !strcmp(nm, ".PyRuntime"))
-                section_runtime = sh[i].sh_addr;
+        if (sh[i].sh_name >= shstr->sh_size)
+            continue;
+        const char *nm = (const char *)base + shstr->sh_offset + sh[i].sh_name;
+        uint64_t room = shstr->sh_size - sh[i].sh_name;
+        if (strnlen(nm, room) < room && !strcmp(nm, section)) {
+            info->section_addr = sh[i].sh_addr;
+            break;
         }
     }
-    if (!out->py_runtime)
-        out->py_runtime = section_runtime;
-ok:
-    out->ok = 1;
-    rc = 0;
 done:
     munmap(base, size);
     return rc;
+}
+
+int elf_symbols_read(const char *path, elf_symbols *out)
+{
+    static const char *const names[] = {"_PyRuntime", "Py_Version", "PyCode_Type"};
+    uint64_t values[3];
+    elf_file_info info;
+    memset(out, 0, sizeof *out);
+    if (elf_find(path, names, values, 3, ".PyRuntime", &info) != 0)
+        return -1;
+    out->ok = 1;
+    out->is_dyn = info.is_dyn;
+    out->first_load_vaddr = info.first_load_vaddr;
+    out->first_load_offset = info.first_load_offset;
+    out->py_runtime = values[0] ? values[0] : info.section_addr;
+    out->py_version = values[1];
+    out->py_code_type = values[2];
+    return 0;
 }
 
 static int looks_like_python(const char *path)

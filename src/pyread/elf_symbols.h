@@ -15,6 +15,20 @@ typedef struct elf_symbols {
     uint64_t py_code_type;       /* value of PyCode_Type, 0 if absent */
 } elf_symbols;
 
+/* An ELF file's type and its first PT_LOAD (page-aligned), and a section's address. */
+typedef struct elf_file_info {
+    int is_dyn; /* ET_DYN (PIE or shared library) */
+    uint64_t first_load_vaddr, first_load_offset;
+    uint64_t section_addr; /* of the section elf_find was asked for; 0 if none */
+} elf_file_info;
+
+/* values[i] = the value of the defined symbol names[i] in the ELF64 file at path
+ * (.dynsym first, then .symtab; 0 when absent); info: the file's type, first PT_LOAD
+ * and the address of the section named section (may be NULL). Returns 0 for an ELF64
+ * file (symbols may still be absent), -1 otherwise. Every offset is bounds-checked. */
+int elf_find(const char *path, const char *const *names, uint64_t *values, int n,
+             const char *section, elf_file_info *info);
+
 /* Read what the external reader needs from the ELF file at path. Returns 0 if the
  * file is an ELF64 file (symbols may still be absent), -1 otherwise. */
 int elf_symbols_read(const char *path, elf_symbols *out);

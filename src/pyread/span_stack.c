@@ -6,15 +6,12 @@
  * the names. Every count, index and address read is checked; a read that fails a
  * check gives "unknown" (a negative code), never a wrong path on purpose. */
 #include "core/span_registry.h"
+#include "elf_symbols.h"
 
-#include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -45,78 +42,17 @@ static int read_mem(span_stack_reader *r, uint64_t addr, void *buf, size_t len)
 
 /* ---- finding the registry ---- */
 
-static int in_bounds(uint64_t off, uint64_t len, uint64_t size)
-{
-    return off <= size && len <= size - off;
-}
-
-/* The symbol's value in the ELF file at path (.dynsym, then .symtab), and whether the
- * file is position independent and its first PT_LOAD's page-aligned vaddr. */
+/* The symbol's value in the ELF file at path (elf_find), whether the file is position
+ * independent and its first PT_LOAD's page-aligned vaddr. */
 static int elf_lookup(const char *path, const char *symbol, uint64_t *value, int *is_dyn,
                       uint64_t *first_vaddr)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    elf_file_info info;
+    if (elf_find(path, &symbol, value, 1, NULL, &info) != 0 || !*value)
         return -1;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
-        close(fd);
-        return -1;
-    }
-    uint64_t size = (uint64_t)st.st_size;
-    const unsigned char *base = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (base == MAP_FAILED)
-        return -1;
-    int found = -1;
-    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
-    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64)
-        goto done;
-    *is_dyn = eh->e_type == ET_DYN;
-    *first_vaddr = 0;
-    if (eh->e_phentsize == sizeof(Elf64_Phdr) &&
-        in_bounds(eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr), size)) {
-        const Elf64_Phdr *ph = (const Elf64_Phdr *)(base + eh->e_phoff);
-        for (int i = 0; i < eh->e_phnum; i++)
-            if (ph[i].p_type == PT_LOAD) {
-                *first_vaddr = ph[i].p_vaddr & ~(uint64_t)0xfff;
-                break;
-            }
-    }
-    if (eh->e_shentsize != sizeof(Elf64_Shdr) ||
-        !in_bounds(eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr), size))
-        goto done;
-    const Elf64_Shdr *sh = (const Elf64_Shdr *)(base + eh->e_shoff);
-    for (int pass = 0; pass < 2 && found != 0; pass++) {
-        uint32_t want = pass == 0 ? SHT_DYNSYM : SHT_SYMTAB;
-        for (int i = 0; i < eh->e_shnum && found != 0; i++) {
-            if (sh[i].sh_type != want || sh[i].sh_link >= eh->e_shnum)
-                continue;
-            const Elf64_Shdr *strtab = &sh[sh[i].sh_link];
-            if (!in_bounds(sh[i].sh_offset, sh[i].sh_size, size) ||
-                !in_bounds(strtab->sh_offset, strtab->sh_size, size) ||
-                sh[i].sh_entsize != sizeof(Elf64_Sym))
-                continue;
-            const Elf64_Sym *syms = (const Elf64_Sym *)(base + sh[i].sh_offset);
-            const char *strs = (const char *)(base + strtab->sh_offset);
-            uint64_t n = sh[i].sh_size / sizeof(Elf64_Sym);
-            size_t want_len = strlen(symbol) + 1;
-            for (uint64_t k = 0; k < n; k++) {
-                uint32_t name = syms[k].st_name;
-                if (name == 0 || syms[k].st_value == 0 || syms[k].st_shndx == SHN_UNDEF ||
-                    !in_bounds(name, want_len, strtab->sh_size))
-                    continue;
-                if (!memcmp(strs + name, symbol, want_len)) {
-                    *value = syms[k].st_value;
-                    found = 0;
-                    break;
-                }
-            }
-        }
-    }
-done:
-    munmap((void *)base, size);
-    return found;
+    *is_dyn = info.is_dyn;
+    *first_vaddr = info.first_load_vaddr;
+    return 0;
 }
 
 typedef struct mapped {
