@@ -14,7 +14,7 @@ static const command commands[] = {
     {"run", cmd_run, "run a Python script or module once under lapse (needs the Python package)"},
     {"report", cmd_report, "what a run spent its time on, per role (--json for machines)"},
     {"diff", cmd_diff, "compare two runs path by path, with a stated test for each change"},
-    {"export", cmd_export, "convert a run's timeline for other tools (--perfetto out.json)"},
+    {"export", cmd_export, "convert a run for other tools (--perfetto, --flamegraph, --speedscope)"},
     {"record", cmd_record, "sample a Python program's stacks from outside (launch, or --pid)"},
     {"dump", cmd_dump, "print every thread's Python stack of a running process now"},
     {"top", cmd_top, "live table of a Python process's functions by self and total share"},
