@@ -49,7 +49,6 @@ static struct session {
     uint64_t start_real_ns, start_mono_ns;
     uint64_t write_seq;
     int write_warned;
-    int forked_child; /* this session continues a parent's in a forked child */
     pthread_mutex_t write_mu;
     pthread_t flusher;
     int flusher_running;
@@ -445,11 +444,6 @@ static void *flusher_main(void *arg)
     sigset_t ignored;
     block_handled_signals(&ignored);
     sem_post(&S.flusher_started);
-    /* A session's first file at once, so that a process killed before its first
-     * interval is still named in its run. Not in a forked child: one that execs at
-     * once (the usual fork) would leave the file of a process that never ran. */
-    if (S.write_seq == 0 && !S.forked_child)
-        session_write(0, "");
     for (;;) {
         struct timespec deadline;
         timespec_after_ms(&deadline, S.opts.snapshot_interval_ms);
@@ -654,7 +648,6 @@ static void fork_child(void)
     S.flusher_running = 0;
     S.write_seq = 0;
     S.write_warned = 0;
-    S.forked_child = 1;
     S.start_real_ns = core_real_ns();
     S.start_mono_ns = core_mono_ns();
     S.inherited = 1; /* the child's own session object may adopt it */
@@ -751,7 +744,6 @@ int lapse_start(const lapse_options *options)
     S.opts = o;
     S.write_seq = 0;
     S.write_warned = 0;
-    S.forked_child = 0;
     S.start_real_ns = core_real_ns();
     S.start_mono_ns = core_mono_ns();
     install_process_hooks();
@@ -761,6 +753,11 @@ int lapse_start(const lapse_options *options)
         signals_install();
     flusher_start();
     sampler_start();
+    /* The session's first file before lapse_start returns, so that a process killed
+     * before its first interval is still named in its run. (A forked child writes its
+     * first file when it takes a role: one that execs at once, the usual fork, would
+     * leave the file of a process that never ran.) */
+    session_write(0, "");
     __atomic_store_n(&lapse_enabled_, 1, __ATOMIC_RELEASE);
     return 0;
 }

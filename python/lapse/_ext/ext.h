@@ -37,7 +37,9 @@ const void *ext_context_key_slow(void);
  * in another one (another task), ext_context_changed lets a new task take the open
  * spans of the task that created it (found through a ContextVar, which copies of a
  * context inherit). */
-extern __thread const void *ext_last_key;
+/* initial-exec: read without a call to __tls_get_addr (the extension is dlopened, but
+ * glibc keeps static TLS room for a few such variables) */
+extern __thread const void *ext_last_key __attribute__((tls_model("initial-exec")));
 /* Bumped by each session start: a thread names itself once per session. */
 extern unsigned ext_session_serial;
 void ext_context_changed(const void *key);

@@ -59,9 +59,10 @@ const void *ext_context_key_slow(void)
     return PyThreadState_Get()->context;
 }
 
-__thread const void *ext_last_key;
+__thread const void *ext_last_key __attribute__((tls_model("initial-exec")));
 unsigned ext_session_serial = 1;
-static __thread unsigned thread_named_in; /* the session serial this thread was named in */
+/* the session serial this thread was named in */
+static __thread unsigned thread_named_in __attribute__((tls_model("initial-exec")));
 
 /* The session's files name Python threads as Python does
  * (threading.current_thread().name), once per thread and session. */
