@@ -393,17 +393,22 @@ int sampler_run(const sampler_opts *o, sample_set *set, sampler_result *r, char 
             if (!t->spans && now >= t->next_span_try_ns) {
                 /* a lapse core in the target publishes its threads' open spans: each
                  * sample then carries the span path open on its thread (looked for
-                 * every 250 ms: `import lapse` may load the core later) */
+                 * again later: `import lapse` may load the core after the start) */
                 char smsg[256];
                 /* the first look searches every mapped file (an executable linked with
                  * the static library has the registry in its own symbols); later
                  * ones only once a lapse library is mapped */
-                if ((t->span_try_gap_ns == 0 || maps_mention_lapse(t->pid)) &&
+                int first = t->span_try_gap_ns == 0;
+                if ((first || maps_mention_lapse(t->pid)) &&
                     span_stack_open(t->pid, &t->spans, smsg, sizeof smsg) != 0)
                     t->spans = NULL;
-                else if (t->pid == o->root)
+                if (t->spans && t->pid == o->root)
                     r->saw_spans = 1;
-                t->next_span_try_ns = now + 250000000ull;
+                /* 250 ms after the first look, then doubling up to every 4 s */
+                t->span_try_gap_ns = first ? 250000000ull
+                                   : t->span_try_gap_ns >= 2000000000ull ? 4000000000ull
+                                                                         : 2 * t->span_try_gap_ns;
+                t->next_span_try_ns = now + t->span_try_gap_ns;
             }
             int src = sample_target(L, t, weight);
             if (src == PYREAD_GONE) {
