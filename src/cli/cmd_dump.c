@@ -32,26 +32,6 @@ static void usage(FILE *out)
             "does not read, or not readable (one line on stderr says which), 2 for bad usage.\n");
 }
 
-static void read_cmdline(pid_t pid, char *out, size_t len)
-{
-    char p[64];
-    snprintf(p, sizeof p, "/proc/%d/cmdline", (int)pid);
-    out[0] = 0;
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    ssize_t n = read(fd, out, len - 1);
-    close(fd);
-    if (n <= 0)
-        return;
-    for (ssize_t i = 0; i < n; i++)
-        if (out[i] == 0)
-            out[i] = ' ';
-    while (n > 0 && out[n - 1] == ' ')
-        n--;
-    out[n] = 0;
-}
-
 static const char *state_word(const pyread_thread *th)
 {
     if (th->os_state == 'R')
@@ -174,7 +154,7 @@ int cmd_dump(int argc, char **argv)
         fprintf(stderr, "lapse dump: process %ld: its Python threads could not be read\n", pid);
     } else {
         char cmdline[1024];
-        read_cmdline((pid_t)pid, cmdline, sizeof cmdline);
+        pyread_proc_text((pid_t)pid, "cmdline", cmdline, sizeof cmdline, 1);
         if (as_json)
             print_json(t, s, cmdline);
         else

@@ -75,6 +75,10 @@ enum pyread_sample_flags {
                                        (/proc/PID/task/TID/schedstat: cheaper than stat) */
 };
 
+/* The text of /proc/PID/WHAT (e.g. "comm", "cmdline", "stat") in out, trailing spaces
+ * and newlines cut, NUL bytes made spaces when nul_to_space; "" when unreadable. */
+void pyread_proc_text(pid_t pid, const char *what, char *out, size_t len, int nul_to_space);
+
 /* Attach: 0 and *out, or a PYREAD_* code with one line (what to do) in msg. */
 int pyread_open(pid_t pid, pyread_target **out, char *msg, size_t msglen);
 void pyread_close(pyread_target *t);

@@ -23,18 +23,25 @@ const char *pyread_error_name(int code)
     }
 }
 
-static void read_comm(pid_t pid, char *out, size_t len)
+void pyread_proc_text(pid_t pid, const char *what, char *out, size_t len, int nul_to_space)
 {
     char p[64];
-    snprintf(p, sizeof p, "/proc/%d/comm", (int)pid);
+    snprintf(p, sizeof p, "/proc/%d/%s", (int)pid, what);
     out[0] = 0;
     int fd = open(p, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return;
     ssize_t n = read(fd, out, len - 1);
     close(fd);
-    out[n > 0 ? n : 0] = 0;
-    out[strcspn(out, "\n")] = 0;
+    if (n <= 0)
+        return;
+    if (nul_to_space)
+        for (ssize_t i = 0; i < n; i++)
+            if (out[i] == 0)
+                out[i] = ' ';
+    while (n > 0 && (out[n - 1] == ' ' || out[n - 1] == '\n'))
+        n--;
+    out[n] = 0;
 }
 
 static int permission_message(pid_t pid, char *msg, size_t msglen)
@@ -90,7 +97,7 @@ int pyread_open(pid_t pid, pyread_target **out, char *msg, size_t msglen)
         return permission_message(pid, msg, msglen);
     }
     char comm[64];
-    read_comm(pid, comm, sizeof comm);
+    pyread_proc_text(pid, "comm", comm, sizeof comm, 0);
 
     pyread_target *t = calloc(1, sizeof *t);
     if (!t) {

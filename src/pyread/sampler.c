@@ -70,31 +70,10 @@ static uint64_t rng_next(uint64_t *s)
     return x;
 }
 
-static void read_proc_text(pid_t pid, const char *what, char *out, size_t len, int nul_to_space)
-{
-    char p[64];
-    snprintf(p, sizeof p, "/proc/%d/%s", (int)pid, what);
-    out[0] = 0;
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    ssize_t n = read(fd, out, len - 1);
-    close(fd);
-    if (n <= 0)
-        return;
-    if (nul_to_space)
-        for (ssize_t i = 0; i < n; i++)
-            if (out[i] == 0)
-                out[i] = ' ';
-    while (n > 0 && (out[n - 1] == ' ' || out[n - 1] == '\n'))
-        n--;
-    out[n] = 0;
-}
-
 static pid_t parent_of(pid_t pid)
 {
     char stat[512];
-    read_proc_text(pid, "stat", stat, sizeof stat, 0);
+    pyread_proc_text(pid, "stat", stat, sizeof stat, 0);
     char *paren = strrchr(stat, ')');
     int ppid = -1;
     if (!paren || sscanf(paren + 1, " %*c %d", &ppid) != 1)
@@ -165,7 +144,7 @@ static int try_open(loop *L, target *t, char *msg, size_t msglen)
     if (rc == PYREAD_OK) {
         t->ever_read = 1;
         char cmd[1024];
-        read_proc_text(t->pid, "cmdline", cmd, sizeof cmd, 1);
+        pyread_proc_text(t->pid, "cmdline", cmd, sizeof cmd, 1);
         uint32_t c = sample_set_string(L->set, cmd, strlen(cmd));
         const char *v = pyread_version(t->reader);
         uint32_t vs = sample_set_string(L->set, v, strlen(v));

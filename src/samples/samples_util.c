@@ -19,6 +19,14 @@ static int cmp_ref(const void *a, const void *b)
     return x->stack < y->stack ? -1 : x->stack > y->stack;
 }
 
+uint32_t samples_process_count(const samples_thread *threads, uint32_t count)
+{
+    uint32_t processes = 0;
+    for (uint32_t i = 0; i < count; i++)
+        processes += i == 0 || threads[i].pid != threads[i - 1].pid;
+    return processes;
+}
+
 int samples_threads(const store_samples *s, samples_thread **threads, uint32_t *count,
                     uint32_t **thread_of)
 {

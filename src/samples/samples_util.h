@@ -18,6 +18,9 @@ typedef struct samples_thread {
 int samples_threads(const store_samples *s, samples_thread **threads, uint32_t *count,
                     uint32_t **thread_of);
 
+/* How many processes threads (as samples_threads sorts them) come from. */
+uint32_t samples_process_count(const samples_thread *threads, uint32_t count);
+
 /* "function (file:line)", "function (file)" or "function". Returns buf. */
 char *samples_frame_label(const store_samples *s, uint32_t frame, char *buf, size_t n);
 /* Makes a label fit in a collapsed line: ';' becomes ':', control characters '?'. */

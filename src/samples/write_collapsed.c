@@ -41,9 +41,7 @@ int samples_write_collapsed(const sample_set *set, FILE *out, unsigned flags)
     uint32_t thread_count, *thread_of;
     if (samples_threads(s, &threads, &thread_count, &thread_of))
         return -ENOMEM;
-    int processes = 0;
-    for (uint32_t i = 0; i < thread_count; i++)
-        processes += i == 0 || threads[i].pid != threads[i - 1].pid;
+    uint32_t processes = samples_process_count(threads, thread_count);
     line *lines = calloc((size_t)s->stack_count + 1, sizeof *lines);
     int rc = lines ? 0 : -ENOMEM;
     char label[1024];

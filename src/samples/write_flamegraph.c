@@ -269,9 +269,7 @@ int samples_write_flamegraph(const sample_set *set, FILE *out, const char *title
     uint32_t thread_count, *thread_of;
     if (samples_threads(s, &threads, &thread_count, &thread_of))
         return -ENOMEM;
-    int processes = 0;
-    for (uint32_t i = 0; i < thread_count; i++)
-        processes += i == 0 || threads[i].pid != threads[i - 1].pid;
+    uint32_t processes = samples_process_count(threads, thread_count);
     int by_weight = sample_set_total_weight_ns(set) > 0;
 
     tree t = {NULL, 0, 0, s, threads};

@@ -13,9 +13,7 @@ int samples_write_speedscope(const sample_set *set, FILE *out, const char *name)
     uint32_t thread_count, *thread_of;
     if (samples_threads(s, &threads, &thread_count, &thread_of))
         return -ENOMEM;
-    int processes = 0;
-    for (uint32_t i = 0; i < thread_count; i++)
-        processes += i == 0 || threads[i].pid != threads[i - 1].pid;
+    uint32_t processes = samples_process_count(threads, thread_count);
 
     json_out j;
     json_init(&j, out);
