@@ -344,9 +344,18 @@ static void walk_frames(pyread_target *t, pyread_sample *s, pyread_thread *th, u
             th->torn = 1;
             break;
         }
+        /* the instruction pointer: at most one unit before the code's first (a frame
+         * not started yet), on a unit boundary; anything else is a torn read (checked
+         * in unsigned arithmetic: a torn value may be any 64 bits) */
         uint64_t instr = get_u64(fb, L->frame_instr);
-        int64_t unit = ((int64_t)instr - (int64_t)(code_addr + L->code_adaptive)) / 2;
-        if (unit < -1 || (e->code_units > 0 && unit >= e->code_units)) {
+        uint64_t first = code_addr + L->code_adaptive;
+        uint64_t from = instr + 2 - first; /* 2 bytes per unit, from unit -1 */
+        if (instr + 2 < first || (from & 1) || from / 2 > INT32_MAX) {
+            th->torn = 1;
+            break;
+        }
+        int64_t unit = (int64_t)(from / 2) - 1;
+        if (e->code_units > 0 && unit >= e->code_units) {
             th->torn = 1;
             break;
         }
