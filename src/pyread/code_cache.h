@@ -20,9 +20,14 @@ typedef struct code_entry {
      * compared again in each pass that uses it: a freed code object's address may
      * hold another one later. */
     unsigned char fingerprint[96];
-    /* and the first bytes of its qualified name and line table: freed strings come
-     * back at the same addresses too (code made by exec, over and over) */
+    /* and, for a code object without a version (3.11), the first bytes of its
+     * qualified name and line table: freed strings come back at the same addresses
+     * too (code made by exec, over and over) */
     unsigned char content[48];
+    int versioned; /* co_version is in the fingerprint: content is not kept */
+    /* verified while the target's count of code objects made was verified_counter */
+    int counter_verified;
+    uint32_t verified_counter;
     uint64_t checked_pass;
     int stale;
 } code_entry;

@@ -108,11 +108,11 @@ done:
 
 int elf_symbols_read(const char *path, elf_symbols *out)
 {
-    static const char *const names[] = {"_PyRuntime", "Py_Version", "PyCode_Type"};
-    uint64_t values[3];
+    static const char *const names[] = {"_PyRuntime", "Py_Version", "PyCode_Type", "_Py_next_func_version"};
+    uint64_t values[4];
     elf_file_info info;
     memset(out, 0, sizeof *out);
-    if (elf_find(path, names, values, 3, ".PyRuntime", &info) != 0)
+    if (elf_find(path, names, values, 4, ".PyRuntime", &info) != 0)
         return -1;
     out->ok = 1;
     out->is_dyn = info.is_dyn;
@@ -121,6 +121,7 @@ int elf_symbols_read(const char *path, elf_symbols *out)
     out->py_runtime = values[0] ? values[0] : info.section_addr;
     out->py_version = values[1];
     out->py_code_type = values[2];
+    out->py_code_counter = values[3];
     return 0;
 }
 

@@ -13,6 +13,7 @@ typedef struct elf_symbols {
     uint64_t py_runtime;         /* value of _PyRuntime, or the .PyRuntime section address */
     uint64_t py_version;         /* value of Py_Version, 0 if absent */
     uint64_t py_code_type;       /* value of PyCode_Type, 0 if absent */
+    uint64_t py_code_counter;    /* value of _Py_next_func_version (3.12, .symtab), 0 if absent */
 } elf_symbols;
 
 /* An ELF file's type and its first PT_LOAD (page-aligned), and a section's address. */

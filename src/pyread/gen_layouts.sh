@@ -83,6 +83,9 @@ int main(void)
     F("code_linetable", offsetof(PyCodeObject, co_linetable));
     F("code_firstlineno", offsetof(PyCodeObject, co_firstlineno));
     F("code_adaptive", offsetof(PyCodeObject, co_code_adaptive));
+#if PY_MINOR_VERSION >= 12
+    F("code_version", offsetof(PyCodeObject, co_version));
+#endif
     F("ob_type", offsetof(PyObject, ob_type));
     F("unicode_state", offsetof(PyASCIIObject, state));
     F("unicode_length", offsetof(PyASCIIObject, length));

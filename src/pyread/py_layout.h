@@ -60,6 +60,10 @@ typedef struct py_layout {
     uint64_t code_linetable;
     uint64_t code_firstlineno;
     uint64_t code_adaptive; /* co_code_adaptive: the first code unit */
+    /* co_version (3.12+): a per-interpreter counter that each new code object takes
+     * (0 once it has run out), so a code object and a later one at the same address
+     * differ in it; 0 where there is none (3.11) */
+    uint64_t code_version;
     /* PyObject */
     uint64_t ob_type;
     /* PyUnicodeObject: state bits (kind, compact, ascii), length, data after the header */

@@ -38,6 +38,7 @@ const py_layout py_layout_3_12 = {
     .code_linetable = 136,
     .code_firstlineno = 68,
     .code_adaptive = 192,
+    .code_version = 92,
     .ob_type = 8,
     .unicode_state = 32,
     .unicode_length = 16,

@@ -99,6 +99,9 @@ int py_layout_from_debug_offsets(const unsigned char *block, uint64_t len, py_la
     out->code_linetable = word(block, W_CO_LINETABLE);
     out->code_firstlineno = word(block, W_CO_FIRSTLINENO);
     out->code_adaptive = word(block, W_CO_CODE_ADAPTIVE);
+    /* Not among the debug offsets: in 3.13's PyCodeObject (Include/cpython/code.h, fixed
+     * within the minor version) co_version is the sixth int after co_firstlineno. */
+    out->code_version = out->code_firstlineno + 6 * 4;
     out->ob_type = word(block, W_OB_TYPE);
     out->unicode_state = word(block, W_UNI_STATE);
     out->unicode_length = word(block, W_UNI_LENGTH);
@@ -120,6 +123,7 @@ int py_layout_from_debug_offsets(const unsigned char *block, uint64_t len, py_la
         {out->frame_instr, out->frame_size, "frame"},
         {out->code_adaptive, out->code_size + 1, "code"},
         {out->code_linetable, out->code_size, "code"},
+        {out->code_version, out->code_filename, "code"},
     };
     for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
         if (checks[i].size == 0 || checks[i].off >= checks[i].size || checks[i].size > (1u << 24)) {

@@ -27,6 +27,12 @@ struct pyread_target {
     char version[32];
     char binary[512];
     uint64_t runtime, version_addr, code_type;
+    /* Where the count of code objects created so far is (0: unknown). While it stays
+     * the same no code object was made, so none took the address of one in the cache:
+     * code objects verified at that count need no new check. */
+    uint64_t code_counter;
+    int pass_counter_ok; /* this pass read the count, before any of its other reads */
+    uint32_t pass_counter;
     py_layout layout;
     remote_mem mem;
     code_cache codes;

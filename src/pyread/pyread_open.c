@@ -129,6 +129,7 @@ int pyread_open(pid_t pid, pyread_target **out, char *msg, size_t msglen)
         t->runtime = base + es.py_runtime;
         t->version_addr = es.py_version ? base + es.py_version : 0;
         t->code_type = es.py_code_type ? base + es.py_code_type : 0;
+        t->code_counter = es.py_code_counter ? base + es.py_code_counter : 0;
         snprintf(t->binary, sizeof t->binary, "%s", files[i].path);
         found = 1;
     }
@@ -194,6 +195,11 @@ int pyread_open(pid_t pid, pyread_target **out, char *msg, size_t msglen)
         pyread_close(t);
         return PYREAD_UNKNOWN_VERSION;
     }
+    /* 3.12 gives each new code object the next value of _Py_next_func_version (3.13
+     * keeps the counter in each interpreter, at an offset its debug offsets omit) */
+    if (t->layout.minor != 12)
+        t->code_counter = 0;
+    remote_mem_watch(&t->mem, t->code_counter);
     uint64_t head = 0;
     if (remote_read_u64(&t->mem, t->runtime + t->layout.runtime_interpreters_head, &head) != 0 || head == 0) {
         snprintf(msg, msglen, "process %d (Python %s): no interpreter yet (still starting, or finalizing)", (int)pid,

@@ -132,7 +132,7 @@ static uint8_t *read_bytes(pyread_target *t, uint64_t addr, size_t *len)
 }
 
 /* The bytes of a code object that identify it: from co_firstlineno to the end of
- * the last of co_filename, co_name, co_qualname, co_linetable. */
+ * the last of co_version (3.12+), co_filename, co_name, co_qualname, co_linetable. */
 static void fingerprint_range(const py_layout *L, uint64_t *from, uint64_t *len)
 {
     uint64_t lo = L->code_firstlineno, hi = L->code_firstlineno + 4;
@@ -143,6 +143,10 @@ static void fingerprint_range(const py_layout *L, uint64_t *from, uint64_t *len)
         if (offs[i] + 8 > hi)
             hi = offs[i] + 8;
     }
+    if (L->code_version && L->code_version < lo)
+        lo = L->code_version;
+    if (L->code_version && L->code_version + 4 > hi)
+        hi = L->code_version + 4;
     *from = lo;
     *len = hi - lo;
 }
@@ -211,8 +215,16 @@ static code_entry *get_code(pyread_target *t, uint64_t addr, int *not_code)
     fingerprint_range(L, &fp_from, &fp_len);
     if (fp_len <= sizeof n.fingerprint && fp_from + fp_len <= L->code_size)
         memcpy(n.fingerprint, co + fp_from, fp_len);
+    /* A code object with a version is told from a later one at its address by the
+     * version in its fingerprint; one without (3.11, or the counter ran out) by the
+     * first bytes of its strings too. */
+    uint32_t version = 0;
+    if (L->code_version)
+        memcpy(&version, co + L->code_version, sizeof version);
+    n.versioned = version != 0;
     uint64_t qual_ptr = get_u64(co, L->code_qualname);
-    if (content_print(t, qual_ptr ? qual_ptr : get_u64(co, L->code_name), get_u64(co, L->code_linetable),
+    if (!n.versioned &&
+        content_print(t, qual_ptr ? qual_ptr : get_u64(co, L->code_name), get_u64(co, L->code_linetable),
                       n.content) != 0) {
         free(qual);
         free(file);
@@ -220,6 +232,8 @@ static code_entry *get_code(pyread_target *t, uint64_t addr, int *not_code)
         return NULL;
     }
     n.checked_pass = t->sample_number;
+    n.counter_verified = t->pass_counter_ok;
+    n.verified_counter = t->pass_counter;
     e = code_cache_insert(&t->codes, &n);
     if (!e) {
         free(qual);
@@ -399,6 +413,8 @@ static int sample_once(pyread_target *t, pyread_sample *s, unsigned flags)
     s->read_errors = 0;
     t->sample_number++;
     remote_mem_reset(&t->mem);
+    t->pass_counter_ok = t->code_counter && t->mem.watch_ok && t->mem.watch_value != 0;
+    t->pass_counter = t->mem.watch_value;
 
     uint64_t interp = 0;
     if (remote_read_cached(&t->mem, t->runtime + L->runtime_interpreters_head, &interp, 8, 1) != 0) {
@@ -484,8 +500,9 @@ static int sample_once(pyread_target *t, pyread_sample *s, unsigned flags)
 }
 
 /* Compare the code objects this pass took from the cache with what their addresses
- * hold now, in one process_vm_readv; returns how many changed (they are marked
- * stale, and read again at their next use). */
+ * hold now (through the pass's cache), but for those verified at the count of code
+ * objects this pass read first: no code object was made since. Returns how many
+ * changed (they are marked stale, and read again at their next use). */
 static int check_codes(pyread_target *t)
 {
     const py_layout *L = &t->layout;
@@ -498,10 +515,12 @@ static int check_codes(pyread_target *t)
     for (int i = 0; i < t->check_count; i++) {
         /* through the cache: the blocks stay in the set read at the start of each pass */
         code_entry *e = t->checks[i];
+        if (t->pass_counter_ok && e->counter_verified && e->verified_counter == t->pass_counter)
+            continue;
         uint64_t qual = 0, linetable = 0;
         int same = remote_read_cached(&t->mem, e->addr + from, buf, len, 1) == 0 &&
                    memcmp(buf, e->fingerprint, len) == 0;
-        if (same) {
+        if (same && !e->versioned) {
             memcpy(&qual, buf + (L->code_qualname - from), 8);
             if (!qual)
                 memcpy(&qual, buf + (L->code_name - from), 8);
@@ -512,6 +531,9 @@ static int check_codes(pyread_target *t)
         if (!same) {
             t->checks[i]->stale = 1; /* read again, in place, at its next use */
             changed++;
+        } else {
+            e->counter_verified = t->pass_counter_ok;
+            e->verified_counter = t->pass_counter;
         }
     }
     return changed;

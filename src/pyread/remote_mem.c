@@ -20,6 +20,20 @@ void remote_mem_free(remote_mem *rm)
     rm->blocks = NULL;
 }
 
+static unsigned hint_of(uint64_t block)
+{
+    uint64_t b = block / REMOTE_BLOCK;
+    return (unsigned)((b ^ (b >> 8)) % REMOTE_HINTS);
+}
+
+/* Remember that `block` is in `slot`, for find_block. */
+static void mark_valid(remote_mem *rm, int slot, uint64_t block)
+{
+    rm->valid[slot] = 1;
+    rm->block_addr[slot] = block;
+    rm->hint[hint_of(block)] = (unsigned char)slot;
+}
+
 /* Insertion sort: a pass uses a few dozen blocks, mostly in the order of the last
  * pass (qsort would allocate). */
 static void sort_u64(uint64_t *a, int n)
@@ -35,6 +49,12 @@ static void sort_u64(uint64_t *a, int n)
     }
 }
 
+void remote_mem_watch(remote_mem *rm, uint64_t addr)
+{
+    rm->watch_addr = addr;
+    rm->watch_ok = 0;
+}
+
 void remote_mem_reset(remote_mem *rm)
 {
     uint64_t addr[REMOTE_CACHE_BLOCKS];
@@ -45,43 +65,53 @@ void remote_mem_reset(remote_mem *rm)
     memset(rm->valid, 0, sizeof rm->valid);
     memset(rm->used, 0, sizeof rm->used);
     rm->next_slot = 0;
-    if (n == 0)
-        return;
-    /* One remote range per page, from its first used block to its last (the kernel
-     * pins each remote range's pages separately: fewer ranges, less work), each
-     * into consecutive slots. */
+    rm->watch_ok = 0;
+    /* The watched value first: the kernel copies the remote ranges in order. Then
+     * ranges from a used block to the last used block after it with gaps of at most
+     * REMOTE_MERGE_GAP unused blocks (the kernel looks up and pins each remote
+     * range's pages separately: copying a few unused bytes costs less than another
+     * range), read into consecutive slots. */
     sort_u64(addr, n);
-    struct iovec local[REMOTE_CACHE_BLOCKS], remote[REMOTE_CACHE_BLOCKS];
+    struct iovec remote[REMOTE_CACHE_BLOCKS + 1], local[2];
     uint64_t range_first[REMOTE_CACHE_BLOCKS];
-    int range_slot[REMOTE_CACHE_BLOCKS], range_blocks[REMOTE_CACHE_BLOCKS];
-    int nr = 0, slot = 0;
+    int range_blocks[REMOTE_CACHE_BLOCKS];
+    int nr = 0, slot = 0, nl = 0;
+    size_t watch_len = 0;
+    if (rm->watch_addr) {
+        watch_len = sizeof rm->watch_value;
+        remote[nr++] = (struct iovec){(void *)(uintptr_t)rm->watch_addr, watch_len};
+        local[nl++] = (struct iovec){&rm->watch_value, watch_len};
+    }
+    int first_range = nr;
     for (int i = 0; i < n;) {
-        uint64_t page = addr[i] & ~(uint64_t)(REMOTE_PAGE - 1);
         int j = i;
-        while (j + 1 < n && (addr[j + 1] & ~(uint64_t)(REMOTE_PAGE - 1)) == page)
+        while (j + 1 < n && addr[j + 1] - addr[j] <= (uint64_t)(REMOTE_MERGE_GAP + 1) * REMOTE_BLOCK &&
+               slot + (int)((addr[j + 1] - addr[i]) / REMOTE_BLOCK) + 1 <= REMOTE_CACHE_BLOCKS)
             j++;
         int blocks = (int)((addr[j] - addr[i]) / REMOTE_BLOCK) + 1;
         if (slot + blocks > REMOTE_CACHE_BLOCKS)
             break;
-        range_first[nr] = addr[i];
-        range_slot[nr] = slot;
-        range_blocks[nr] = blocks;
-        local[nr] = (struct iovec){rm->blocks[slot], (size_t)blocks * REMOTE_BLOCK};
-        remote[nr] = (struct iovec){(void *)(uintptr_t)addr[i], (size_t)blocks * REMOTE_BLOCK};
+        range_first[nr - first_range] = addr[i];
+        range_blocks[nr - first_range] = blocks;
+        remote[nr++] = (struct iovec){(void *)(uintptr_t)addr[i], (size_t)blocks * REMOTE_BLOCK};
         slot += blocks;
-        nr++;
         i = j + 1;
     }
-    rm->syscalls++;
-    ssize_t got = process_vm_readv(rm->pid, local, (unsigned long)nr, remote, (unsigned long)nr, 0);
-    if (got <= 0)
+    if (nr == 0)
         return;
+    if (slot)
+        local[nl++] = (struct iovec){rm->blocks[0], (size_t)slot * REMOTE_BLOCK};
+    rm->syscalls++;
+    ssize_t got = process_vm_readv(rm->pid, local, (unsigned long)nl, remote, (unsigned long)nr, 0);
+    if (got < (ssize_t)watch_len || got <= 0)
+        return;
+    rm->watch_ok = watch_len > 0;
     rm->bytes += (uint64_t)got;
-    uint64_t left = (uint64_t)got;
-    for (int r = 0; r < nr && left >= REMOTE_BLOCK; r++)
-        for (int k = 0; k < range_blocks[r] && left >= REMOTE_BLOCK; k++) {
-            rm->valid[range_slot[r] + k] = 1;
-            rm->block_addr[range_slot[r] + k] = range_first[r] + (uint64_t)k * REMOTE_BLOCK;
+    uint64_t left = (uint64_t)got - watch_len;
+    int filled = 0;
+    for (int r = 0; r < nr - first_range && left >= REMOTE_BLOCK; r++)
+        for (int k = 0; k < range_blocks[r] && left >= REMOTE_BLOCK; k++, filled++) {
+            mark_valid(rm, filled, range_first[r] + (uint64_t)k * REMOTE_BLOCK);
             left -= REMOTE_BLOCK;
         }
     rm->next_slot = slot % REMOTE_CACHE_BLOCKS;
@@ -142,6 +172,10 @@ int remote_read_u64(remote_mem *rm, uint64_t addr, uint64_t *out)
 
 static int find_block(const remote_mem *rm, uint64_t block)
 {
+    int h = rm->hint[hint_of(block)];
+    if (rm->valid[h] && rm->block_addr[h] == block)
+        return h;
+    /* a miss, or two blocks sharing a hint: look at every slot */
     for (int i = 0; i < REMOTE_CACHE_BLOCKS; i++)
         if (rm->valid[i] && rm->block_addr[i] == block)
             return i;
@@ -180,10 +214,8 @@ static int fill_block(remote_mem *rm, uint64_t block, int fill)
     }
     rm->bytes += (uint64_t)got;
     int whole = (int)(got / REMOTE_BLOCK);
-    for (int i = 0; i < whole; i++) {
-        rm->valid[slots[i]] = 1;
-        rm->block_addr[slots[i]] = block - (uint64_t)i * REMOTE_BLOCK;
-    }
+    for (int i = 0; i < whole; i++)
+        mark_valid(rm, slots[i], block - (uint64_t)i * REMOTE_BLOCK);
     return slots[0];
 }
 

@@ -14,13 +14,20 @@
 #define REMOTE_BLOCK 512u       /* cache granularity: divides a page, so a block never spans two */
 #define REMOTE_CACHE_BLOCKS 128
 #define REMOTE_FILL_MAX 16       /* blocks one miss may fill */
+#define REMOTE_HINTS 256
+#define REMOTE_MERGE_GAP 2       /* unused blocks read to join two ranges in one */
 
 typedef struct remote_mem {
     pid_t pid;
     uint64_t block_addr[REMOTE_CACHE_BLOCKS];
     unsigned char valid[REMOTE_CACHE_BLOCKS];
     unsigned char used[REMOTE_CACHE_BLOCKS]; /* read from in this pass */
+    unsigned char hint[REMOTE_HINTS];        /* by a hash of a block's address: its last slot */
     int next_slot;
+    /* A 4-byte value read first in each pass's batch, before every block (0: none) */
+    uint64_t watch_addr;
+    uint32_t watch_value;
+    int watch_ok; /* watch_value was read in this pass */
     unsigned char (*blocks)[REMOTE_BLOCK];
     /* counters since open */
     uint64_t syscalls;
@@ -31,8 +38,11 @@ typedef struct remote_mem {
 int remote_mem_init(remote_mem *rm, pid_t pid);
 void remote_mem_free(remote_mem *rm);
 /* Start a pass: forget what was cached, then read again, in one call, every block
- * the previous pass used (a target in a steady state needs no other read). */
+ * the previous pass used (a target in a steady state needs no other read), and
+ * first of all the watched value. */
 void remote_mem_reset(remote_mem *rm);
+/* Read the 4 bytes at addr (0: nothing) at the start of each pass's batch. */
+void remote_mem_watch(remote_mem *rm, uint64_t addr);
 /* Copy len bytes at addr; 0, or -1 (errno in rm->last_errno) if any byte could not be read. */
 int remote_read(remote_mem *rm, uint64_t addr, void *buf, size_t len);
 /* The same through the cache: a miss reads the missing block and up to fill-1

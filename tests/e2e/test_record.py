@@ -268,12 +268,35 @@ def test_churning_target(lapse, tmp_path, python):
     out = tmp_path / "w.txt"
     r = record(lapse, "-r", "2000", "-o", out, "--", python, TARGETS / "churn.py", "3")
     assert r.returncode == 0, r.stderr
+    pairs, mismatched, _ = generated_pairs(out.read_text())
+    assert pairs > 20, f"only {pairs} stacks in generated code"
+    assert mismatched == 0, f"{mismatched} of {pairs} stacks pair f_i with g_j"
+
+
+def generated_pairs(collapsed: str) -> tuple[int, int, set[str]]:
+    """Stacks with a generated f_<i> calling g_<j>: how many, how many with i != j, and
+    the distinct i seen."""
     pairs = mismatched = 0
-    for line in out.read_text().splitlines():
+    seen = set()
+    for line in collapsed.splitlines():
         if line.startswith("#"):
             continue
         for a, b in re.findall(r"f_(\d+) \(<gen \d+>:\d+\);g_(\d+) ", line):
             pairs += 1
             mismatched += a != b
-    assert pairs > 20, f"only {pairs} stacks in generated code"
+            seen.add(a)
+    return pairs, mismatched, seen
+
+
+@pytest.mark.parametrize("python", PYTHONS, ids=PY_IDS)
+def test_code_replaced_after_quiet_time(lapse, tmp_path, python):
+    """Each generated pair runs for 30 ms before the next takes its place (often at the
+    same addresses): between replacements no code object is made, and the sampler
+    skips its code checks where it can count them (3.12); every replacement must
+    still be seen, with f_<i> always calling g_<i>."""
+    out = tmp_path / "w.txt"
+    r = record(lapse, "-r", "1000", "-o", out, "--", python, TARGETS / "churn.py", "3", "30")
+    assert r.returncode == 0, r.stderr
+    pairs, mismatched, seen = generated_pairs(out.read_text())
+    assert len(seen) > 20, f"only {len(seen)} generated pairs seen in {pairs} stacks"
     assert mismatched == 0, f"{mismatched} of {pairs} stacks pair f_i with g_j"

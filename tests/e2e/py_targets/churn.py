@@ -4,7 +4,11 @@ addresses are reused). Each generated pair f_<i> -> g_<i> is made by one exec; a
 sample that shows f_<i> calling g_<j> with i != j would be a code object read
 from a stale cache.
 
-usage: churn.py SECONDS
+With HOLD_MS, each pair runs for that long before the next one replaces it: most
+samples then see no new code object since the previous one, and the sampler must
+still notice each replacement.
+
+usage: churn.py SECONDS [HOLD_MS]
 """
 import random
 import sys
@@ -35,12 +39,16 @@ def make_pair(i):
 
 def main():
     end = time.monotonic() + float(sys.argv[1])
+    hold = float(sys.argv[2]) / 1000 if len(sys.argv) > 2 else 0.0
     i = 0
     rng = random.Random(1)
     threads = []
     while time.monotonic() < end:
         f = make_pair(i)
         f()
+        until = time.monotonic() + hold
+        while time.monotonic() < until:
+            f()
         del f
         i += 1
         if i % 50 == 0:
