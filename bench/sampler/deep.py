@@ -4,8 +4,11 @@ shares), for SECONDS seconds (0: until killed), or for ROUNDS rounds with
 --rounds (then it prints the time the rounds took, measured inside). Prints
 "ready" when the deep stack is in place.
 
+With --go, the rounds start only when a line arrives on standard input (after
+"ready"), so that a sampler can attach first.
+
 usage: deep.py DEPTH SECONDS
-       deep.py DEPTH --rounds ROUNDS
+       deep.py DEPTH --rounds ROUNDS [--go]
 """
 import sys
 import time
@@ -83,12 +86,17 @@ def leaf_10(n):
     return x
 
 
+T0 = C0 = 0.0
 LEAVES = [leaf_1, leaf_2, leaf_3, leaf_4, leaf_5, leaf_6, leaf_7, leaf_8, leaf_9, leaf_10]
 
 
 def spin(seconds, max_rounds):
     end = time.monotonic() + seconds if seconds > 0 else float("inf")
     print("ready", flush=True)
+    if "--go" in sys.argv:
+        sys.stdin.readline()
+        global T0, C0
+        T0, C0 = time.perf_counter(), time.process_time()
     rounds = 0
     while rounds < max_rounds and (max_rounds < float("inf") or time.monotonic() < end):
         for k, leaf in enumerate(LEAVES, 1):
@@ -111,9 +119,10 @@ def main():
     elif len(sys.argv) > 2:
         seconds = float(sys.argv[2])
     # <module>, main, down x (depth - 3), spin, and the leaf: depth frames in all
-    t0, c0 = time.perf_counter(), time.process_time()
+    global T0, C0
+    T0, C0 = time.perf_counter(), time.process_time()
     rounds = down(0, max(depth - 4, 0), seconds, max_rounds)
-    print(f"rounds {rounds} in {time.perf_counter() - t0:.6f} s, cpu {time.process_time() - c0:.6f} s",
+    print(f"rounds {rounds} in {time.perf_counter() - T0:.6f} s, cpu {time.process_time() - C0:.6f} s",
           flush=True)
 
 

@@ -16,11 +16,14 @@ Prints:
   2. sustained rate: `lapse record` asked 1, 2, 5, 10, 20 kHz: achieved rate and
      late passes; the highest rate with < 1% late and >= 99% of the asked rate;
   3. target slowdown at 1 kHz: the target's own wall and CPU time for a fixed amount
-     of work (measured inside it, start-up excluded), over BENCH_REPEATS (default 7)
-     runs each unsampled, under lapse, py-spy (--nonblocking) and Austin, runs
-     interleaved; slowdowns of the minimum (the run least disturbed by the rest of
-     the machine) and of the median; the spread of the unsampled runs is the
-     run-to-run noise;
+     of work (BENCH_ROUNDS, default 6000: about 1.7 s; measured inside it, start-up
+     excluded), over BENCH_REPEATS (default 10) rounds, each of one run unsampled,
+     under lapse, a second unsampled run (the control), under py-spy (--nonblocking)
+     and under Austin; each tool attaches to the parked target before its work starts;
+     the target is pinned to the last CPU and the samplers to the others (taskset);
+     the slowdown is the mean of the per-round ratios to the unsampled run with its
+     95% confidence interval (the control's is the method's own noise), and also
+     the median ratio and the ratio of the minima;
   4. agreement: lapse and py-spy (and Austin) attached to the same process at the
      same time at 1 kHz; self shares of py-spy's top-10 functions and the largest
      difference in percentage points.
@@ -208,52 +211,100 @@ def part_rate(build, python):
     print()
 
 
-def timed_run(cmd: list[str]) -> tuple[float, float] | None:
-    """The target's wall and CPU time; None when the tool failed twice (Austin at
-    times does not find the Python it launched)."""
-    for _ in range(2):
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-        m = re.search(r"rounds \d+ in ([\d.]+) s, cpu ([\d.]+) s", r.stdout)
-        if m:
-            return float(m.group(1)), float(m.group(2))
-    print(f"   {pathlib.Path(cmd[0]).name} failed twice: {(r.stdout + r.stderr)[-300:]!r}")
-    return None
+# two-sided 95% Student t quantiles by degrees of freedom (1..30; larger: 2.0)
+T95 = [12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.20, 2.18, 2.16, 2.14, 2.13, 2.12, 2.11,
+       2.10, 2.09, 2.09, 2.08, 2.07, 2.07, 2.06, 2.06, 2.06, 2.05, 2.05, 2.05, 2.04]
+
+
+def mean_ci(xs: list[float]) -> tuple[float, float]:
+    """Mean and the half-width of its 95% confidence interval."""
+    m = statistics.fmean(xs)
+    if len(xs) < 2:
+        return m, float("nan")
+    t = T95[len(xs) - 2] if len(xs) - 1 <= len(T95) else 2.0
+    return m, t * statistics.stdev(xs) / len(xs) ** 0.5
+
+
+def pinning() -> tuple[list[str], list[str]]:
+    """taskset prefixes putting the target on the last CPU and the sampler on the
+    others (none on a single CPU or without taskset)."""
+    n = os.cpu_count() or 1
+    if n < 2 or not shutil.which("taskset"):
+        return [], []
+    return ["taskset", "-c", str(n - 1)], ["taskset", "-c", f"0-{n - 2}"]
+
+
+def attached_run(python: str, rounds: str, sampler: list[str] | None) -> tuple[float, float] | None:
+    """One timed run of the target: started and parked, the sampler (a command with
+    {pid} in it, or None) attached, then the rounds; the target's own wall and CPU
+    time for them. None when the sampler did not stay attached."""
+    pin_target, pin_sampler = pinning()
+    t = subprocess.Popen([*pin_target, python, str(DEEP), str(DEPTH), "--rounds", rounds, "--go"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    q = None
+    try:
+        assert t.stdout.readline().strip() == "ready"
+        if sampler:
+            q = subprocess.Popen([*pin_sampler, *(a.replace("{pid}", str(t.pid)) for a in sampler)],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.5)  # attached, and past its start-up
+        if q and q.poll() is not None:
+            print(f"   {pathlib.Path(sampler[0]).name} ended before the run: {q.stderr.read()[-300:]!r}")
+            return None
+        t.stdin.write("go\n")
+        t.stdin.flush()
+        m = re.search(r"rounds \d+ in ([\d.]+) s, cpu ([\d.]+) s", t.stdout.readline())
+        t.stdin.close()
+        t.wait(timeout=60)
+        if q:
+            q.wait(timeout=60)
+        return (float(m.group(1)), float(m.group(2))) if m else None
+    finally:
+        for p in (t, q):
+            if p and p.poll() is None:
+                p.kill()
+                p.wait()
 
 
 def part_slowdown(build, python, tools):
-    repeats = int(os.environ.get("BENCH_REPEATS", "7"))
-    rounds = os.environ.get("BENCH_ROUNDS", "3000")
-    print(f"== 3. target slowdown at 1 kHz (target: <= 1% and not above py-spy's); "
-          f"{repeats} runs of {rounds} rounds each, interleaved")
-    target = [python, str(DEEP), str(DEPTH), "--rounds", rounds]
+    repeats = int(os.environ.get("BENCH_REPEATS", "10"))
+    rounds = os.environ.get("BENCH_ROUNDS", "6000")
+    pin_target, _ = pinning()
+    print(f"== 3. target slowdown at 1 kHz (target: <= 1% and not above py-spy's); {repeats} rounds of runs, "
+          f"{rounds} rounds of work each; every tool attached to a parked target before its timed work starts"
+          + (f"; target on CPU {pin_target[-1]}, samplers on the others" if pin_target else "; not pinned"))
     with tempfile.TemporaryDirectory() as d:
-        cmds = {"unsampled": target,
-                "lapse": [str(build / "lapse"), "record", "-r", "1000", "--format", "collapsed", "-o",
-                          f"{d}/l.txt", "--", *target]}
+        cmds = {"unsampled": None,
+                "lapse": [str(build / "lapse"), "record", "--pid", "{pid}", "-r", "1000", "--format", "collapsed",
+                          "-o", f"{d}/l.txt"],
+                "control": None}
         if "py-spy" in tools:
-            cmds["py-spy"] = [tools["py-spy"], "record", "--nonblocking", "-r", "1000", "--format", "raw",
-                              "-o", f"{d}/p.txt", "--", *target]
+            cmds["py-spy"] = [tools["py-spy"], "record", "--pid", "{pid}", "--nonblocking", "-r", "1000",
+                              "--format", "raw", "-o", f"{d}/p.txt"]
         if "austin" in tools:
-            cmds["austin"] = [tools["austin"], "-i", "1ms", "-o", f"{d}/a.txt", *target]
-        wall = {k: [] for k in cmds}
-        cpu = {k: [] for k in cmds}
+            cmds["austin"] = [tools["austin"], "-p", "{pid}", "-i", "1ms", "-o", f"{d}/a.txt"]
+        runs = {k: [] for k in cmds}  # per round: (wall, cpu) or None
         for i in range(repeats):
             for k, cmd in cmds.items():
-                got = timed_run(cmd)
-                if got:
-                    wall[k].append(got[0])
-                    cpu[k].append(got[1])
-    for label, t in (("wall", wall), ("cpu", cpu)):
-        base_min, base_med = min(t["unsampled"]), statistics.median(t["unsampled"])
-        noise = (max(t["unsampled"]) - base_min) / base_min
-        print(f"   target {label} time: unsampled min {base_min:.3f} s, median {base_med:.3f} s "
-              f"(runs {', '.join(f'{x:.3f}' for x in t['unsampled'])}; spread {noise * 100:.1f}%)")
+                runs[k].append(attached_run(python, rounds, cmd))
+    print("   'control' is a second unsampled run in each round: its figures are the noise of this method")
+    for label, idx in (("CPU", 1), ("wall", 0)):
+        base = [r[idx] if r else None for r in runs["unsampled"]]
+        ok = [b for b in base if b]
+        spread = (max(ok) - min(ok)) / min(ok)
+        print(f"   target {label} time, unsampled: min {min(ok):.3f} s, median {statistics.median(ok):.3f} s, "
+              f"spread {spread * 100:.1f}%")
         for k in cmds:
-            if k == "unsampled" or not t[k]:
+            if k == "unsampled":
                 continue
-            mn, md = min(t[k]), statistics.median(t[k])
-            print(f"      {k:7s}: min {mn:.3f} s ({(mn / base_min - 1) * 100:+.1f}%), median {md:.3f} s "
-                  f"({(md / base_med - 1) * 100:+.1f}%); runs {', '.join(f'{x:.3f}' for x in t[k])}")
+            ratios = [r[idx] / b - 1 for r, b in zip(runs[k], base) if r and b]
+            if not ratios:
+                print(f"      {k:9s}: no run completed")
+                continue
+            m, ci = mean_ci(ratios)
+            mins = min(r[idx] for r in runs[k] if r) / min(ok) - 1
+            print(f"      {k:9s}: {m * 100:+.2f}% +/- {ci * 100:.2f} (mean of {len(ratios)} paired ratios, 95% CI), "
+                  f"median {statistics.median(ratios) * 100:+.2f}%, of the minima {mins * 100:+.2f}%")
     print(f"   (load {load()})")
     print()
 
