@@ -304,7 +304,8 @@ def part_slowdown(build, python, tools):
             m, ci = mean_ci(ratios)
             mins = min(r[idx] for r in runs[k] if r) / min(ok) - 1
             print(f"      {k:9s}: {m * 100:+.2f}% +/- {ci * 100:.2f} (mean of {len(ratios)} paired ratios, 95% CI), "
-                  f"median {statistics.median(ratios) * 100:+.2f}%, of the minima {mins * 100:+.2f}%")
+                  f"median {statistics.median(ratios) * 100:+.2f}%, of the minima {mins * 100:+.2f}%; "
+                  f"rounds {' '.join(f'{x * 100:+.1f}' for x in ratios)}")
     print(f"   (load {load()})")
     print()
 
