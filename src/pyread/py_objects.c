@@ -365,6 +365,6 @@ void py_thread_names_apply(pyread_target *t, pyread_sample *s, const uint64_t *i
         pyread_thread *th = &s->threads[i];
         py_thread_name *e = name_entry(t, th->thread_id, th->native_id);
         if (e && e->known)
-            snprintf(th->name, sizeof th->name, "%s", e->name);
+            memcpy(th->name, e->name, sizeof th->name); /* same size; e->name ends in a NUL */
     }
 }

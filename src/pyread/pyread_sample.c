@@ -18,6 +18,11 @@
 
 #define MAX_INTERPRETERS 64
 #define MAX_STRING 1024
+_Static_assert(sizeof(((pyread_thread *)0)->os_name) == sizeof(((pyread_task *)0)->name) &&
+                   sizeof(((pyread_thread *)0)->name) >= sizeof(((pyread_task *)0)->name),
+               "thread names are copied whole");
+_Static_assert(sizeof(((pyread_thread *)0)->name) == sizeof(((py_thread_name *)0)->name), "names are copied whole");
+
 #define FRAME_FILL 8 /* blocks read below a frame that misses: 4 KiB of data stack */
 
 static uint64_t get_u64(const unsigned char *b, uint64_t off)
@@ -484,9 +489,9 @@ static int sample_once(pyread_target *t, pyread_sample *s, unsigned flags)
                 pyread_task *k = task_for(t, th->native_id);
                 if (k) {
                     k->last_seen = t->sample_number;
-                    if (flags & PYREAD_WANT_NAMES) {
-                        snprintf(th->os_name, sizeof th->os_name, "%s", k->name);
-                        snprintf(th->name, sizeof th->name, "%s", k->name);
+                    if (flags & PYREAD_WANT_NAMES) { /* both 32 bytes or more, k->name ends in a NUL */
+                        memcpy(th->os_name, k->name, sizeof k->name);
+                        memcpy(th->name, k->name, sizeof k->name);
                     }
                     if (flags & PYREAD_WANT_CPU_TIME)
                         th->cpu_delta_ns = task_cpu_delta(k, &th->cpu_known);
