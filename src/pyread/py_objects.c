@@ -15,6 +15,7 @@
 #include <time.h>
 
 #define MAX_LOG2_SIZE 20      /* a dict of up to 1M slots */
+#define MAX_KEYS_SCANNED 65536 /* entries compared when looking up a str key */
 #define ENTRY_CHUNK 64        /* dict entries read per call */
 #define MAX_ACTIVE_THREADS 4096
 #define MAX_NAME_KEY 64
@@ -129,8 +130,9 @@ static int64_t keys_find_str(pyread_target *t, const keys_table *k, const char *
             return hint->index;
         }
     }
-    for (int64_t from = 0; from < k->nentries; from += ENTRY_CHUNK) {
-        int64_t n = k->nentries - from < ENTRY_CHUNK ? k->nentries - from : ENTRY_CHUNK;
+    int64_t count = k->nentries < MAX_KEYS_SCANNED ? k->nentries : MAX_KEYS_SCANNED;
+    for (int64_t from = 0; from < count; from += ENTRY_CHUNK) {
+        int64_t n = count - from < ENTRY_CHUNK ? count - from : ENTRY_CHUNK;
         if (read_entries(t, k, from, n, buf) != 0)
             return -1;
         for (int64_t i = 0; i < n; i++) {
