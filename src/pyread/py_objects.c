@@ -334,21 +334,28 @@ static void forget_unseen(pyread_target *t)
 void py_thread_names_apply(pyread_target *t, pyread_sample *s, const uint64_t *interps, int interp_count)
 {
     int fresh = 0, unnamed = 0;
+    /* first mark the threads known, so that making room forgets only threads gone */
+    for (int i = 0; i < s->thread_count; i++) {
+        py_thread_name *e = name_entry(t, s->threads[i].thread_id, s->threads[i].native_id);
+        if (e)
+            e->last_seen = t->sample_number;
+        else
+            fresh = 1;
+    }
+    if (fresh && (t->name_count + s->thread_count > PYREAD_MAX_NAMES || t->name_count >= 2 * s->thread_count + 16))
+        forget_unseen(t); /* the table stays near the number of threads */
     for (int i = 0; i < s->thread_count; i++) {
         pyread_thread *th = &s->threads[i];
         py_thread_name *e = name_entry(t, th->thread_id, th->native_id);
         if (!e) {
-            if (t->name_count == PYREAD_MAX_NAMES || t->name_count >= 2 * s->thread_count + 16)
-                forget_unseen(t); /* threads gone; the table stays near the number of threads */
             if (t->name_count == PYREAD_MAX_NAMES)
                 continue;
             e = &t->names[t->name_count++];
             memset(e, 0, sizeof *e);
             e->ident = th->thread_id;
             e->native_id = th->native_id;
-            fresh = 1;
+            e->last_seen = t->sample_number;
         }
-        e->last_seen = t->sample_number;
         if (!e->known)
             unnamed = 1;
     }
