@@ -16,11 +16,13 @@ static void usage(FILE *out)
             "usage: lapse dump [--json] PID\n"
             "\n"
             "Prints the Python stack of every thread of process PID now, innermost frame\n"
-            "first, with each thread's Python and OS thread ids, its OS name, whether it\n"
-            "holds the GIL and whether it is running on a CPU or waiting. The process is\n"
-            "read from outside with process_vm_readv and never stopped, so a stack that was\n"
-            "changing while it was read is read again (up to 3 times) and marked \"torn\"\n"
-            "if it never read cleanly. CPython 3.11, 3.12 and 3.13 are read.\n"
+            "first, with each thread's Python and OS thread ids, its name (Python's\n"
+            "threading name where the target has one; the OS name beside it when that\n"
+            "differs from the process's own), whether it holds the GIL and whether it is\n"
+            "running on a CPU or waiting. The process is read from outside with\n"
+            "process_vm_readv and never stopped, so a stack that was changing while it\n"
+            "was read is read again (up to 3 times) and marked \"torn\" if it never read\n"
+            "cleanly. CPython 3.11, 3.12 and 3.13 are read.\n"
             "\n"
             "options:\n"
             "  --json      one JSON document on standard output\n"
@@ -41,13 +43,23 @@ static const char *state_word(const pyread_thread *th)
     return "waiting";
 }
 
-static void print_text(const pyread_target *t, const pyread_sample *s, const char *cmdline)
+/* The OS name is worth showing beside the Python name when it is not just the
+ * process's own name (which every thread of CPython 3.11-3.13 inherits). */
+static int os_name_differs(const pyread_thread *th, const char *comm)
+{
+    return th->os_name[0] && strcmp(th->os_name, th->name) != 0 && strcmp(th->os_name, comm) != 0;
+}
+
+static void print_text(const pyread_target *t, const pyread_sample *s, const char *cmdline, const char *comm)
 {
     printf("Process %d: %s\nPython %s\n", (int)pyread_pid(t), cmdline, pyread_version(t));
     for (int i = 0; i < s->thread_count; i++) {
         const pyread_thread *th = &s->threads[i];
-        printf("\nThread %lld (0x%llx) \"%s\"%s: %s%s%s\n", (long long)th->native_id,
-               (unsigned long long)th->thread_id, th->name, th->interp_id ? " (subinterpreter)" : "",
+        char os_name[48] = "";
+        if (os_name_differs(th, comm))
+            snprintf(os_name, sizeof os_name, " (OS name \"%s\")", th->os_name);
+        printf("\nThread %lld (0x%llx) \"%s\"%s%s: %s%s%s\n", (long long)th->native_id,
+               (unsigned long long)th->thread_id, th->name, os_name, th->interp_id ? " (subinterpreter)" : "",
                state_word(th), th->holds_gil ? ", holds the GIL" : "",
                th->torn ? " [torn read: stack cut]" : th->truncated ? " [truncated]" : "");
         if (th->depth == 0)
@@ -78,6 +90,7 @@ static void print_json(const pyread_target *t, const pyread_sample *s, const cha
         json_u64(&j, "thread_id", th->thread_id);
         json_i64(&j, "native_id", th->native_id);
         json_str(&j, "name", th->name);
+        json_str(&j, "os_name", th->os_name);
         json_i64(&j, "interpreter", th->interp_id);
         json_str(&j, "state", state_word(th));
         json_str(&j, "os_state", th->os_state ? st : NULL);
@@ -153,12 +166,13 @@ int cmd_dump(int argc, char **argv)
     } else if (rc != 0) {
         fprintf(stderr, "lapse dump: process %ld: its Python threads could not be read\n", pid);
     } else {
-        char cmdline[1024];
+        char cmdline[1024], comm[64];
         pyread_proc_text((pid_t)pid, "cmdline", cmdline, sizeof cmdline, 1);
+        pyread_proc_text((pid_t)pid, "comm", comm, sizeof comm, 0);
         if (as_json)
             print_json(t, s, cmdline);
         else
-            print_text(t, s, cmdline);
+            print_text(t, s, cmdline, comm);
     }
     free(s);
     pyread_close(t);

@@ -108,11 +108,12 @@ done:
 
 int elf_symbols_read(const char *path, elf_symbols *out)
 {
-    static const char *const names[] = {"_PyRuntime", "Py_Version", "PyCode_Type", "_Py_next_func_version"};
-    uint64_t values[4];
+    static const char *const names[] = {"_PyRuntime",  "Py_Version",    "PyCode_Type",  "_Py_next_func_version",
+                                        "PyDict_Type", "PyUnicode_Type", "PyLong_Type", "PyModule_Type"};
+    uint64_t values[8];
     elf_file_info info;
     memset(out, 0, sizeof *out);
-    if (elf_find(path, names, values, 4, ".PyRuntime", &info) != 0)
+    if (elf_find(path, names, values, 8, ".PyRuntime", &info) != 0)
         return -1;
     out->ok = 1;
     out->is_dyn = info.is_dyn;
@@ -122,6 +123,10 @@ int elf_symbols_read(const char *path, elf_symbols *out)
     out->py_version = values[1];
     out->py_code_type = values[2];
     out->py_code_counter = values[3];
+    out->py_dict_type = values[4];
+    out->py_unicode_type = values[5];
+    out->py_long_type = values[6];
+    out->py_module_type = values[7];
     return 0;
 }
 

@@ -14,6 +14,8 @@ typedef struct elf_symbols {
     uint64_t py_version;         /* value of Py_Version, 0 if absent */
     uint64_t py_code_type;       /* value of PyCode_Type, 0 if absent */
     uint64_t py_code_counter;    /* value of _Py_next_func_version (3.12, .symtab), 0 if absent */
+    /* the types thread names are checked against (0 if absent) */
+    uint64_t py_dict_type, py_unicode_type, py_long_type, py_module_type;
 } elf_symbols;
 
 /* An ELF file's type and its first PT_LOAD (page-aligned), and a section's address. */

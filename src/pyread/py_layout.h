@@ -17,6 +17,38 @@ enum py_gil_mode {
     PY_GIL_INTERP_INLINE = 3,  /* 3.13: interp->_gil, a struct _gil_runtime_state */
 };
 
+/* How an instance keeps its attributes when its type has Py_TPFLAGS_MANAGED_DICT. */
+enum py_managed_mode {
+    PY_MANAGED_TWO_POINTERS = 1, /* 3.11: values pointer at obj-32, dict pointer at obj-24 */
+    PY_MANAGED_TAGGED = 2,       /* 3.12: obj-24 holds a dict, or the values pointer less one (low bit set) */
+    PY_MANAGED_INLINE_VALUES = 3 /* 3.13: dict pointer at obj-24; values inline after the
+                                    object header (Py_TPFLAGS_INLINE_VALUES), with a valid flag */
+};
+
+/* Offsets for reading dicts, modules, ints and instance attributes: what thread names
+ * need (sys.modules -> threading._active -> each Thread's _name). Generated from the
+ * internal headers for each minor version (3.13's debug offsets lack most of them). */
+typedef struct py_object_offsets {
+    uint64_t interp_modules; /* PyInterpreterState: imports.modules (3.11: modules) */
+    uint64_t object_size;    /* sizeof(PyObject) */
+    uint64_t type_flags;     /* PyTypeObject.tp_flags */
+    uint64_t type_cached_keys; /* PyHeapTypeObject.ht_cached_keys: a split table's shared keys */
+    uint64_t flag_managed_dict;
+    uint64_t flag_inline_values; /* 3.13; 0 before */
+    int managed_mode;            /* enum py_managed_mode */
+    uint64_t module_dict;        /* PyModuleObject.md_dict */
+    uint64_t dict_keys, dict_values; /* PyDictObject.ma_keys, ma_values */
+    uint64_t keys_log2_size, keys_log2_index_bytes, keys_kind, keys_nentries, keys_indices;
+    uint64_t kind_general, kind_unicode, kind_split;
+    uint64_t entry_size, entry_key, entry_value;                 /* PyDictKeyEntry */
+    uint64_t unicode_entry_size, unicode_entry_key, unicode_entry_value; /* PyDictUnicodeEntry */
+    uint64_t values_array;    /* PyDictValues.values */
+    uint64_t values_capacity; /* 3.13: PyDictValues.capacity and .valid; 0 before */
+    uint64_t values_valid;
+    uint64_t long_tagged;     /* 1: long_size is lv_tag (digits << 3 | sign), 3.12+; 0: ob_size */
+    uint64_t long_size, long_digits, long_shift;
+} py_object_offsets;
+
 typedef struct py_layout {
     int major, minor;
     /* _PyRuntimeState */
@@ -74,11 +106,14 @@ typedef struct py_layout {
     /* PyBytesObject */
     uint64_t bytes_size;
     uint64_t bytes_ob_sval;
+    py_object_offsets objects;
 } py_layout;
 
 /* The generated tables (py_layout_311.c, py_layout_312.c). */
 extern const py_layout py_layout_3_11;
 extern const py_layout py_layout_3_12;
+/* py_objects_313.c: 3.13's object offsets, generated from its headers */
+extern const py_object_offsets py_object_offsets_3_13;
 
 /* The table for a minor version without debug offsets, or NULL. */
 const py_layout *py_layout_for_table(int major, int minor);

@@ -111,6 +111,15 @@ int py_layout_from_debug_offsets(const unsigned char *block, uint64_t len, py_la
     out->unicode_compact_size = out->unicode_ascii_size + 16;
     out->bytes_size = word(block, W_BYTES_OB_SIZE);
     out->bytes_ob_sval = word(block, W_BYTES_OB_SVAL);
+    /* Thread names: the offsets the debug block lacks come from 3.13's headers
+     * (py_objects_313.c); those it has must agree with them, or names are not read
+     * (interp_modules 0) while stacks still are. */
+    out->objects = py_object_offsets_3_13;
+    out->objects.interp_modules = word(block, W_IS_IMPORTS);
+    if (word(block, W_DICT + 1) != out->objects.dict_keys || word(block, W_DICT + 2) != out->objects.dict_values ||
+        word(block, W_LONG + 1) != out->objects.long_size || word(block, W_LONG + 2) != out->objects.long_digits ||
+        out->objects.interp_modules + 8 > out->interp_size)
+        out->objects.interp_modules = 0;
 
     /* Every offset must fall inside the structure it indexes. */
     const struct { uint64_t off, size; const char *what; } checks[] = {

@@ -51,7 +51,8 @@ typedef struct pyread_thread {
     char os_state;        /* from /proc/PID/task/TID/stat: 'R' running, 'S' sleeping, ... ; 0 unknown */
     int cpu_known;        /* cpu_delta_ns is known (PYREAD_WANT_CPU_TIME, not the first sight) */
     uint64_t cpu_delta_ns; /* CPU time the thread used since the previous sample (schedstat) */
-    char name[32];        /* the OS thread name (/proc/PID/task/TID/comm) */
+    char name[64];        /* Python's name (threading.Thread.name) where known, else the OS name */
+    char os_name[32];     /* the OS thread name (/proc/PID/task/TID/comm) */
     int depth;            /* frames, innermost first, at frames[0 .. depth) */
     int truncated;        /* the stack was deeper than PYREAD_MAX_DEPTH (or looped) */
     int torn;             /* a frame could not be read consistently (the stack is cut there),
@@ -70,7 +71,7 @@ typedef struct pyread_sample {
 
 enum pyread_sample_flags {
     PYREAD_WANT_OS_STATE = 1u << 0, /* read each thread's /proc state */
-    PYREAD_WANT_NAMES = 1u << 1,    /* fill thread names */
+    PYREAD_WANT_NAMES = 1u << 1,    /* fill thread names (OS names, and Python's where found) */
     PYREAD_WANT_CPU_TIME = 1u << 2, /* each thread's CPU time since the previous sample
                                        (/proc/PID/task/TID/schedstat: cheaper than stat) */
 };

@@ -130,6 +130,10 @@ int pyread_open(pid_t pid, pyread_target **out, char *msg, size_t msglen)
         t->version_addr = es.py_version ? base + es.py_version : 0;
         t->code_type = es.py_code_type ? base + es.py_code_type : 0;
         t->code_counter = es.py_code_counter ? base + es.py_code_counter : 0;
+        t->dict_type = es.py_dict_type ? base + es.py_dict_type : 0;
+        t->unicode_type = es.py_unicode_type ? base + es.py_unicode_type : 0;
+        t->long_type = es.py_long_type ? base + es.py_long_type : 0;
+        t->module_type = es.py_module_type ? base + es.py_module_type : 0;
         snprintf(t->binary, sizeof t->binary, "%s", files[i].path);
         found = 1;
     }

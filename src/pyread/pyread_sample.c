@@ -3,6 +3,7 @@
  * a thread's interpreter and previous-thread back-pointers, frame owners, that a
  * frame's code is a code object, the instruction offset against the code's length,
  * and a depth cap (which also ends a frame list that loops). */
+#include "py_objects.h"
 #include "pyread_internal.h"
 
 #include <errno.h>
@@ -17,6 +18,11 @@
 
 #define MAX_INTERPRETERS 64
 #define MAX_STRING 1024
+_Static_assert(sizeof(((pyread_thread *)0)->os_name) == sizeof(((pyread_task *)0)->name) &&
+                   sizeof(((pyread_thread *)0)->name) >= sizeof(((pyread_task *)0)->name),
+               "thread names are copied whole");
+_Static_assert(sizeof(((pyread_thread *)0)->name) == sizeof(((py_thread_name *)0)->name), "names are copied whole");
+
 #define FRAME_FILL 8 /* blocks read below a frame that misses: 4 KiB of data stack */
 
 static uint64_t get_u64(const unsigned char *b, uint64_t off)
@@ -73,7 +79,7 @@ static void put_utf8(char *out, size_t *n, size_t cap, uint32_t c)
 }
 
 /* A str object of the target as a malloc'd UTF-8 string, or NULL. */
-static char *read_str(pyread_target *t, uint64_t addr)
+char *pyread_read_str(pyread_target *t, uint64_t addr)
 {
     const py_layout *L = &t->layout;
     unsigned char head[128];
@@ -198,10 +204,10 @@ static code_entry *get_code(pyread_target *t, uint64_t addr, int *not_code)
     n.addr = addr;
     n.code_units = (long)get_i64(co, 16); /* PyVarObject ob_size: code units */
     n.info.firstlineno = get_i32(co, L->code_firstlineno);
-    char *qual = read_str(t, get_u64(co, L->code_qualname));
+    char *qual = pyread_read_str(t, get_u64(co, L->code_qualname));
     if (!qual)
-        qual = read_str(t, get_u64(co, L->code_name));
-    char *file = read_str(t, get_u64(co, L->code_filename));
+        qual = pyread_read_str(t, get_u64(co, L->code_name));
+    char *file = pyread_read_str(t, get_u64(co, L->code_filename));
     n.linetable = read_bytes(t, get_u64(co, L->code_linetable), &n.linetable_len);
     if (!qual || !file || !n.linetable) {
         free(qual);
@@ -432,8 +438,12 @@ static int sample_once(pyread_target *t, pyread_sample *s, unsigned flags)
     if (tstate_fields_end > sizeof tb)
         return PYREAD_READ;
 
+    uint64_t interps[PYREAD_NAMED_INTERPRETERS];
+    int interp_count = 0;
     for (int ni = 0; interp && ni < MAX_INTERPRETERS; ni++) {
         int64_t interp_id = 0;
+        if (interp_count < PYREAD_NAMED_INTERPRETERS)
+            interps[interp_count++] = interp;
         uint64_t ts = 0, prev = 0, interp_next = 0;
         if (remote_read_cached(&t->mem, interp + L->interp_id, &interp_id, 8, 1) != 0 ||
             remote_read_cached(&t->mem, interp + L->interp_threads_head, &ts, 8, 1) != 0 ||
@@ -479,8 +489,10 @@ static int sample_once(pyread_target *t, pyread_sample *s, unsigned flags)
                 pyread_task *k = task_for(t, th->native_id);
                 if (k) {
                     k->last_seen = t->sample_number;
-                    if (flags & PYREAD_WANT_NAMES)
-                        snprintf(th->name, sizeof th->name, "%s", k->name);
+                    if (flags & PYREAD_WANT_NAMES) { /* both 32 bytes or more, k->name ends in a NUL */
+                        memcpy(th->os_name, k->name, sizeof k->name);
+                        memcpy(th->name, k->name, sizeof k->name);
+                    }
                     if (flags & PYREAD_WANT_CPU_TIME)
                         th->cpu_delta_ns = task_cpu_delta(k, &th->cpu_known);
                     /* the OS state when asked, and at a thread's first sight when its
@@ -496,6 +508,8 @@ static int sample_once(pyread_target *t, pyread_sample *s, unsigned flags)
     }
     if (s->thread_count == 0 && kill(t->pid, 0) != 0 && errno == ESRCH)
         return PYREAD_GONE;
+    if (flags & PYREAD_WANT_NAMES)
+        py_thread_names_apply(t, s, interps, interp_count);
     return 0;
 }
 

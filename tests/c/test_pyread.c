@@ -113,6 +113,21 @@ static void test_debug_offsets(void)
     CHECK(py_layout_from_debug_offsets(b, sizeof b, &L, why, sizeof why) == -1);
     make_block(b);
     CHECK(py_layout_from_debug_offsets(b, 100, &L, why, sizeof why) == -1); /* too short */
+
+    /* thread names: imports.modules from the block; the dict and int offsets it also
+     * carries must agree with the ones generated from 3.13's headers */
+    make_block(b);
+    put_word(b, 11, 7656);
+    put_word(b, 57, py_object_offsets_3_13.dict_keys);
+    put_word(b, 58, py_object_offsets_3_13.dict_values);
+    put_word(b, 62, py_object_offsets_3_13.long_size);
+    put_word(b, 63, py_object_offsets_3_13.long_digits);
+    CHECK(py_layout_from_debug_offsets(b, sizeof b, &L, why, sizeof why) == 0);
+    CHECK_U64(L.objects.interp_modules, 7656);
+    CHECK(L.objects.managed_mode == PY_MANAGED_INLINE_VALUES);
+    put_word(b, 57, py_object_offsets_3_13.dict_keys + 8); /* disagrees: no names, stacks still */
+    CHECK(py_layout_from_debug_offsets(b, sizeof b, &L, why, sizeof why) == 0);
+    CHECK_U64(L.objects.interp_modules, 0);
 }
 
 static void test_tables(void)
@@ -131,6 +146,13 @@ static void test_tables(void)
     }
     CHECK(t11 && t11->gil_mode == PY_GIL_RUNTIME_TSTATE && t11->owner_cstack == -1);
     CHECK(t12 && t12->gil_mode == PY_GIL_INTERP_POINTER && t12->owner_cstack == 3);
+    CHECK(t11 && t11->objects.managed_mode == PY_MANAGED_TWO_POINTERS && t11->objects.long_tagged == 0);
+    CHECK(t12 && t12->objects.managed_mode == PY_MANAGED_TAGGED && t12->objects.long_tagged == 1);
+    for (int i = 0; i < 2; i++) {
+        const py_layout *L = i ? t12 : t11;
+        CHECK(L && L->objects.interp_modules > 0 && L->objects.interp_modules < L->interp_size);
+        CHECK(L && L->objects.keys_indices > L->objects.keys_nentries && L->objects.long_shift == 30);
+    }
 }
 
 static void test_elf(void)

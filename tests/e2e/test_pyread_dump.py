@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import re
 import subprocess
 import time
 
@@ -18,6 +19,7 @@ from conftest import REPO, clean_env, kill_group, start_program
 
 TARGETS = REPO / "tests" / "e2e" / "py_targets"
 PARKED = TARGETS / "parked.py"
+NAMED = TARGETS / "named_threads.py"
 
 
 def pythons() -> list[str]:
@@ -56,6 +58,25 @@ class Parked:
         assert line.startswith("ready "), f"target did not start: {line!r} {self.proc.stderr.read()}"
         self.ids = json.loads(line[len("ready "):])
         self.pid = self.proc.pid
+
+    def close(self):
+        kill_group(self.proc)
+
+
+class NamedThreads:
+    """named_threads.py: a raw _thread thread (OS name "raw-os"), and with
+    --threading, threading.Threads named "worker-A" (OS name "os-worker"),
+    "Thread-N (sleeper)" and "dict-named" (its instance dict materialized)."""
+
+    def __init__(self, python: str, *args: str):
+        self.proc = start_program([python, str(NAMED), *args], env=clean_env())
+        line = self.proc.stdout.readline()
+        assert line.startswith("ready "), f"target did not start: {line!r} {self.proc.stderr.read()}"
+        doc = json.loads(line[len("ready "):])
+        self.ids = doc["ids"]
+        self.threading = doc["threading"]
+        self.pid = self.proc.pid
+        self.comm = pathlib.Path(f"/proc/{self.pid}/comm").read_text().strip()
 
     def close(self):
         kill_group(self.proc)
@@ -137,9 +158,56 @@ def test_thread_ids_and_names(lapse, parked):
     for fn, name in by_fn.items():
         assert got[fn]["native_id"] == parked.ids[name], (fn, got[fn]["native_id"], parked.ids)
         comm = pathlib.Path(f"/proc/{parked.pid}/task/{parked.ids[name]}/comm").read_text().strip()
-        assert got[fn]["name"] == comm
+        assert got[fn]["name"] == name, (fn, got[fn])  # Python's threading name
+        assert got[fn]["os_name"] == comm, (fn, got[fn])
     assert got["park_main"]["native_id"] == parked.pid
     assert len({t["thread_id"] for t in doc["threads"]}) == len(doc["threads"])
+
+
+PY_IDS = [p.replace(str(pathlib.Path.home()), "~") for p in PYTHONS]
+
+
+@pytest.mark.parametrize("python", PYTHONS, ids=PY_IDS)
+def test_python_thread_names(lapse, python):
+    """Names set by the target (threading.Thread(name=...)), threading's default
+    name, one whose instance dict was materialized, and a raw _thread thread that
+    threading does not know (its OS name); the OS name beside the Python name in
+    the text only where it differs from the process's own."""
+    t = NamedThreads(python, "--threading")
+    try:
+        by_id = {th["native_id"]: th for th in dump_json(lapse, t.pid)["threads"]}
+        want = {"main": ("MainThread", t.comm), "worker-A": ("worker-A", "os-worker"),
+                "dict-named": ("dict-named", t.comm), "raw": ("raw-os", "raw-os")}
+        for key, (name, os_name) in want.items():
+            th = by_id[t.ids[key]]
+            assert (th["name"], th["os_name"]) == (name, os_name), (key, th)
+        sleeper = by_id[t.ids["sleeper"]]
+        assert re.fullmatch(r"Thread-\d+ \(sleeper\)", sleeper["name"]), sleeper
+        r = lapse.run("dump", t.pid)
+        assert r.returncode == 0, r.stderr
+        assert f'Thread {t.ids["worker-A"]} (0x' in r.stdout
+        assert '"worker-A" (OS name "os-worker"): running' in r.stdout, r.stdout
+        assert f'Thread {t.pid} (0x{by_id[t.pid]["thread_id"]:x}) "MainThread": ' in r.stdout, r.stdout
+        assert '"raw-os": ' in r.stdout and '"dict-named": ' in r.stdout, r.stdout
+        assert "OS name" not in r.stdout.replace('(OS name "os-worker")', ""), r.stdout
+    finally:
+        t.close()
+
+
+@pytest.mark.parametrize("python", PYTHONS, ids=PY_IDS)
+def test_thread_names_without_threading(lapse, python):
+    """A target that never imported threading (but for 3.11 builds whose startup
+    does): every thread keeps its OS name, read again while it has no Python name."""
+    t = NamedThreads(python)
+    try:
+        for _ in range(2):
+            by_id = {th["native_id"]: th for th in dump_json(lapse, t.pid)["threads"]}
+            assert by_id[t.ids["raw"]]["name"] == "raw-os"
+            main = by_id[t.pid]
+            assert main["name"] == ("MainThread" if t.threading else t.comm), (t.threading, main)
+            assert main["os_name"] == t.comm
+    finally:
+        t.close()
 
 
 def test_gil_holder_and_states(lapse, parked):
@@ -182,6 +250,8 @@ def test_text_output(lapse, parked):
     assert f"Process {parked.pid}:" in r.stdout
     assert f"park_main ({PARKED}:{LINES['main']})" in r.stdout
     assert "holds the GIL" in r.stdout
+    assert f'Thread {parked.pid} (0x' in r.stdout and '"MainThread": waiting' in r.stdout, r.stdout
+    assert '"spinner": running' in r.stdout or '"spinner": waiting' in r.stdout, r.stdout
 
 
 def one_line_error(r) -> str:

@@ -17,7 +17,7 @@ import pytest
 from conftest import REPO, clean_env, kill_group, start_program
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from test_pyread_dump import PARKED, PYTHONS, Parked  # noqa: E402
+from test_pyread_dump import PARKED, PYTHONS, NamedThreads, Parked  # noqa: E402
 
 TARGETS = REPO / "tests" / "e2e" / "py_targets"
 WORKLOAD = TARGETS / "workload.py"
@@ -137,6 +137,29 @@ def test_attach_by_pid_and_modes(lapse, tmp_path):
         for fn in ("spin", "park_main", "first_line_park", "park_gen", "park_coro"):
             assert idle.get(fn, 0) > 0.1, (fn, idle)
         assert t.proc.poll() is None, "the attached target was stopped"
+    finally:
+        t.close()
+
+
+@pytest.mark.parametrize("python", PYTHONS, ids=PY_IDS)
+def test_samples_carry_python_thread_names(lapse, tmp_path, python):
+    """Each sample carries its thread's Python name (the collapsed stacks' first
+    frame is 'NAME (tid N)'); a raw _thread thread keeps its OS name."""
+    t = NamedThreads(python, "--threading")
+    try:
+        out = tmp_path / "names.txt"
+        r = record(lapse, "--pid", t.pid, "-r", "200", "-d", "1", "--idle", "-o", out)
+        assert r.returncode == 0, r.stderr
+        roots: dict[str, int] = {}
+        for line in out.read_text().splitlines():
+            if line and not line.startswith("#"):
+                stack, n = line.rsplit(" ", 1)
+                roots[stack.split(";")[0]] = roots.get(stack.split(";")[0], 0) + int(n)
+        for name, key in (("worker-A", "worker-A"), ("MainThread", "main"), ("dict-named", "dict-named"),
+                          ("raw-os", "raw")):
+            assert roots.get(f"{name} (tid {t.ids[key]})", 0) > 20, (name, roots)
+        worker = next(stack for stack in out.read_text().splitlines() if stack.startswith("worker-A "))
+        assert "spin_named" in worker, worker
     finally:
         t.close()
 
