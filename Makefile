@@ -3,7 +3,8 @@
 #   make / make build   configure and build into build/ (Ninja if present, else Unix Makefiles)
 #   make demo           run examples/c/pipeline.c under lapse and print its report
 #   make test           unit tests (ctest) and the e2e suite, on the normal build and on
-#                       an ASan+UBSan build in build-asan/, then the fuzz driver (bounded)
+#                       an ASan+UBSan build in build-asan/, then the fuzz drivers (bounded): the
+#                       .lapse file reader's and the CPython frame walker's
 #   make bench          bench/run.sh, if present
 #   make clean
 #
@@ -22,6 +23,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 GENERATOR ?= $(if $(shell command -v ninja 2>/dev/null),Ninja,Unix Makefiles)
 CMAKE_ARGS ?=
 FUZZ_SECONDS ?= 20
+FUZZ_FRAMES_SECONDS ?= 10
 DEMO_DIR ?= lapse-runs/demo
 PYTEST ?= $(PYTHON) -m pytest tests/e2e -q --import-mode=prepend -p no:cacheprovider
 CTEST_TIMEOUT ?= 120
@@ -83,6 +85,7 @@ fuzz: build-asan
 	else \
 	  echo "fuzz: $(ASAN_DIR)/fuzz_reader is not built (no tests/fuzz/fuzz_reader.c): skipped"; \
 	fi
+	$(SANITIZER_ENV) $(ASAN_DIR)/fuzz_frames -t $(FUZZ_FRAMES_SECONDS)
 
 bench: build
 	if [ -f bench/run.sh ]; then \

@@ -35,7 +35,7 @@ static int read_signed_varint(const uint8_t *t, size_t len, size_t *i, int *out)
 int line_table_line(const uint8_t *table, size_t len, int firstlineno, long unit)
 {
     if (unit < 0)
-        return firstlineno;
+        return firstlineno >= 0 ? firstlineno : -1;
     long start = 0;
     int line = firstlineno;
     size_t i = 0;
@@ -73,7 +73,7 @@ int line_table_line(const uint8_t *table, size_t len, int firstlineno, long unit
             return -1;
         line += delta;
         if (start <= unit && unit < end)
-            return code == 15 ? -1 : line;
+            return code == 15 || line < 0 ? -1 : line; /* below 0: a corrupt table */
         start = end;
     }
     return -1;

@@ -82,6 +82,12 @@ void pyread_proc_text(pid_t pid, const char *what, char *out, size_t len, int nu
 
 /* Attach: 0 and *out, or a PYREAD_* code with one line (what to do) in msg. */
 int pyread_open(pid_t pid, pyread_target **out, char *msg, size_t msglen);
+/* A target whose runtime, layout and type addresses are known already, nothing
+ * looked up (the frame walker's fuzz driver builds such a process in its own
+ * memory); code_counter: 3.12's count of code objects made, or 0. */
+struct py_layout;
+int pyread_open_layout(pid_t pid, const struct py_layout *layout, uint64_t runtime, uint64_t code_type,
+                       uint64_t code_counter, pyread_target **out, char *msg, size_t msglen);
 void pyread_close(pyread_target *t);
 
 /* "3.12.1" */

@@ -82,6 +82,38 @@ static void version_string(uint32_t v, char *out, size_t len)
         snprintf(out, len, "%d.%d.%d", major, minor, micro);
 }
 
+/* A target with nothing found yet, or NULL when out of memory. */
+static pyread_target *target_new(pid_t pid)
+{
+    pyread_target *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->pid = pid;
+    if (remote_mem_init(&t->mem, pid) != 0 || code_cache_init(&t->codes) != 0) {
+        pyread_close(t);
+        return NULL;
+    }
+    return t;
+}
+
+int pyread_open_layout(pid_t pid, const struct py_layout *layout, uint64_t runtime, uint64_t code_type,
+                       uint64_t code_counter, pyread_target **out, char *msg, size_t msglen)
+{
+    *out = target_new(pid);
+    if (!*out) {
+        snprintf(msg, msglen, "out of memory");
+        return PYREAD_NO_MEMORY;
+    }
+    pyread_target *t = *out;
+    t->layout = *layout;
+    t->runtime = runtime;
+    t->code_type = code_type;
+    t->code_counter = code_counter;
+    remote_mem_watch(&t->mem, code_counter);
+    snprintf(t->version, sizeof t->version, "%d.%d", layout->major, layout->minor);
+    return PYREAD_OK;
+}
+
 int pyread_open(pid_t pid, pyread_target **out, char *msg, size_t msglen)
 {
     *out = NULL;
@@ -99,14 +131,8 @@ int pyread_open(pid_t pid, pyread_target **out, char *msg, size_t msglen)
     char comm[64];
     pyread_proc_text(pid, "comm", comm, sizeof comm, 0);
 
-    pyread_target *t = calloc(1, sizeof *t);
+    pyread_target *t = target_new(pid);
     if (!t) {
-        snprintf(msg, msglen, "out of memory");
-        return PYREAD_NO_MEMORY;
-    }
-    t->pid = pid;
-    if (remote_mem_init(&t->mem, pid) != 0 || code_cache_init(&t->codes) != 0) {
-        pyread_close(t);
         snprintf(msg, msglen, "out of memory");
         return PYREAD_NO_MEMORY;
     }
