@@ -141,7 +141,6 @@ int main(void)
     F("frame_previous", offsetof(_PyInterpreterFrame, previous));
     F("frame_code", offsetof(_PyInterpreterFrame, f_code));
     F("frame_instr", offsetof(_PyInterpreterFrame, prev_instr));
-    F("instr_is_next", 0);
     F("frame_owner", offsetof(_PyInterpreterFrame, owner));
 #if PY_MINOR_VERSION >= 12
     F("owner_cstack", FRAME_OWNED_BY_CSTACK);

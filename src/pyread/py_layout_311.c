@@ -26,7 +26,6 @@ const py_layout py_layout_3_11 = {
     .frame_previous = 48,
     .frame_code = 32,
     .frame_instr = 56,
-    .instr_is_next = 0,
     .frame_owner = 69,
     .owner_cstack = -1,
     .code_size = 192,

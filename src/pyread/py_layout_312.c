@@ -28,7 +28,6 @@ const py_layout py_layout_3_12 = {
     .frame_previous = 8,
     .frame_code = 0,
     .frame_instr = 56,
-    .instr_is_next = 0,
     .frame_owner = 70,
     .owner_cstack = 3,
     .code_size = 200,

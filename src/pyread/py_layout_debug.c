@@ -89,7 +89,6 @@ int py_layout_from_debug_offsets(const unsigned char *block, uint64_t len, py_la
     out->frame_previous = word(block, W_FR_PREVIOUS);
     out->frame_code = word(block, W_FR_EXECUTABLE);
     out->frame_instr = word(block, W_FR_INSTR_PTR);
-    out->instr_is_next = 1;
     out->frame_owner = word(block, W_FR_OWNER);
     out->owner_cstack = 3; /* FRAME_OWNED_BY_CSTACK in 3.13 */
     out->code_size = word(block, W_CO_SIZE);

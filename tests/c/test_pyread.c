@@ -88,7 +88,7 @@ static void test_debug_offsets(void)
     char why[160];
     make_block(b);
     CHECK(py_layout_from_debug_offsets(b, sizeof b, &L, why, sizeof why) == 0);
-    CHECK(L.minor == 13 && L.has_cframe == 0 && L.instr_is_next == 1);
+    CHECK(L.minor == 13 && L.has_cframe == 0);
     CHECK_U64(L.tstate_current_frame, 72);
     CHECK_U64(L.frame_size, 72);
     CHECK_U64(L.gil_last_holder, 8);
@@ -142,7 +142,7 @@ static void test_tables(void)
             continue;
         CHECK(L->frame_owner < L->frame_size && L->frame_previous < L->frame_size);
         CHECK(L->tstate_cframe < L->tstate_size && L->code_linetable < L->code_size);
-        CHECK(L->has_cframe == 1 && L->instr_is_next == 0);
+        CHECK(L->has_cframe == 1);
     }
     CHECK(t11 && t11->gil_mode == PY_GIL_RUNTIME_TSTATE && t11->owner_cstack == -1);
     CHECK(t12 && t12->gil_mode == PY_GIL_INTERP_POINTER && t12->owner_cstack == 3);
