@@ -81,7 +81,8 @@ typedef struct py_layout {
     uint64_t frame_previous;
     uint64_t frame_code; /* f_code (3.11/3.12) or f_executable (3.13) */
     uint64_t frame_instr; /* prev_instr (3.11/3.12) or instr_ptr (3.13): both point at the
-                             instruction being executed, or one unit before the first */
+                             instruction being executed (3.11/3.12: one unit before
+                             the first in a frame not started yet) */
     uint64_t frame_owner;
     int owner_cstack; /* value of FRAME_OWNED_BY_CSTACK, or -1 where there is none (3.11) */
     /* PyCodeObject */
