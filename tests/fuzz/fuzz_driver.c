@@ -18,6 +18,7 @@
 #include "core/hist.h"
 #include "store/codec.h"
 #include "store/pack.h"
+#include "fuzz_random.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -40,21 +41,6 @@ extern char fuzz_last_error[256];
 #define POOL_MAX 1024
 #define SEEDS 48
 #define PACK_SEEDS 8
-
-/* ---- random numbers ---- */
-
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static uint64_t below(uint64_t n) { return n ? rnd() % n : 0; }
-static int one_in(unsigned n) { return below(n) == 0; }
 
 /* ---- the input being tested, for the crash report ---- */
 

@@ -21,6 +21,7 @@
  */
 #include "pyread/py_layout.h"
 #include "pyread/pyread.h"
+#include "fuzz_random.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -35,18 +36,7 @@
 #define MAX_BUILT_FRAMES 40
 #define MAX_CODES 12
 
-static uint64_t rng_state, seed0;
-
-static uint64_t rnd(void)
-{
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static uint64_t below(uint64_t n) { return n ? rnd() % n : 0; }
-static int one_in(unsigned n) { return below(n) == 0; }
+static uint64_t seed0;
 
 static void fail(const char *what)
 {
