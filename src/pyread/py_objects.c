@@ -263,11 +263,18 @@ static int read_ident(pyread_target *t, uint64_t obj, uint64_t *out)
     return 0;
 }
 
-static py_thread_name *name_entry(pyread_target *t, uint64_t ident, int64_t native_id)
+/* The entry of a thread, looked for from *next on (threads come in the same order
+ * pass after pass, and were added in it: one comparison each, not one per entry);
+ * *next is left after the entry found. */
+static py_thread_name *name_entry(pyread_target *t, uint64_t ident, int64_t native_id, int *next)
 {
-    for (int i = 0; i < t->name_count; i++)
-        if (t->names[i].ident == ident && t->names[i].native_id == native_id)
+    for (int k = 0; k < t->name_count; k++) {
+        int i = (*next + k) % t->name_count;
+        if (t->names[i].ident == ident && t->names[i].native_id == native_id) {
+            *next = i + 1;
             return &t->names[i];
+        }
+    }
     return NULL;
 }
 
@@ -333,10 +340,10 @@ static void forget_unseen(pyread_target *t)
 
 void py_thread_names_apply(pyread_target *t, pyread_sample *s, const uint64_t *interps, int interp_count)
 {
-    int fresh = 0, unnamed = 0;
+    int fresh = 0, unnamed = 0, next = 0;
     /* first mark the threads known, so that making room forgets only threads gone */
     for (int i = 0; i < s->thread_count; i++) {
-        py_thread_name *e = name_entry(t, s->threads[i].thread_id, s->threads[i].native_id);
+        py_thread_name *e = name_entry(t, s->threads[i].thread_id, s->threads[i].native_id, &next);
         if (e)
             e->last_seen = t->sample_number;
         else
@@ -344,9 +351,10 @@ void py_thread_names_apply(pyread_target *t, pyread_sample *s, const uint64_t *i
     }
     if (fresh && (t->name_count + s->thread_count > PYREAD_MAX_NAMES || t->name_count >= 2 * s->thread_count + 16))
         forget_unseen(t); /* the table stays near the number of threads */
+    next = 0;
     for (int i = 0; i < s->thread_count; i++) {
         pyread_thread *th = &s->threads[i];
-        py_thread_name *e = name_entry(t, th->thread_id, th->native_id);
+        py_thread_name *e = name_entry(t, th->thread_id, th->native_id, &next);
         if (!e) {
             if (t->name_count == PYREAD_MAX_NAMES)
                 continue;
@@ -370,9 +378,10 @@ void py_thread_names_apply(pyread_target *t, pyread_sample *s, const uint64_t *i
                 read_active(t, interps[i], &t->name_hints[i]);
         }
     }
+    next = 0;
     for (int i = 0; i < s->thread_count; i++) {
         pyread_thread *th = &s->threads[i];
-        py_thread_name *e = name_entry(t, th->thread_id, th->native_id);
+        py_thread_name *e = name_entry(t, th->thread_id, th->native_id, &next);
         if (e && e->known)
             memcpy(th->name, e->name, sizeof th->name); /* same size; e->name ends in a NUL */
     }
