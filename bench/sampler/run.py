@@ -11,7 +11,7 @@ leaf functions.
 
 Prints:
   1. sampler CPU per pass on the 50-frame stack: back to back (sample_cost: reading
-     only), and inside `lapse record` at 1 kHz (CLOCK_THREAD_CPUTIME_ID of the
+     only; also on a target with 201 threads), and inside `lapse record` at 1 kHz (CLOCK_THREAD_CPUTIME_ID of the
      sampling thread over the passes: reading, aggregation, sleeping and waking);
   2. sustained rate: `lapse record` asked 1, 2, 5, 10, 20 kHz: achieved rate and
      late passes; the highest rate with < 1% late and >= 99% of the asked rate;
@@ -73,6 +73,14 @@ def stop(p: subprocess.Popen) -> None:
 
 SUMMARY = re.compile(r"(\d+) passes in ([\d.]+) s, ([\d.]+) Hz achieved of ([\d.]+) asked, (\d+) late, "
                      r"(\d+) read errors.*sampler CPU ([\d.]+) us per pass")
+
+
+MANY_THREADS = ("import threading, time\n"
+                "ev = threading.Event()\n"
+                "for i in range(200):\n"
+                "    threading.Thread(target=ev.wait, name=f'w{i}', daemon=True).start()\n"
+                "print('ready', flush=True)\n"
+                "time.sleep(600)\n")
 
 
 def lapse_record(build: pathlib.Path, *args, timeout=120) -> dict:
@@ -171,6 +179,13 @@ def part_cpu(build, python):
         for i in range(3):
             r = subprocess.run([str(exe), str(p.pid), "20000"], capture_output=True, text=True, check=True)
             print(f"   back to back, run {i + 1}: {r.stdout.strip()}   (load {load()})")
+        many = subprocess.Popen([python, "-c", MANY_THREADS], stdout=subprocess.PIPE, text=True)
+        try:
+            assert many.stdout.readline().strip() == "ready"
+            r = subprocess.run([str(exe), str(many.pid), "2000"], capture_output=True, text=True, check=True)
+            print(f"   back to back, 201 threads waiting on an Event (5 frames each): {r.stdout.strip()}")
+        finally:
+            stop(many)
         for rate in (1000, 10000):
             wake = subprocess.run([str(exe), "--wake", str(rate), str(rate * 2)], capture_output=True, text=True,
                                   check=True).stdout

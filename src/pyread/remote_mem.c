@@ -1,4 +1,4 @@
-/* process_vm_readv with a per-sample page cache; see remote_mem.h. */
+/* process_vm_readv with a per-pass block cache; see remote_mem.h. */
 #include "remote_mem.h"
 
 #include <errno.h>
@@ -10,6 +10,7 @@ int remote_mem_init(remote_mem *rm, pid_t pid)
 {
     memset(rm, 0, sizeof *rm);
     rm->pid = pid;
+    rm->gen = 1; /* every slot and index entry (generation 0) is empty */
     rm->blocks = malloc(sizeof(*rm->blocks) * REMOTE_CACHE_BLOCKS);
     return rm->blocks ? 0 : -1;
 }
@@ -20,24 +21,71 @@ void remote_mem_free(remote_mem *rm)
     rm->blocks = NULL;
 }
 
-static unsigned hint_of(uint64_t block)
+static unsigned index_of(uint64_t block)
 {
-    uint64_t b = block / REMOTE_BLOCK;
-    return (unsigned)((b ^ (b >> 8)) % REMOTE_HINTS);
+    return (unsigned)(((block / REMOTE_BLOCK) * 0x9E3779B97F4A7C15ull) >> 40) & (REMOTE_INDEX - 1);
 }
 
-/* Remember that `block` is in `slot`, for find_block. */
+/* The slot holding `block` in this pass, or -1. */
+static int find_block(const remote_mem *rm, uint64_t block)
+{
+    unsigned i = index_of(block);
+    for (int k = 0; k < REMOTE_INDEX; k++, i = (i + 1) & (REMOTE_INDEX - 1)) {
+        const remote_index_entry *e = &rm->index[i];
+        if (e->gen != rm->gen)
+            return -1; /* an empty entry ends the probe */
+        if (e->block == block) /* the slot may hold another block since */
+            return rm->slot_gen[e->slot] == rm->gen && rm->block_addr[e->slot] == block ? e->slot : -1;
+    }
+    return -1;
+}
+
+/* `slot` holds `block` from now on in this pass. (A full index leaves the block out:
+ * it is then read again when asked for.) */
 static void mark_valid(remote_mem *rm, int slot, uint64_t block)
 {
-    rm->valid[slot] = 1;
+    rm->slot_gen[slot] = rm->gen;
     rm->block_addr[slot] = block;
-    rm->hint[hint_of(block)] = (unsigned char)slot;
+    unsigned i = index_of(block);
+    for (int k = 0; k < REMOTE_INDEX; k++, i = (i + 1) & (REMOTE_INDEX - 1)) {
+        remote_index_entry *e = &rm->index[i];
+        if (e->gen != rm->gen || e->block == block) {
+            *e = (remote_index_entry){block, rm->gen, (uint16_t)slot};
+            return;
+        }
+    }
 }
 
-/* Insertion sort: a pass uses a few dozen blocks, mostly in the order of the last
- * pass (qsort would allocate). */
+/* `slot` is about to hold another block: it no longer counts as used. */
+static void take_slot(remote_mem *rm, int slot)
+{
+    rm->slot_gen[slot] = 0;
+    rm->used_gen[slot] = 0;
+}
+
+static void mark_used(remote_mem *rm, int slot)
+{
+    if (rm->used_gen[slot] == rm->gen)
+        return;
+    rm->used_gen[slot] = rm->gen;
+    if (rm->used_count < REMOTE_CACHE_BLOCKS)
+        rm->used_list[rm->used_count++] = (uint16_t)slot;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* A pass of one thread uses a few dozen blocks: insertion sort, cheaper there than
+ * qsort's calls; qsort for the hundreds of a target with many threads. */
 static void sort_u64(uint64_t *a, int n)
 {
+    if (n > 64) {
+        qsort(a, (size_t)n, sizeof a[0], cmp_u64);
+        return;
+    }
     for (int i = 1; i < n; i++) {
         uint64_t v = a[i];
         int j = i - 1;
@@ -55,66 +103,92 @@ void remote_mem_watch(remote_mem *rm, uint64_t addr)
     rm->watch_ok = 0;
 }
 
-void remote_mem_reset(remote_mem *rm)
+/* A new generation: every slot and index entry of the last pass is empty now. */
+static void next_generation(remote_mem *rm)
 {
-    uint64_t addr[REMOTE_CACHE_BLOCKS];
-    int n = 0;
-    for (int i = 0; i < REMOTE_CACHE_BLOCKS; i++)
-        if (rm->valid[i] && rm->used[i])
-            addr[n++] = rm->block_addr[i];
-    memset(rm->valid, 0, sizeof rm->valid);
-    memset(rm->used, 0, sizeof rm->used);
+    if (++rm->gen == 0) { /* wrapped: clear what an old generation could match */
+        memset(rm->slot_gen, 0, sizeof rm->slot_gen);
+        memset(rm->used_gen, 0, sizeof rm->used_gen);
+        for (int i = 0; i < REMOTE_INDEX; i++)
+            rm->index[i].gen = 0;
+        rm->gen = 1;
+    }
+    rm->used_count = 0;
     rm->next_slot = 0;
     rm->watch_ok = 0;
-    /* The watched value first: the kernel copies the remote ranges in order. Then
-     * ranges from a used block to the last used block after it with gaps of at most
-     * REMOTE_MERGE_GAP unused blocks (the kernel looks up and pins each remote
-     * range's pages separately: copying a few unused bytes costs less than another
-     * range), read into consecutive slots. */
+}
+
+void remote_mem_reset(remote_mem *rm)
+{
+    /* the blocks the ending pass used, in address order, once each */
+    uint64_t addr[REMOTE_CACHE_BLOCKS];
+    int n = 0;
+    for (int i = 0; i < rm->used_count; i++) {
+        int slot = rm->used_list[i];
+        if (rm->used_gen[slot] == rm->gen && rm->slot_gen[slot] == rm->gen)
+            addr[n++] = rm->block_addr[slot];
+    }
+    next_generation(rm);
     sort_u64(addr, n);
-    struct iovec remote[REMOTE_CACHE_BLOCKS + 1], local[2];
+    /* Remote ranges from a used block to the last used block after it with gaps of
+     * at most REMOTE_MERGE_GAP unused blocks (the kernel looks up and pins each
+     * remote range's pages separately: copying a few unused bytes costs less than
+     * another range), read into consecutive slots. */
     uint64_t range_first[REMOTE_CACHE_BLOCKS];
     int range_blocks[REMOTE_CACHE_BLOCKS];
-    int nr = 0, slot = 0, nl = 0;
-    size_t watch_len = 0;
-    if (rm->watch_addr) {
-        watch_len = sizeof rm->watch_value;
-        remote[nr++] = (struct iovec){(void *)(uintptr_t)rm->watch_addr, watch_len};
-        local[nl++] = (struct iovec){&rm->watch_value, watch_len};
-    }
-    int first_range = nr;
+    int nr = 0, slots = 0;
     for (int i = 0; i < n;) {
         int j = i;
         while (j + 1 < n && addr[j + 1] - addr[j] <= (uint64_t)(REMOTE_MERGE_GAP + 1) * REMOTE_BLOCK &&
-               slot + (int)((addr[j + 1] - addr[i]) / REMOTE_BLOCK) + 1 <= REMOTE_CACHE_BLOCKS)
+               slots + (int)((addr[j + 1] - addr[i]) / REMOTE_BLOCK) + 1 <= REMOTE_CACHE_BLOCKS)
             j++;
         int blocks = (int)((addr[j] - addr[i]) / REMOTE_BLOCK) + 1;
-        if (slot + blocks > REMOTE_CACHE_BLOCKS)
+        if (slots + blocks > REMOTE_CACHE_BLOCKS)
             break;
-        range_first[nr - first_range] = addr[i];
-        range_blocks[nr - first_range] = blocks;
-        remote[nr++] = (struct iovec){(void *)(uintptr_t)addr[i], (size_t)blocks * REMOTE_BLOCK};
-        slot += blocks;
+        range_first[nr] = addr[i];
+        range_blocks[nr] = blocks;
+        slots += blocks;
+        nr++;
         i = j + 1;
     }
-    if (nr == 0)
-        return;
-    if (slot)
-        local[nl++] = (struct iovec){rm->blocks[0], (size_t)slot * REMOTE_BLOCK};
-    rm->syscalls++;
-    ssize_t got = process_vm_readv(rm->pid, local, (unsigned long)nl, remote, (unsigned long)nr, 0);
-    if (got < (ssize_t)watch_len || got <= 0)
-        return;
-    rm->watch_ok = watch_len > 0;
-    rm->bytes += (uint64_t)got;
-    uint64_t left = (uint64_t)got - watch_len;
-    int filled = 0;
-    for (int r = 0; r < nr - first_range && left >= REMOTE_BLOCK; r++)
-        for (int k = 0; k < range_blocks[r] && left >= REMOTE_BLOCK; k++, filled++) {
-            mark_valid(rm, filled, range_first[r] + (uint64_t)k * REMOTE_BLOCK);
-            left -= REMOTE_BLOCK;
+    /* The watched value first (the kernel copies the remote ranges in order), then
+     * the ranges, REMOTE_IOV_MAX to a call. */
+    int r = 0, slot = 0, first = 1;
+    while (r < nr || (first && rm->watch_addr)) {
+        struct iovec local[2], remote[REMOTE_IOV_MAX];
+        int nl = 0, nrem = 0;
+        size_t watch_len = 0, range_len = 0;
+        if (first && rm->watch_addr) {
+            watch_len = sizeof rm->watch_value;
+            remote[nrem++] = (struct iovec){(void *)(uintptr_t)rm->watch_addr, watch_len};
+            local[nl++] = (struct iovec){&rm->watch_value, watch_len};
         }
-    rm->next_slot = slot % REMOTE_CACHE_BLOCKS;
+        int r_end = r;
+        while (r_end < nr && nrem < REMOTE_IOV_MAX) {
+            size_t len = (size_t)range_blocks[r_end] * REMOTE_BLOCK;
+            remote[nrem++] = (struct iovec){(void *)(uintptr_t)range_first[r_end], len};
+            range_len += len;
+            r_end++;
+        }
+        if (range_len)
+            local[nl++] = (struct iovec){rm->blocks[slot], range_len};
+        first = 0;
+        rm->syscalls++;
+        ssize_t got = process_vm_readv(rm->pid, local, (unsigned long)nl, remote, (unsigned long)nrem, 0);
+        if (got < (ssize_t)watch_len || got <= 0)
+            return;
+        rm->watch_ok |= watch_len > 0;
+        rm->bytes += (uint64_t)got;
+        uint64_t left = (uint64_t)got - watch_len;
+        for (; r < r_end && left >= REMOTE_BLOCK; r++)
+            for (int k = 0; k < range_blocks[r] && left >= REMOTE_BLOCK; k++, slot++) {
+                mark_valid(rm, slot, range_first[r] + (uint64_t)k * REMOTE_BLOCK);
+                left -= REMOTE_BLOCK;
+            }
+        rm->next_slot = slot % REMOTE_CACHE_BLOCKS;
+        if ((uint64_t)got < watch_len + range_len)
+            return; /* a range failed part way: the rest is read when asked for */
+    }
 }
 
 int remote_read(remote_mem *rm, uint64_t addr, void *buf, size_t len)
@@ -170,18 +244,6 @@ int remote_read_u64(remote_mem *rm, uint64_t addr, uint64_t *out)
     return remote_read(rm, addr, out, sizeof *out);
 }
 
-static int find_block(const remote_mem *rm, uint64_t block)
-{
-    int h = rm->hint[hint_of(block)];
-    if (rm->valid[h] && rm->block_addr[h] == block)
-        return h;
-    /* a miss, or two blocks sharing a hint: look at every slot */
-    for (int i = 0; i < REMOTE_CACHE_BLOCKS; i++)
-        if (rm->valid[i] && rm->block_addr[i] == block)
-            return i;
-    return -1;
-}
-
 /* Fill the cache with `block` and up to fill-1 blocks below it not yet cached, in
  * one call ordered from `block` downward (a failure part way keeps what came). */
 static int fill_block(remote_mem *rm, uint64_t block, int fill)
@@ -199,8 +261,7 @@ static int fill_block(remote_mem *rm, uint64_t block, int fill)
             break;
         int slot = rm->next_slot;
         rm->next_slot = (rm->next_slot + 1) % REMOTE_CACHE_BLOCKS;
-        rm->valid[slot] = 0;
-        rm->used[slot] = 0;
+        take_slot(rm, slot);
         slots[n] = slot;
         local[n] = (struct iovec){rm->blocks[slot], REMOTE_BLOCK};
         remote[n] = (struct iovec){(void *)(uintptr_t)b, REMOTE_BLOCK};
@@ -230,7 +291,7 @@ int remote_read_cached(remote_mem *rm, uint64_t addr, void *buf, size_t len, int
             slot = fill_block(rm, block, fill);
         if (slot < 0)
             return -1;
-        rm->used[slot] = 1;
+        mark_used(rm, slot);
         size_t off = (size_t)(a - block);
         size_t chunk = REMOTE_BLOCK - off;
         if (chunk > len - done)

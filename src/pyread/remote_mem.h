@@ -1,8 +1,10 @@
 /* Reading another process's memory with process_vm_readv only: the target is never
- * stopped. remote_read copies one range; remote_read_cached serves reads from a small
- * per-sample cache of whole pages, filling a miss with the page and the pages below
- * it in one system call (a thread's frames sit next to each other on its data stack,
- * callers below callees), so that a deep stack costs a few calls, not one per frame. */
+ * stopped. remote_read copies one range; remote_read_cached serves reads from a
+ * per-pass cache of 512-byte blocks, filling a miss with the block and the blocks
+ * below it in one system call (a thread's frames sit next to each other on its data
+ * stack, callers below callees), so that a deep stack costs a few calls, not one per
+ * frame; and each pass starts by reading, in one batch, every block the previous
+ * pass used, so that a target in a steady state costs one call per pass. */
 #ifndef LAPSE_PYREAD_REMOTE_MEM_H
 #define LAPSE_PYREAD_REMOTE_MEM_H
 
@@ -11,24 +13,36 @@
 #include <sys/types.h>
 
 #define REMOTE_PAGE 4096u
-#define REMOTE_BLOCK 512u       /* cache granularity: divides a page, so a block never spans two */
-#define REMOTE_CACHE_BLOCKS 128
-#define REMOTE_FILL_MAX 16       /* blocks one miss may fill */
-#define REMOTE_HINTS 256
-#define REMOTE_MERGE_GAP 2       /* unused blocks read to join two ranges in one */
+#define REMOTE_BLOCK 512u          /* cache granularity: divides a page, so a block never spans two */
+#define REMOTE_CACHE_BLOCKS 2048   /* 1 MiB: room for a few hundred threads' blocks in a pass */
+#define REMOTE_INDEX 4096          /* hash index of the cached blocks (a power of 2) */
+#define REMOTE_FILL_MAX 16         /* blocks one miss may fill */
+#define REMOTE_MERGE_GAP 2         /* unused blocks read to join two ranges in one */
+#define REMOTE_IOV_MAX 1024        /* remote ranges per process_vm_readv (the kernel's UIO_MAXIOV) */
+
+typedef struct remote_index_entry {
+    uint64_t block;
+    uint32_t gen;  /* the entry counts in the pass of this generation only */
+    uint16_t slot;
+} remote_index_entry;
 
 typedef struct remote_mem {
     pid_t pid;
+    /* A slot holds block_addr[slot] in the pass whose generation is slot_gen[slot];
+     * a new pass makes every slot empty by moving gen on. */
+    uint32_t gen;
     uint64_t block_addr[REMOTE_CACHE_BLOCKS];
-    unsigned char valid[REMOTE_CACHE_BLOCKS];
-    unsigned char used[REMOTE_CACHE_BLOCKS]; /* read from in this pass */
-    unsigned char hint[REMOTE_HINTS];        /* by a hash of a block's address: its last slot */
+    uint32_t slot_gen[REMOTE_CACHE_BLOCKS];
+    uint32_t used_gen[REMOTE_CACHE_BLOCKS]; /* read from in the pass of this generation */
+    uint16_t used_list[REMOTE_CACHE_BLOCKS]; /* the slots read from in this pass */
+    int used_count;
     int next_slot;
+    remote_index_entry index[REMOTE_INDEX];
+    unsigned char (*blocks)[REMOTE_BLOCK];
     /* A 4-byte value read first in each pass's batch, before every block (0: none) */
     uint64_t watch_addr;
     uint32_t watch_value;
     int watch_ok; /* watch_value was read in this pass */
-    unsigned char (*blocks)[REMOTE_BLOCK];
     /* counters since open */
     uint64_t syscalls;
     uint64_t bytes;
@@ -37,9 +51,9 @@ typedef struct remote_mem {
 
 int remote_mem_init(remote_mem *rm, pid_t pid);
 void remote_mem_free(remote_mem *rm);
-/* Start a pass: forget what was cached, then read again, in one call, every block
- * the previous pass used (a target in a steady state needs no other read), and
- * first of all the watched value. */
+/* Start a pass: forget what was cached, then read again, in one call (more past
+ * REMOTE_IOV_MAX ranges), every block the previous pass used (a target in a steady
+ * state needs no other read), and first of all the watched value. */
 void remote_mem_reset(remote_mem *rm);
 /* Read the 4 bytes at addr (0: nothing) at the start of each pass's batch. */
 void remote_mem_watch(remote_mem *rm, uint64_t addr);
