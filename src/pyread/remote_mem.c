@@ -21,36 +21,53 @@ void remote_mem_free(remote_mem *rm)
     rm->blocks = NULL;
 }
 
+static unsigned hint_of(uint64_t block)
+{
+    uint64_t b = block / REMOTE_BLOCK;
+    return (unsigned)((b ^ (b >> 8)) % REMOTE_HINTS);
+}
+
 static unsigned index_of(uint64_t block)
 {
     return (unsigned)(((block / REMOTE_BLOCK) * 0x9E3779B97F4A7C15ull) >> 40) & (REMOTE_INDEX - 1);
 }
 
-/* The slot holding `block` in this pass, or -1. */
+static int holds(const remote_mem *rm, int slot, uint64_t block)
+{
+    return rm->slot_gen[slot] == rm->gen && rm->block_addr[slot] == block;
+}
+
+/* The slot holding `block` in this pass, or -1: the hint first (a pass of one thread
+ * finds all its blocks there), then the index. */
 static int find_block(const remote_mem *rm, uint64_t block)
 {
+    int h = rm->hint[hint_of(block)];
+    if (holds(rm, h, block))
+        return h;
     unsigned i = index_of(block);
     for (int k = 0; k < REMOTE_INDEX; k++, i = (i + 1) & (REMOTE_INDEX - 1)) {
         const remote_index_entry *e = &rm->index[i];
-        if (e->gen != rm->gen)
+        if (e->gen != (uint16_t)rm->gen)
             return -1; /* an empty entry ends the probe */
-        if (e->block == block) /* the slot may hold another block since */
-            return rm->slot_gen[e->slot] == rm->gen && rm->block_addr[e->slot] == block ? e->slot : -1;
+        if (holds(rm, e->slot, block))
+            return e->slot;
     }
     return -1;
 }
 
 /* `slot` holds `block` from now on in this pass. (A full index leaves the block out:
- * it is then read again when asked for.) */
+ * it is then read again when asked for.) A slot given another block keeps its old
+ * index entry, which no longer matches: probes go past it. */
 static void mark_valid(remote_mem *rm, int slot, uint64_t block)
 {
     rm->slot_gen[slot] = rm->gen;
     rm->block_addr[slot] = block;
+    rm->hint[hint_of(block)] = (uint16_t)slot;
     unsigned i = index_of(block);
     for (int k = 0; k < REMOTE_INDEX; k++, i = (i + 1) & (REMOTE_INDEX - 1)) {
         remote_index_entry *e = &rm->index[i];
-        if (e->gen != rm->gen || e->block == block) {
-            *e = (remote_index_entry){block, rm->gen, (uint16_t)slot};
+        if (e->gen != (uint16_t)rm->gen) {
+            *e = (remote_index_entry){(uint16_t)rm->gen, (uint16_t)slot};
             return;
         }
     }
@@ -106,12 +123,12 @@ void remote_mem_watch(remote_mem *rm, uint64_t addr)
 /* A new generation: every slot and index entry of the last pass is empty now. */
 static void next_generation(remote_mem *rm)
 {
-    if (++rm->gen == 0) { /* wrapped: clear what an old generation could match */
+    if ((uint16_t)++rm->gen == 0) { /* the index's 16 bits wrapped: clear what an old generation could match */
         memset(rm->slot_gen, 0, sizeof rm->slot_gen);
         memset(rm->used_gen, 0, sizeof rm->used_gen);
         for (int i = 0; i < REMOTE_INDEX; i++)
             rm->index[i].gen = 0;
-        rm->gen = 1;
+        rm->gen++;
     }
     rm->used_count = 0;
     rm->next_slot = 0;

@@ -15,14 +15,16 @@
 #define REMOTE_PAGE 4096u
 #define REMOTE_BLOCK 512u          /* cache granularity: divides a page, so a block never spans two */
 #define REMOTE_CACHE_BLOCKS 2048   /* 1 MiB: room for a few hundred threads' blocks in a pass */
+#define REMOTE_HINTS 256           /* direct-mapped first guess, small enough to stay in cache */
 #define REMOTE_INDEX 4096          /* hash index of the cached blocks (a power of 2) */
 #define REMOTE_FILL_MAX 16         /* blocks one miss may fill */
 #define REMOTE_MERGE_GAP 2         /* unused blocks read to join two ranges in one */
 #define REMOTE_IOV_MAX 1024        /* remote ranges per process_vm_readv (the kernel's UIO_MAXIOV) */
 
+/* A slot in the hash index: the slot holding a block (its address is in block_addr),
+ * valid in the pass whose generation's low 16 bits are gen. */
 typedef struct remote_index_entry {
-    uint64_t block;
-    uint32_t gen;  /* the entry counts in the pass of this generation only */
+    uint16_t gen;
     uint16_t slot;
 } remote_index_entry;
 
@@ -37,6 +39,7 @@ typedef struct remote_mem {
     uint16_t used_list[REMOTE_CACHE_BLOCKS]; /* the slots read from in this pass */
     int used_count;
     int next_slot;
+    uint16_t hint[REMOTE_HINTS];             /* by a hash of a block's address: its last slot */
     remote_index_entry index[REMOTE_INDEX];
     unsigned char (*blocks)[REMOTE_BLOCK];
     /* A 4-byte value read first in each pass's batch, before every block (0: none) */
