@@ -6,19 +6,61 @@
 #include <string.h>
 #include <sys/uio.h>
 
+static void free_slots(remote_mem *rm)
+{
+    free(rm->blocks);
+    free(rm->block_addr);
+    free(rm->slot_gen);
+    free(rm->used_gen);
+    free(rm->used_list);
+    free(rm->index);
+    free(rm->used_addr);
+    free(rm->range_first);
+    free(rm->range_blocks);
+}
+
+/* Make room for cap slots, every one empty, keeping the n used addresses in keep
+ * (for the reset under way). 0, or -1 with the old slots kept. */
+static int resize(remote_mem *rm, int cap, const uint64_t *keep, int n)
+{
+    remote_mem r = *rm;
+    r.cap = cap;
+    r.blocks = malloc(sizeof(*r.blocks) * (size_t)cap);
+    r.block_addr = calloc((size_t)cap, sizeof *r.block_addr);
+    r.slot_gen = calloc((size_t)cap, sizeof *r.slot_gen);
+    r.used_gen = calloc((size_t)cap, sizeof *r.used_gen);
+    r.used_list = calloc((size_t)cap, sizeof *r.used_list);
+    r.index = calloc(2 * (size_t)cap, sizeof *r.index); /* generation 0: empty */
+    r.used_addr = calloc((size_t)cap, sizeof *r.used_addr);
+    r.range_first = calloc((size_t)cap, sizeof *r.range_first);
+    r.range_blocks = calloc((size_t)cap, sizeof *r.range_blocks);
+    if (!r.blocks || !r.block_addr || !r.slot_gen || !r.used_gen || !r.used_list || !r.index || !r.used_addr ||
+        !r.range_first || !r.range_blocks) {
+        free_slots(&r);
+        return -1;
+    }
+    if (n)
+        memcpy(r.used_addr, keep, sizeof *keep * (size_t)n);
+    memset(r.hint, 0, sizeof r.hint);
+    r.used_count = 0;
+    r.next_slot = 0;
+    free_slots(rm);
+    *rm = r;
+    return 0;
+}
+
 int remote_mem_init(remote_mem *rm, pid_t pid)
 {
     memset(rm, 0, sizeof *rm);
     rm->pid = pid;
     rm->gen = 1; /* every slot and index entry (generation 0) is empty */
-    rm->blocks = malloc(sizeof(*rm->blocks) * REMOTE_CACHE_BLOCKS);
-    return rm->blocks ? 0 : -1;
+    return resize(rm, REMOTE_MIN_BLOCKS, NULL, 0);
 }
 
 void remote_mem_free(remote_mem *rm)
 {
-    free(rm->blocks);
-    rm->blocks = NULL;
+    free_slots(rm);
+    memset(rm, 0, sizeof *rm);
 }
 
 static unsigned hint_of(uint64_t block)
@@ -27,14 +69,14 @@ static unsigned hint_of(uint64_t block)
     return (unsigned)((b ^ (b >> 8)) % REMOTE_HINTS);
 }
 
-static unsigned index_of(uint64_t block)
+static unsigned index_of(const remote_mem *rm, uint64_t block)
 {
-    return (unsigned)(((block / REMOTE_BLOCK) * 0x9E3779B97F4A7C15ull) >> 40) & (REMOTE_INDEX - 1);
+    return (unsigned)(((block / REMOTE_BLOCK) * 0x9E3779B97F4A7C15ull) >> 40) & (unsigned)(2 * rm->cap - 1);
 }
 
 static int holds(const remote_mem *rm, int slot, uint64_t block)
 {
-    return rm->slot_gen[slot] == rm->gen && rm->block_addr[slot] == block;
+    return slot < rm->cap && rm->slot_gen[slot] == rm->gen && rm->block_addr[slot] == block;
 }
 
 /* The slot holding `block` in this pass, or -1: the hint first (a pass of one thread
@@ -44,8 +86,8 @@ static int find_block(const remote_mem *rm, uint64_t block)
     int h = rm->hint[hint_of(block)];
     if (holds(rm, h, block))
         return h;
-    unsigned i = index_of(block);
-    for (int k = 0; k < REMOTE_INDEX; k++, i = (i + 1) & (REMOTE_INDEX - 1)) {
+    unsigned mask = (unsigned)(2 * rm->cap - 1), i = index_of(rm, block);
+    for (int k = 0; k < 2 * rm->cap; k++, i = (i + 1) & mask) {
         const remote_index_entry *e = &rm->index[i];
         if (e->gen != (uint16_t)rm->gen)
             return -1; /* an empty entry ends the probe */
@@ -63,8 +105,8 @@ static void mark_valid(remote_mem *rm, int slot, uint64_t block)
     rm->slot_gen[slot] = rm->gen;
     rm->block_addr[slot] = block;
     rm->hint[hint_of(block)] = (uint16_t)slot;
-    unsigned i = index_of(block);
-    for (int k = 0; k < REMOTE_INDEX; k++, i = (i + 1) & (REMOTE_INDEX - 1)) {
+    unsigned mask = (unsigned)(2 * rm->cap - 1), i = index_of(rm, block);
+    for (int k = 0; k < 2 * rm->cap; k++, i = (i + 1) & mask) {
         remote_index_entry *e = &rm->index[i];
         if (e->gen != (uint16_t)rm->gen) {
             *e = (remote_index_entry){(uint16_t)rm->gen, (uint16_t)slot};
@@ -73,11 +115,18 @@ static void mark_valid(remote_mem *rm, int slot, uint64_t block)
     }
 }
 
-/* `slot` is about to hold another block: it no longer counts as used. */
-static void take_slot(remote_mem *rm, int slot)
+/* The next slot for a block read now; running out of slots in one pass asks for
+ * more at the next reset. */
+static int take_slot(remote_mem *rm)
 {
+    int slot = rm->next_slot;
+    if (++rm->next_slot == rm->cap) {
+        rm->next_slot = 0;
+        rm->grow = 1;
+    }
     rm->slot_gen[slot] = 0;
     rm->used_gen[slot] = 0;
+    return slot;
 }
 
 static void mark_used(remote_mem *rm, int slot)
@@ -85,7 +134,7 @@ static void mark_used(remote_mem *rm, int slot)
     if (rm->used_gen[slot] == rm->gen)
         return;
     rm->used_gen[slot] = rm->gen;
-    if (rm->used_count < REMOTE_CACHE_BLOCKS)
+    if (rm->used_count < rm->cap)
         rm->used_list[rm->used_count++] = (uint16_t)slot;
 }
 
@@ -124,10 +173,9 @@ void remote_mem_watch(remote_mem *rm, uint64_t addr)
 static void next_generation(remote_mem *rm)
 {
     if ((uint16_t)++rm->gen == 0) { /* the index's 16 bits wrapped: clear what an old generation could match */
-        memset(rm->slot_gen, 0, sizeof rm->slot_gen);
-        memset(rm->used_gen, 0, sizeof rm->used_gen);
-        for (int i = 0; i < REMOTE_INDEX; i++)
-            rm->index[i].gen = 0;
+        memset(rm->slot_gen, 0, sizeof *rm->slot_gen * (size_t)rm->cap);
+        memset(rm->used_gen, 0, sizeof *rm->used_gen * (size_t)rm->cap);
+        memset(rm->index, 0, sizeof *rm->index * 2 * (size_t)rm->cap);
         rm->gen++;
     }
     rm->used_count = 0;
@@ -137,33 +185,36 @@ static void next_generation(remote_mem *rm)
 
 void remote_mem_reset(remote_mem *rm)
 {
-    /* the blocks the ending pass used, in address order, once each */
-    uint64_t addr[REMOTE_CACHE_BLOCKS];
+    /* the blocks the ending pass used, in address order */
+    uint64_t *addr = rm->used_addr;
     int n = 0;
     for (int i = 0; i < rm->used_count; i++) {
         int slot = rm->used_list[i];
         if (rm->used_gen[slot] == rm->gen && rm->slot_gen[slot] == rm->gen)
             addr[n++] = rm->block_addr[slot];
     }
+    if (rm->grow && rm->cap < REMOTE_MAX_BLOCKS && resize(rm, 2 * rm->cap, addr, n) == 0)
+        addr = rm->used_addr;
+    rm->grow = 0;
     next_generation(rm);
     sort_u64(addr, n);
     /* Remote ranges from a used block to the last used block after it with gaps of
      * at most REMOTE_MERGE_GAP unused blocks (the kernel looks up and pins each
      * remote range's pages separately: copying a few unused bytes costs less than
      * another range), read into consecutive slots. */
-    uint64_t range_first[REMOTE_CACHE_BLOCKS];
-    int range_blocks[REMOTE_CACHE_BLOCKS];
     int nr = 0, slots = 0;
     for (int i = 0; i < n;) {
         int j = i;
         while (j + 1 < n && addr[j + 1] - addr[j] <= (uint64_t)(REMOTE_MERGE_GAP + 1) * REMOTE_BLOCK &&
-               slots + (int)((addr[j + 1] - addr[i]) / REMOTE_BLOCK) + 1 <= REMOTE_CACHE_BLOCKS)
+               slots + (int)((addr[j + 1] - addr[i]) / REMOTE_BLOCK) + 1 <= rm->cap)
             j++;
         int blocks = (int)((addr[j] - addr[i]) / REMOTE_BLOCK) + 1;
-        if (slots + blocks > REMOTE_CACHE_BLOCKS)
+        if (slots + blocks > rm->cap) {
+            rm->grow = 1;
             break;
-        range_first[nr] = addr[i];
-        range_blocks[nr] = blocks;
+        }
+        rm->range_first[nr] = addr[i];
+        rm->range_blocks[nr] = blocks;
         slots += blocks;
         nr++;
         i = j + 1;
@@ -172,18 +223,22 @@ void remote_mem_reset(remote_mem *rm)
      * the ranges, REMOTE_IOV_MAX to a call. */
     int r = 0, slot = 0, first = 1;
     while (r < nr || (first && rm->watch_addr)) {
-        struct iovec local[2], remote[REMOTE_IOV_MAX];
+        struct iovec local[2], remote[64];
+        struct iovec *rv = remote;
+        int want = (nr - r < REMOTE_IOV_MAX - 1 ? nr - r : REMOTE_IOV_MAX - 1) + 1;
+        if (want > (int)(sizeof remote / sizeof remote[0]) && !(rv = malloc(sizeof *rv * (size_t)want)))
+            return;
         int nl = 0, nrem = 0;
         size_t watch_len = 0, range_len = 0;
         if (first && rm->watch_addr) {
             watch_len = sizeof rm->watch_value;
-            remote[nrem++] = (struct iovec){(void *)(uintptr_t)rm->watch_addr, watch_len};
+            rv[nrem++] = (struct iovec){(void *)(uintptr_t)rm->watch_addr, watch_len};
             local[nl++] = (struct iovec){&rm->watch_value, watch_len};
         }
         int r_end = r;
-        while (r_end < nr && nrem < REMOTE_IOV_MAX) {
-            size_t len = (size_t)range_blocks[r_end] * REMOTE_BLOCK;
-            remote[nrem++] = (struct iovec){(void *)(uintptr_t)range_first[r_end], len};
+        while (r_end < nr && nrem < want) {
+            size_t len = (size_t)rm->range_blocks[r_end] * REMOTE_BLOCK;
+            rv[nrem++] = (struct iovec){(void *)(uintptr_t)rm->range_first[r_end], len};
             range_len += len;
             r_end++;
         }
@@ -191,18 +246,20 @@ void remote_mem_reset(remote_mem *rm)
             local[nl++] = (struct iovec){rm->blocks[slot], range_len};
         first = 0;
         rm->syscalls++;
-        ssize_t got = process_vm_readv(rm->pid, local, (unsigned long)nl, remote, (unsigned long)nrem, 0);
+        ssize_t got = process_vm_readv(rm->pid, local, (unsigned long)nl, rv, (unsigned long)nrem, 0);
+        if (rv != remote)
+            free(rv);
         if (got < (ssize_t)watch_len || got <= 0)
             return;
         rm->watch_ok |= watch_len > 0;
         rm->bytes += (uint64_t)got;
         uint64_t left = (uint64_t)got - watch_len;
         for (; r < r_end && left >= REMOTE_BLOCK; r++)
-            for (int k = 0; k < range_blocks[r] && left >= REMOTE_BLOCK; k++, slot++) {
-                mark_valid(rm, slot, range_first[r] + (uint64_t)k * REMOTE_BLOCK);
+            for (int k = 0; k < rm->range_blocks[r] && left >= REMOTE_BLOCK; k++, slot++) {
+                mark_valid(rm, slot, rm->range_first[r] + (uint64_t)k * REMOTE_BLOCK);
                 left -= REMOTE_BLOCK;
             }
-        rm->next_slot = slot % REMOTE_CACHE_BLOCKS;
+        rm->next_slot = slot % rm->cap;
         if ((uint64_t)got < watch_len + range_len)
             return; /* a range failed part way: the rest is read when asked for */
     }
@@ -276,9 +333,7 @@ static int fill_block(remote_mem *rm, uint64_t block, int fill)
         uint64_t b = block - (uint64_t)k * REMOTE_BLOCK;
         if (k > 0 && (b > block || find_block(rm, b) >= 0))
             break;
-        int slot = rm->next_slot;
-        rm->next_slot = (rm->next_slot + 1) % REMOTE_CACHE_BLOCKS;
-        take_slot(rm, slot);
+        int slot = take_slot(rm);
         slots[n] = slot;
         local[n] = (struct iovec){rm->blocks[slot], REMOTE_BLOCK};
         remote[n] = (struct iovec){(void *)(uintptr_t)b, REMOTE_BLOCK};

@@ -14,9 +14,9 @@
 
 #define REMOTE_PAGE 4096u
 #define REMOTE_BLOCK 512u          /* cache granularity: divides a page, so a block never spans two */
-#define REMOTE_CACHE_BLOCKS 2048   /* 1 MiB: room for a few hundred threads' blocks in a pass */
+#define REMOTE_MIN_BLOCKS 128      /* slots to start with: a pass of a few threads fits, and stays in cache */
+#define REMOTE_MAX_BLOCKS 2048     /* 1 MiB: room for a few hundred threads' blocks in a pass */
 #define REMOTE_HINTS 256           /* direct-mapped first guess, small enough to stay in cache */
-#define REMOTE_INDEX 4096          /* hash index of the cached blocks (a power of 2) */
 #define REMOTE_FILL_MAX 16         /* blocks one miss may fill */
 #define REMOTE_MERGE_GAP 2         /* unused blocks read to join two ranges in one */
 #define REMOTE_IOV_MAX 1024        /* remote ranges per process_vm_readv (the kernel's UIO_MAXIOV) */
@@ -30,18 +30,25 @@ typedef struct remote_index_entry {
 
 typedef struct remote_mem {
     pid_t pid;
+    /* cap slots of REMOTE_BLOCK bytes; a pass that runs out of them doubles cap at the
+     * next reset, up to REMOTE_MAX_BLOCKS (a target with many threads) */
+    int cap;
+    int grow;
     /* A slot holds block_addr[slot] in the pass whose generation is slot_gen[slot];
      * a new pass makes every slot empty by moving gen on. */
     uint32_t gen;
-    uint64_t block_addr[REMOTE_CACHE_BLOCKS];
-    uint32_t slot_gen[REMOTE_CACHE_BLOCKS];
-    uint32_t used_gen[REMOTE_CACHE_BLOCKS]; /* read from in the pass of this generation */
-    uint16_t used_list[REMOTE_CACHE_BLOCKS]; /* the slots read from in this pass */
+    uint64_t *block_addr;
+    uint32_t *slot_gen;
+    uint32_t *used_gen;  /* read from in the pass of this generation */
+    uint16_t *used_list; /* the slots read from in this pass */
     int used_count;
     int next_slot;
-    uint16_t hint[REMOTE_HINTS];             /* by a hash of a block's address: its last slot */
-    remote_index_entry index[REMOTE_INDEX];
+    uint16_t hint[REMOTE_HINTS];  /* by a hash of a block's address: its last slot */
+    remote_index_entry *index;    /* 2 * cap entries, open addressing */
     unsigned char (*blocks)[REMOTE_BLOCK];
+    /* scratch of remote_mem_reset, cap each */
+    uint64_t *used_addr, *range_first;
+    int *range_blocks;
     /* A 4-byte value read first in each pass's batch, before every block (0: none) */
     uint64_t watch_addr;
     uint32_t watch_value;
