@@ -5,7 +5,7 @@
  *
  * It builds a fake CPython in its own memory from the layout tables the reader uses
  * (3.11, 3.12, and a 3.13-shaped variant: no cframe, the GIL inside the
- * interpreter): a runtime, one or two interpreters, threads, frames on a data
+ * interpreter): a runtime, one or two interpreters, up to 12 threads, frames on a data
  * stack, code objects with their strings and line tables, and 3.12's count of code
  * objects made. The reader opens it with pyread_open_layout on this process's own
  * pid and reads it with process_vm_readv like any target. The first pass of each
@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #define ARENA_SIZE (1u << 20)
-#define MAX_BUILT_THREADS 4
+#define MAX_BUILT_THREADS 12 /* enough, with deep stacks, to outgrow the reader's first 128 cache blocks */
 #define MAX_BUILT_FRAMES 40
 #define MAX_CODES 12
 
@@ -189,7 +189,7 @@ static void build_target(build *b)
         put64(interp + L->interp_id, (uint64_t)ni);
         put64(interp + L->interp_next, interp_next);
         interp_next = interp;
-        int nthreads = 1 + (int)below(ni ? 1 : 3);
+        int nthreads = 1 + (int)below(ni ? 2 : MAX_BUILT_THREADS - 2);
         uint64_t prev = 0, first = 0;
         for (int k = 0; k < nthreads && b->nthreads < MAX_BUILT_THREADS; k++) {
             built_thread *th = &b->threads[b->nthreads++];
@@ -205,10 +205,13 @@ static void build_target(build *b)
             put64(ts + L->tstate_native_thread_id, 0); /* no /proc reads */
             /* frames, outermost first, next to each other as on a data stack */
             th->depth = (int)below(MAX_BUILT_FRAMES + 1);
-            uint64_t stack = alloc((L->frame_size + 32) * (uint64_t)(th->depth + 1));
+            /* a frame and its locals and stack: up to 600 bytes apart, so that some
+             * builds need more than the reader's first 128 cache blocks */
+            uint64_t stride = L->frame_size + 32 + 8 * below(64);
+            uint64_t stack = alloc(stride * (uint64_t)(th->depth + 1));
             uint64_t below_frame = 0;
             for (int d = th->depth - 1; d >= 0; d--) { /* d: distance from the innermost */
-                uint64_t f = stack + (uint64_t)(th->depth - 1 - d) * (L->frame_size + 32);
+                uint64_t f = stack + (uint64_t)(th->depth - 1 - d) * stride;
                 int ci = (int)below((uint64_t)b->ncodes);
                 th->code_of[d] = ci;
                 put64(f + L->frame_previous, below_frame);
