@@ -269,16 +269,8 @@ int cmd_record(int argc, char **argv)
                 return bad_usage("%s needs a positive number of seconds", a);
             i++;
         } else if (!strcmp(a, "--mode")) {
-            if (!v)
-                return bad_usage("%s needs wall, cpu or gil", a);
-            if (!strcmp(v, "wall"))
-                o.mode = SAMPLER_WALL;
-            else if (!strcmp(v, "cpu"))
-                o.mode = SAMPLER_CPU;
-            else if (!strcmp(v, "gil"))
-                o.mode = SAMPLER_GIL;
-            else
-                return bad_usage("unknown mode '%s' (wall, cpu or gil)", v);
+            if ((o.mode = sampler_mode_parse(v)) < 0)
+                return bad_usage("--mode needs wall, cpu or gil (got '%s')", v ? v : "");
             i++;
         } else if (!strcmp(a, "--idle")) {
             o.idle = 1;

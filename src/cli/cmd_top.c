@@ -238,9 +238,8 @@ int cmd_top(int argc, char **argv)
                 return bad_usage("%s needs a positive number of seconds", a);
             i++;
         } else if (!strcmp(a, "--mode")) {
-            if (!v || (strcmp(v, "wall") && strcmp(v, "cpu") && strcmp(v, "gil")))
+            if ((o.mode = sampler_mode_parse(v)) < 0)
                 return bad_usage("--mode needs wall, cpu or gil (got '%s')", v ? v : "");
-            o.mode = !strcmp(v, "cpu") ? SAMPLER_CPU : !strcmp(v, "gil") ? SAMPLER_GIL : SAMPLER_WALL;
             i++;
         } else if (!strcmp(a, "--idle")) {
             o.idle = 1;

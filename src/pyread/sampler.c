@@ -53,6 +53,21 @@ typedef struct loop {
     char span_path[1024];
 } loop;
 
+static const char *const mode_names[] = {"wall", "cpu", "gil"};
+
+const char *sampler_mode_name(int mode)
+{
+    return mode == SAMPLER_CPU || mode == SAMPLER_GIL ? mode_names[mode] : mode_names[SAMPLER_WALL];
+}
+
+int sampler_mode_parse(const char *name)
+{
+    for (int m = SAMPLER_WALL; m <= SAMPLER_GIL; m++)
+        if (name && !strcmp(name, mode_names[m]))
+            return m;
+    return -1;
+}
+
 static uint64_t now_ns(clockid_t c)
 {
     struct timespec ts;
@@ -304,7 +319,7 @@ int sampler_run(const sampler_opts *o, sample_set *set, sampler_result *r, char 
     }
 
     store_samples *meta = sample_set_data(set);
-    sample_set_set_mode(set, o->mode == SAMPLER_CPU ? "cpu" : o->mode == SAMPLER_GIL ? "gil" : "wall");
+    sample_set_set_mode(set, sampler_mode_name(o->mode));
     meta->rate_asked_hz = o->rate_hz;
     meta->idle = o->idle ? 1 : 0;
     meta->start_real_ns = now_ns(CLOCK_REALTIME);

@@ -21,6 +21,10 @@ enum sampler_mode {
     SAMPLER_GIL = 2,  /* the thread holding the GIL */
 };
 
+/* "wall", "cpu", "gil" for a SAMPLER_* mode, and back (-1 for any other name). */
+const char *sampler_mode_name(int mode);
+int sampler_mode_parse(const char *name);
+
 typedef struct sampler_opts {
     double rate_hz;
     double duration_s;       /* 0: until the targets exit or *stop is set */
