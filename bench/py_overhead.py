@@ -160,7 +160,7 @@ def main() -> None:
     dormant_with = d["dormant_with"] - empty
     reference = d["reference"] - empty
     with tempfile.TemporaryDirectory() as run_dir:
-        with Profiler(run_dir=run_dir, max_spans=0):
+        with Profiler(run_dir=run_dir, max_spans=0, features=Feature.SPANS):
             a = interleaved({"empty": loop_empty, "decorator": loop_decorated,
                              "with": loop_with_span, "phase": loop_phase,
                              "sampled": loop_sampled, "count": loop_count}, N)
