@@ -23,11 +23,18 @@ static void usage(FILE *out)
             "\n"
             "The trace has one process per .lapse file, named \"role pid@host\" and ordered\n"
             "by rank when the rank is known, one thread per recorded thread, one slice per\n"
-            "timeline span (args.depth: 1 for a top-level span), and the process sampler's\n"
-            "counter tracks \"lapse: I/O bytes/s\" (read, written) and \"lapse: RSS bytes\n"
-            "(max)\". Every file is placed on one clock through its CLOCK_REALTIME anchor,\n"
-            "so processes and hosts line up; the trace starts at the earliest span or\n"
-            "sampler record of the run.\n"
+            "timeline span (a parent before its children when they start together), and\n"
+            "the process sampler's counter tracks \"lapse: I/O bytes/s\" (read, written)\n"
+            "and \"lapse: RSS bytes (max)\". Every file is placed on one clock through its\n"
+            "CLOCK_REALTIME anchor, so processes and hosts line up; the trace starts at the\n"
+            "earliest span, sampler record or Python sample of the run. OUT ending in .gz\n"
+            "is written gzip-compressed (Perfetto opens it as it is).\n"
+            "\n"
+            "Python stack samples (lapse record, lapse run) go on a track of their own per\n"
+            "sampled thread, \"...: Python samples, merged\": the stacks are aggregated, so\n"
+            "they are laid side by side from the recording's start, each as wide as the\n"
+            "time it stands for, with common frames merged (a flame chart whose x axis is\n"
+            "time sampled, not when it ran).\n"
             "\n"
             "The timeline holds at most max_spans spans per process (LAPSE_MAX_SPANS,\n"
             "default 100000); a process that recorded more is marked with an instant event\n"
@@ -134,9 +141,16 @@ int cmd_export(int argc, char **argv)
         fprintf(stderr, "lapse export: %s\n", r.err);
         return 1;
     }
-    fprintf(stderr, "lapse export: %s: %zu process%s, %llu threads, %llu slices\n",
+    fprintf(stderr, "lapse export: %s: %zu process%s, %llu threads, %llu slices",
             strcmp(out_path, "-") ? out_path : "<stdout>", r.processes,
             r.processes == 1 ? "" : "es", (unsigned long long)r.threads,
             (unsigned long long)r.slices);
+    if (r.sample_slices)
+        fprintf(stderr, ", %llu slices of merged Python samples",
+                (unsigned long long)r.sample_slices);
+    fprintf(stderr, "%s\n", export_wants_gzip(out_path) ? " (gzip)" : "");
+    if (!r.slices && !r.sample_slices)
+        fprintf(stderr, "lapse export: note: %s holds no timeline span and no Python sample: the "
+                        "trace has tracks only\n", path);
     return 0;
 }

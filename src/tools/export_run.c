@@ -71,11 +71,18 @@ static int second_image(void *ctx, const char *name, const store_file *f, const 
     sp->r->processes++;
     sp->r->threads += st.threads;
     sp->r->slices += st.slices;
+    sp->r->sample_slices += st.sample_slices;
     if (st.dropped)
         say(sp->note, sp->ctx,
             "%s: timeline full, %llu spans not recorded (max_spans %llu); the trace misses them",
             name, (unsigned long long)st.dropped, (unsigned long long)f->meta.max_spans);
     return 0;
+}
+
+int export_wants_gzip(const char *out_path)
+{
+    size_t n = strlen(out_path);
+    return n > 3 && !strcmp(out_path + n - 3, ".gz");
 }
 
 void export_run_perfetto(const char *path, const char *out_path, export_run_result *r,
@@ -136,8 +143,18 @@ void export_run_perfetto(const char *path, const char *out_path, export_run_resu
         base = 0;
 
     /* pass 2: stream the trace, one file at a time */
-    r->writing = 1;
     int to_stdout = !strcmp(out_path, "-");
+    int gzip = export_wants_gzip(out_path);
+    if (gzip && !perfetto_gzip_available()) {
+        r->rc = -ENOTSUP;
+        snprintf(r->err, sizeof r->err,
+                 "%s: this lapse was built without zlib and cannot write gzip (name the "
+                 "output .json, or rebuild with zlib1g-dev installed)", out_path);
+        free(readable);
+        store_run_listing_free(&run);
+        return;
+    }
+    r->writing = 1;
     char tmp_path[4096] = "";
     FILE *out = stdout;
     if (!to_stdout) {
@@ -160,7 +177,7 @@ void export_run_perfetto(const char *path, const char *out_path, export_run_resu
             return;
         }
     }
-    perfetto_writer *w = perfetto_open(out);
+    perfetto_writer *w = gzip ? perfetto_open_gzip(out) : perfetto_open(out);
     int rc = w ? 0 : -ENOMEM;
     for (size_t i = 0; i < a->file_count && rc == 0; i++) {
         if (!readable[i])
