@@ -73,6 +73,9 @@ class Profiler:
             samples join the final file, each with the span path open on its thread.
         snapshot_ms: the period of the snapshots written while the session runs (and of
             ``on_snapshot`` callbacks); default ``$LAPSE_SNAPSHOT_MS``, else 5000.
+        share: make the run readable by the user's group: directories 0750 and files
+            0640 instead of 0700 and 0600 (the umask still applies); default
+            ``$LAPSE_SHARE``. Processes that join the run inherit it.
 
     Only one Profiler may be active in a process; starting a second raises
     RuntimeError.
@@ -85,7 +88,7 @@ class Profiler:
                  install: bool = False, strict: bool = False,
                  strict_names: bool = False, thread_names: bool = False,
                  process_sample_ms: int | None = None, snapshot_ms: int | None = None,
-                 python_hz: int = 100) -> None:
+                 python_hz: int = 100, share: bool = False) -> None:
         if not isinstance(features, Feature):
             raise TypeError(f"features must be lapse.Feature flags, not {type(features).__name__}")
         if max_spans < 0:
@@ -106,6 +109,7 @@ class Profiler:
         if python_hz < 1 or python_hz > 20_000:
             raise ValueError("python_hz must be 1 to 20000")
         self.python_hz = python_hz
+        self.share = share
         self.missing = features & ~available()  #: requested features that add nothing here
         self._python_sampler = None
         self._file: str | None = None
@@ -145,7 +149,7 @@ class Profiler:
                                       thread_names=self.thread_names,
                                       process=bool(self.features & (Feature.IO | Feature.MEMORY)),
                                       process_ms=self.process_sample_ms or 0,
-                                      snapshot_ms=self.snapshot_ms or 0)
+                                      snapshot_ms=self.snapshot_ms or 0, share=self.share)
         except OSError as e:
             # the host program carries on without profiling
             warnings.warn(f"{e} (profiling is off)", RuntimeWarning, stacklevel=2)

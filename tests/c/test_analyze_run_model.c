@@ -123,10 +123,10 @@ static void b_write(builder *b, const char *dir, const char *host, const char *f
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, host);
-    CHECK(store_make_dirs(path) == 0);
+    CHECK(store_make_dirs(path, 0) == 0);
     snprintf(path, sizeof path, "%s/%s/%s", dir, host, file);
     char err[256];
-    int rc = store_write_file(path, &b->f, err, sizeof err);
+    int rc = store_write_file(path, &b->f, 0, err, sizeof err);
     if (rc)
         fprintf(stderr, "store_write_file: %s\n", err);
     CHECK(rc == 0);
@@ -398,7 +398,7 @@ static void test_all_unreadable(const char *tmp)
     char run[4096], path[4096];
     snprintf(run, sizeof run, "%s/bad-run", tmp);
     snprintf(path, sizeof path, "%s/h", run);
-    CHECK(store_make_dirs(path) == 0);
+    CHECK(store_make_dirs(path, 0) == 0);
     snprintf(path, sizeof path, "%s/h/a-1-0000.lapse", run);
     FILE *f = fopen(path, "wb");
     if (f) {
@@ -584,7 +584,7 @@ static void test_pack(const char *tmp)
     char run[4096], dir[4200], path[4300];
     snprintf(run, sizeof run, "%s/pack-run", tmp);
     snprintf(dir, sizeof dir, "%s/n1", run);
-    CHECK(store_make_dirs(dir) == 0);
+    CHECK(store_make_dirs(dir, 0) == 0);
     static const uint64_t step[] = {100};
     bytes_out img[3] = {{0}, {0}, {0}};
     builder b;
@@ -603,7 +603,7 @@ static void test_pack(const char *tmp)
     CHECK(store_pack_encode(images, lens, 3, &pack) == 0);
     snprintf(path, sizeof path, "%s/mpi-ranks-1.lapse", dir);
     char err[256];
-    CHECK(store_write_atomic(path, pack.data, pack.len, err, sizeof err) == 0);
+    CHECK(store_write_atomic(path, pack.data, pack.len, 0, err, sizeof err) == 0);
 
     run_model m;
     CHECK(run_model_load(run, NULL, &m, err, sizeof err) == 0);
@@ -619,7 +619,7 @@ static void test_pack(const char *tmp)
 
     /* the index checksum broken: the whole pack is one unreadable file */
     pack.data[STORE_PACK_HEADER_SIZE + 3] ^= 1;
-    CHECK(store_write_atomic(path, pack.data, pack.len, err, sizeof err) == 0);
+    CHECK(store_write_atomic(path, pack.data, pack.len, 0, err, sizeof err) == 0);
     CHECK(run_model_load(run, NULL, &m, err, sizeof err) == 0);
     CHECK_U64(m.worker_count, 0);
     CHECK_U64(m.unreadable_count, 1);
@@ -628,7 +628,7 @@ static void test_pack(const char *tmp)
     run_model_free(&m);
 
     /* truncated */
-    CHECK(store_write_atomic(path, pack.data, pack.len - 8, err, sizeof err) == 0);
+    CHECK(store_write_atomic(path, pack.data, pack.len - 8, 0, err, sizeof err) == 0);
     CHECK(run_model_load(run, NULL, &m, err, sizeof err) == 0);
     CHECK_U64(m.unreadable_count, 1);
     if (m.unreadable_count == 1)

@@ -11,15 +11,15 @@ static PyObject *session_start(PyObject *self, PyObject *args, PyObject *kw)
     (void)self;
     static char *names[] = {"role", "run_dir", "max_spans", "snapshot_ms", "timeline",
                             "handle_signals", "cpu", "thread_names", "process",
-                            "process_ms", NULL};
+                            "process_ms", "share", NULL};
     const char *role = NULL, *run_dir = NULL;
     unsigned long long max_spans = 0;
     unsigned int snapshot_ms = 0;
-    int timeline = 1, handle_signals = 1, cpu = 0, thread_names = 0, process = 0;
+    int timeline = 1, handle_signals = 1, cpu = 0, thread_names = 0, process = 0, share = 0;
     unsigned int process_ms = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzKIpppppI:start", names, &role, &run_dir,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzKIpppppIp:start", names, &role, &run_dir,
                                      &max_spans, &snapshot_ms, &timeline, &handle_signals, &cpu,
-                                     &thread_names, &process, &process_ms))
+                                     &thread_names, &process, &process_ms, &share))
         return NULL;
     lapse_options o;
     lapse_options_init(&o);
@@ -32,6 +32,7 @@ static PyObject *session_start(PyObject *self, PyObject *args, PyObject *kw)
     o.process_sample_ms = process_ms;
     o.handle_signals = handle_signals;
     o.thread_names = thread_names;
+    o.share = share;
     int rc = lapse_start(&o);
     if (rc == 0) {
         ext_session_serial++;
