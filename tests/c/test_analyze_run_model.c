@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 
@@ -639,6 +640,64 @@ static void test_pack(const char *tmp)
     bytes_out_free(&pack);
 }
 
+/* A pid no process has: a child that has exited and been reaped. */
+static long dead_pid(void)
+{
+    pid_t p = fork();
+    if (p == 0)
+        _exit(0);
+    waitpid(p, NULL, 0);
+    return (long)p;
+}
+
+static void touch(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    CHECK(fd >= 0);
+    if (fd >= 0)
+        close(fd);
+}
+
+/* Temporaries of writers that are gone are named (in this host's directory, where
+ * the pid can be checked); a live writer's, a link, and those of another host's
+ * directory are not. */
+static void test_leftovers(const char *tmp)
+{
+    char run[4096], here[256], path[4600];
+    snprintf(run, sizeof run, "%s/leftovers", tmp);
+    CHECK(gethostname(here, sizeof here) == 0);
+    builder b;
+    b_init(&b, "worker", here, 100);
+    b_write(&b, run, here, "worker-100-0000.lapse");
+    b_init(&b, "worker", "elsewhere", 101);
+    b_write(&b, run, "elsewhere", "worker-101-0000.lapse");
+    long gone = dead_pid();
+    snprintf(path, sizeof path, "%s/%s/worker-100-0000.lapse.tmp.%ld.abc", run, here, gone);
+    touch(path);
+    char named[4600];
+    snprintf(named, sizeof named, "%s", path);
+    snprintf(path, sizeof path, "%s/%s/worker-100-0000.lapse.tmp.%ld", run, here, (long)getpid());
+    touch(path); /* a live writer's */
+    snprintf(path, sizeof path, "%s/%s/worker-100-0000.lapse.tmp.%ld.lnk", run, here, gone);
+    CHECK(symlink("/nowhere", path) == 0);
+    snprintf(path, sizeof path, "%s/elsewhere/worker-101-0000.lapse.tmp.%ld", run, gone);
+    touch(path); /* another host's pid: cannot be checked from here */
+    snprintf(path, sizeof path, "%s/%s/other.txt.tmp.%ld", run, here, gone);
+    touch(path); /* not a .lapse file's */
+    run_model m;
+    char err[512];
+    CHECK(run_model_load(run, NULL, &m, err, sizeof err) == 0);
+    CHECK_U64(m.leftover_count, 1);
+    if (m.leftover_count == 1) {
+        CHECK_STR(m.leftovers[0].temp, named);
+        CHECK(m.leftovers[0].pid == gone);
+        CHECK(m.leftovers[0].worker != RM_NONE &&
+              m.workers[m.leftovers[0].worker].pid == 100);
+        CHECK(strstr(m.leftovers[0].file, "/worker-100-0000.lapse") != NULL);
+    }
+    run_model_free(&m);
+}
+
 int main(void)
 {
     char tmp[] = "/tmp/lapse-test-analyze-XXXXXX";
@@ -656,6 +715,7 @@ int main(void)
     test_deep_chain();
     test_across_ranks(tmp);
     test_pack(tmp);
+    test_leftovers(tmp);
     if (!check_failed) {
         char cmd[4200];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);

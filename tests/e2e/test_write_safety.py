@@ -5,7 +5,8 @@ run by root, creates files: at a session's temporary in a shared run directory, 
 `lapse record --pid`'s temporary when it merges its samples into the target's own
 file, at the target's file itself, at an export's temporary and output. A root-owned
 0600 file must never be written or read through them. Also: the modes of what lapse
-creates under umask 022 (0700/0600, LAPSE_SHARE=1: 0750/0640).
+creates under umask 022 (0700/0600, LAPSE_SHARE=1: 0750/0640), and a temporary left
+by a writer that died, named in CAVEATS and removed by the next writer of its file.
 """
 
 from __future__ import annotations
@@ -377,3 +378,51 @@ def test_modes_of_outputs(lapse, workers_run, tmp_path, share, files):
         outs.append(tmp_path / name)
     for p in outs:
         assert stat.S_IMODE(p.stat().st_mode) == files, (p, oct(p.stat().st_mode))
+
+
+# ---- 5. temporaries left by writers that died ----
+
+def dead_pid() -> int:
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid
+
+
+def test_leftover_temporary_is_named_then_removed(lapse, tmp_path):
+    """A writer killed between creating its temporary and renaming it leaves
+    <file>.tmp.<pid>...: the report names it under CAVEATS (its writer is gone), and
+    the next writer of that file removes it: only a regular file of its own user
+    whose pid is dead, never someone else's or a link."""
+    runs = tmp_path / "runs"
+    proc = start_program([lapse.program("e2e_rank"), 300, 20000],
+                         profile_env(runs, snapshot_ms=1500))
+    try:
+        [f] = wait_until(lambda: lapse_files(runs), what="the session's first file")
+        # right after a snapshot (a new inode: renamed into place), so that the next
+        # comes only once the report has read the directory
+        first = f.stat().st_ino
+        wait_until(lambda: f.stat().st_ino != first, what="the first periodic snapshot")
+        gone = dead_pid()
+        left = f.with_name(f"{f.name}.tmp.{gone}")
+        left.write_bytes(f.read_bytes()[:100])
+        alive = f.with_name(f"{f.name}.tmp.{os.getpid()}")  # a live writer's
+        alive.write_bytes(b"x")
+        link = f.with_name(f"{f.name}.tmp.{gone + 1}.lnk")
+        link.symlink_to(tmp_path / "elsewhere")
+        doc = lapse.report_json(runs)
+        named = [c for c in doc["caveats"] if c["kind"] == "leftover_tmp"]
+        assert [c["file"] for c in named] == [str(left)], doc["caveats"]
+        assert f"pid {gone}" in named[0]["message"] and f.name in named[0]["message"], named
+        text = lapse.run("report", runs).stdout
+        assert "leftover_tmp" in text and left.name in text, text
+        # the session's next write removes it, and only it
+        wait_until(lambda: not left.exists(), timeout_s=10, what="the leftover's removal")
+        assert alive.exists() and link.is_symlink()
+        out, err = proc.communicate(timeout=30)
+    finally:
+        kill_group(proc)
+    assert proc.returncode == 0, err
+    alive.unlink()
+    link.unlink()
+    doc = lapse.report_json(runs)
+    assert [c for c in doc["caveats"] if c["kind"] == "leftover_tmp"] == []
