@@ -110,7 +110,15 @@ class Profiler:
             raise ValueError("python_hz must be 1 to 20000")
         self.python_hz = python_hz
         self.share = share
-        self.missing = features & ~available()  #: requested features that add nothing here
+        # the lapse command behind PYTHON, resolved once: what is checked is what runs
+        self._lapse_command: str | None = None
+        self._python_why: str | None = None
+        if Feature.PYTHON in features:
+            from ._python_sampler import resolve
+
+            self._lapse_command, self._python_why = resolve()
+        python = Feature(0) if self._python_why else Feature.PYTHON
+        self.missing = features & ~(AVAILABLE | python)  #: requested features that add nothing here
         self._python_sampler = None
         self._file: str | None = None
         self._active = False
@@ -124,12 +132,12 @@ class Profiler:
         """Starts the session (what ``with Profiler():`` does on entry)."""
         if self.strict and self.missing:
             names = ", ".join(f.name or "?" for f in Feature if f in self.missing and f.name != "DEFAULT")
-            why = ""
-            if Feature.PYTHON in self.missing:
-                from ._python_sampler import unavailable_reason
-
-                why = f" (PYTHON: {unavailable_reason()})"
+            why = f" (PYTHON: {self._python_why})" if Feature.PYTHON in self.missing else ""
             raise RuntimeError(f"lapse: strict=True and these collectors cannot run here: {names}{why}")
+        if Feature.PYTHON in self.missing and os.environ.get("LAPSE_COMMAND"):
+            # a command the user named that cannot run is said, not dropped in silence
+            warnings.warn(f"lapse: no PYTHON samples: {self._python_why}", RuntimeWarning,
+                          stacklevel=2)
         if _lapse.adopt_environment_session():
             # a parent's session reached this process through the environment
             # (LAPSE_PROFILE=1) and started when lapse loaded: this Profiler takes it
@@ -184,10 +192,10 @@ class Profiler:
         self._live.began()
         _lapse.timing_enable()
         hook_multiprocessing()
-        if Feature.PYTHON in self.features and Feature.PYTHON not in self.missing and self._file:
+        if self._lapse_command and Feature.PYTHON not in self.missing and self._file:
             from ._python_sampler import PythonSampler
 
-            self._python_sampler = PythonSampler(self.python_hz)
+            self._python_sampler = PythonSampler(self._lapse_command, self.python_hz)
             self._python_sampler.start(self._file)
         if self.strict_names:
             _names.strict = True

@@ -122,8 +122,9 @@ static PyObject *session_adopt(PyObject *self, PyObject *unused)
     return PyBool_FromLong(lapse_adopt_environment_session() == 0);
 }
 
-/* Lets process pid read this one (process_vm_readv) where Yama's ptrace_scope 1 allows
- * only ancestors: the Python sampler is a child of the process it samples. */
+/* Lets process pid, and only it, read this one (process_vm_readv) where Yama's
+ * ptrace_scope 1 allows only ancestors: the Python sampler is a child of the process
+ * it samples. pid 0 withdraws the grant. */
 static PyObject *session_allow_reader(PyObject *self, PyObject *arg)
 {
     (void)self;
@@ -136,14 +137,15 @@ static PyObject *session_allow_reader(PyObject *self, PyObject *arg)
 
 PyMethodDef ext_session_methods[] = {
     {"allow_reader", session_allow_reader, METH_O,
-     "allow_reader(pid) -> True when process pid may now read this one (Yama's "
-     "PR_SET_PTRACER); False where the kernel has no Yama"},
+     "allow_reader(pid) -> True when process pid (and no other) may now read this one "
+     "(Yama's PR_SET_PTRACER; 0: none); False where the kernel has no Yama"},
     {"adopt_environment_session", session_adopt, METH_NOARGS,
      "adopt_environment_session() -> True when a session started from the environment "
      "(LAPSE_PROFILE=1) was active and is now this caller's"},
     {"start", (PyCFunction)(void (*)(void))session_start, METH_VARARGS | METH_KEYWORDS,
      "start(role=None, run_dir=None, max_spans=0, snapshot_ms=0, timeline=True, "
-     "handle_signals=True, cpu=False, thread_names=False, process=False, process_ms=0) -> "
+     "handle_signals=True, cpu=False, thread_names=False, process=False, process_ms=0, "
+     "share=False) -> "
      "path of this process's "
      ".lapse file"},
     {"stop", session_stop, METH_NOARGS, "stop() -> path of the final file, or None"},
