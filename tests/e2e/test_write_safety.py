@@ -237,16 +237,18 @@ def root_lapse_file(lapse, tmp_path) -> pathlib.Path:
     return f
 
 
-@pytest.mark.parametrize("link", ["file", "directory"])
+@pytest.mark.parametrize("link", ["file", "directory", "run_dir"])
 def test_record_merges_only_into_a_file_of_the_targets_user(
         lapse, other_user, attack_dir, root_lapse_file, tmp_path, link):
-    """The target's environment names a run directory (LAPSE_RUN_DIR) the other user
-    filled with a link to root's files, named like the target's file (its pid): root's
-    lapse record must neither read root's file into the other user's directory nor
-    merge into it. The samples stay in the -o output, and one line says why."""
+    """The target's environment names a run directory (LAPSE_RUN_DIR) that the other
+    user filled with a link to root's files, named like the target's file (its pid),
+    or that is root's own directory, holding such a file: root's lapse record must
+    neither read root's file into the other user's directory nor merge into it. The
+    samples stay in the -o output, and one line says why when it found a file."""
     seen = attack_dir / "seen"
     make_dirs_as(other_user, seen / "run")
-    target = start_target(lapse, other_user, attack_dir, 2.0, run_dir_seen=seen,
+    target = start_target(lapse, other_user, attack_dir, 2.0,
+                          run_dir_seen=root_lapse_file.parent if link == "run_dir" else seen,
                           run_dir_real=attack_dir / "runs")
     record = None
     before = root_lapse_file.read_bytes()
@@ -259,7 +261,8 @@ def test_record_merges_only_into_a_file_of_the_targets_user(
             twin = root_lapse_file.with_name(f"main-{target.pid}-0000.lapse")
             shutil.copy(root_lapse_file, twin)
             twin.chmod(0o600)
-            plant_link(other_user, root_lapse_file.parent, seen / "run" / "host")
+            if link == "directory":
+                plant_link(other_user, root_lapse_file.parent, seen / "run" / "host")
         record = start_record(lapse, target.pid, tmp_path / "out.lapse")
         out, err = record.communicate(timeout=60)
         target.communicate(timeout=30)
@@ -277,10 +280,11 @@ def test_record_merges_only_into_a_file_of_the_targets_user(
         assert lapse.report_json(f)["python_samples"] == [], f
     # the samples are where -o says
     assert lapse.report_json(tmp_path / "out.lapse")["python_samples"]
-    if link == "file":
+    if link != "directory":  # a link below the run directory is not followed: no file
         lines = [line for line in err.splitlines() if "not adding the samples" in line]
         assert len(lines) == 1, err
         assert str(tmp_path / "out.lapse") in lines[0], lines
+        assert ("a link" if link == "file" else "belongs to uid 0") in lines[0], lines
 
 
 # ---- 3. exports and outputs ----
