@@ -107,10 +107,10 @@ def lapse_files(d: pathlib.Path) -> list[pathlib.Path]:
     return sorted(p for p in d.rglob("*.lapse") if p.is_file() and not p.is_symlink())
 
 
-def spawn_stopped(args, env) -> tuple[int, pathlib.Path]:
+def spawn_stopped(args, env, log: pathlib.Path) -> int:
     """Forks a process that stops itself (SIGSTOP) before it execs args: its pid is
-    known before it runs. Returns the pid and the file its stdout and stderr go to."""
-    log = pathlib.Path(tempfile.mkstemp(prefix="lapse-ws-log-")[1])
+    known before it runs. Its stdout and stderr go to log."""
+    log.touch()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
         try:
@@ -123,7 +123,7 @@ def spawn_stopped(args, env) -> tuple[int, pathlib.Path]:
             os._exit(127)
     _, status = os.waitpid(pid, os.WUNTRACED)
     assert os.WIFSTOPPED(status), status
-    return pid, log
+    return pid
 
 
 def resume_and_wait(pid: int, timeout_s: float = 30) -> int:
@@ -290,14 +290,15 @@ def test_record_merges_only_into_a_file_of_the_targets_user(
 # ---- 3. exports and outputs ----
 
 def test_export_does_not_write_through_links(lapse, other_user, attack_dir, victim,
-                                              workers_run):
+                                              workers_run, tmp_path):
     """An export to a directory the other user can write: a link planted at its
     temporary (perfetto: OUT.tmp.<pid>.1, as it was named), or at the output itself
     (a samples export wrote the path directly), is never written through; the output
     is replaced by a file of its own."""
     out = attack_dir / "trace.json"
-    pid, log = spawn_stopped([str(lapse.exe), "export", str(workers_run.run_dir),
-                              "--perfetto", str(out)], clean_env())
+    log = tmp_path / "log"
+    pid = spawn_stopped([str(lapse.exe), "export", str(workers_run.run_dir), "--perfetto",
+                         str(out)], clean_env(), log)
     plant_link(other_user, victim, attack_dir / f"trace.json.tmp.{pid}.1")
     rc = resume_and_wait(pid)
     assert rc == 0, log.read_text()
@@ -323,10 +324,11 @@ def test_samples_export_replaces_a_link_at_its_output(lapse, other_user, attack_
 
 @pytest.mark.parametrize("ext", ["lapse", "svg"])
 def test_record_output_does_not_write_through_a_link_at_its_temporary(
-        lapse, other_user, attack_dir, victim, ext):
+        lapse, other_user, attack_dir, victim, ext, tmp_path):
     out = attack_dir / f"prof.{ext}"
-    pid, log = spawn_stopped([str(lapse.exe), "record", "-r", "200", "-o", str(out), "--",
-                              sys.executable, str(TARGETS / "workload.py"), "0.5"], clean_env())
+    log = tmp_path / "log"
+    pid = spawn_stopped([str(lapse.exe), "record", "-r", "200", "-o", str(out), "--",
+                         sys.executable, str(TARGETS / "workload.py"), "0.5"], clean_env(), log)
     plant_link(other_user, victim, attack_dir / f"prof.{ext}.tmp.{pid}")
     rc = resume_and_wait(pid, timeout_s=60)
     assert rc == 0, log.read_text()
