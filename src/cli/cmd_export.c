@@ -3,6 +3,7 @@
 #include "commands.h"
 
 #include "samples/samples.h"
+#include "store/file_write.h"
 #include "tools/export_run.h"
 
 #include <errno.h>
@@ -46,6 +47,9 @@ static void usage(FILE *out)
             "an interactive flame graph (click to zoom, search), speedscope's JSON (one\n"
             "profile per thread; www.speedscope.app), or flamegraph.pl's input.\n"
             "\n"
+            "OUT is replaced atomically (a temporary of its own, then a rename; never\n"
+            "written through a link), with mode 0600 (0640 with LAPSE_SHARE=1).\n"
+            "\n"
             "options:\n"
             "  --perfetto OUT   write the trace to OUT (\"-\" for standard output)\n"
             "  --flamegraph OUT, --speedscope OUT, --collapsed OUT\n"
@@ -76,21 +80,29 @@ static int export_samples(const char *path, const char *format, const char *out_
     if (!*out_path)
         return usage_error("%s", "an empty output file name");
     int to_stdout = !strcmp(out_path, "-");
-    FILE *out = to_stdout ? stdout : fopen(out_path, "w");
-    if (!out) {
-        fprintf(stderr, "lapse export: cannot create %s: %s\n", out_path, strerror(errno));
-        return 1;
-    }
     char err[600] = "";
+    store_out o;
+    FILE *out = stdout;
+    if (!to_stdout) {
+        if (store_out_open(&o, out_path, store_share_from_env(), err, sizeof err) != 0) {
+            fprintf(stderr, "lapse export: %s\n", err);
+            return 1;
+        }
+        if (!(out = store_out_stream(&o))) {
+            fprintf(stderr, "lapse export: cannot write %s: out of memory\n", out_path);
+            store_out_abort(&o);
+            return 1;
+        }
+    }
     int rc = samples_export(path, format, path, out, err, sizeof err);
-    if (!to_stdout && fclose(out) != 0 && !rc) {
-        snprintf(err, sizeof err, "cannot write %s: %s", out_path, strerror(errno));
-        rc = -EIO;
+    if (!to_stdout) {
+        if (rc)
+            store_out_abort(&o);
+        else
+            rc = store_out_commit(&o, err, sizeof err);
     }
     if (rc) {
         fprintf(stderr, "lapse export: %s\n", err);
-        if (!to_stdout)
-            remove(out_path);
         return 1;
     }
     if (!to_stdout)
@@ -136,7 +148,7 @@ int cmd_export(int argc, char **argv)
         return usage_error("%s", "no output given (--perfetto OUT.json, --flamegraph OUT.svg, ...)");
 
     export_run_result r;
-    export_run_perfetto(path, out_path, &r, note_to_stderr, NULL);
+    export_run_perfetto(path, out_path, store_share_from_env(), &r, note_to_stderr, NULL);
     if (r.rc) {
         fprintf(stderr, "lapse export: %s\n", r.err);
         return 1;

@@ -19,12 +19,13 @@ typedef struct export_run_result {
 
 /* Writes the trace of the run at path to out_path ("-": standard output): two
  * passes over its files (the earliest instant, then one file at a time, so memory
- * is one file's), into OUT.tmp.<pid>.<n> renamed into place at the end. note(ctx,
- * line), when given, receives one line per file left out and per file whose
- * timeline dropped spans. An out_path ending in .gz is written gzip-compressed
- * (-ENOTSUP when built without zlib). */
-void export_run_perfetto(const char *path, const char *out_path, export_run_result *r,
-                         void (*note)(void *ctx, const char *line), void *ctx);
+ * is one file's), into a temporary of its own renamed into place at the end
+ * (store_out; flags: STORE_SHARE). note(ctx, line), when given, receives one line
+ * per file left out and per file whose timeline dropped spans. An out_path ending
+ * in .gz is written gzip-compressed (-ENOTSUP when built without zlib). */
+void export_run_perfetto(const char *path, const char *out_path, unsigned flags,
+                         export_run_result *r, void (*note)(void *ctx, const char *line),
+                         void *ctx);
 
 /* Whether export_run_perfetto writes out_path as gzip (it ends in ".gz"). */
 int export_wants_gzip(const char *out_path);

@@ -211,7 +211,7 @@ static void build(builder *b, const char *host, int64_t pid, int64_t rank,
 static void write_or_die(const char *path, const store_file *f)
 {
     char err[512];
-    if (store_write_file(path, f, err, sizeof err) != 0) {
+    if (store_write_file(path, f, 0, err, sizeof err) != 0) {
         fprintf(stderr, "store_write_file %s: %s\n", path, err);
         exit(1);
     }
@@ -233,9 +233,9 @@ static void write_run(char *path_a, char *path_b)
 {
     char sub[PATH_MAX + 32];
     snprintf(sub, sizeof sub, "%s/run/hostA", dir);
-    CHECK(store_make_dirs(sub) == 0);
+    CHECK(store_make_dirs(sub, 0) == 0);
     snprintf(sub, sizeof sub, "%s/run/hostB", dir);
-    CHECK(store_make_dirs(sub) == 0);
+    CHECK(store_make_dirs(sub, 0) == 0);
 
     /* host A: its spans start the run (common time 1.7e18 + 1e9 ns) */
     static const char *const names_a[] = {"", "step", "fwd \"q\"\\", "bwd"};
@@ -598,7 +598,7 @@ static void test_command(void)
     /* nothing readable: exit 1, no output */
     char only_bad[PATH_MAX + 32];
     snprintf(only_bad, sizeof only_bad, "%s/badrun/h", dir);
-    CHECK(store_make_dirs(only_bad) == 0);
+    CHECK(store_make_dirs(only_bad, 0) == 0);
     CHECK(run_cmd("cp '%s' '%s/x.lapse'", bad, only_bad) == 0);
     unlink(out);
     CHECK(run_cmd("'%s' export '%s/badrun' --perfetto '%s' 2>/dev/null", lapse_bin, dir, out) == 1);
