@@ -329,7 +329,7 @@ static void test_wait_share(void)
         CHECK(wait_b - truth < 0.12 && truth - wait_b < 0.12);
         if (truth > 0.4 && truth < 0.6)
             CHECK(wait_b > 0.35 && wait_b < 0.65);
-        CHECK(wait_z > 0.75); /* intervals that straddle its ends carry some CPU */
+        CHECK(wait_z > 0.9); /* its CPU is the sleep's way in and out */
     }
     store_file_free(&f);
 }
