@@ -59,8 +59,9 @@ def run(cmd: list[str], build: pathlib.Path, period: str, extra: dict[str, str],
         if shown is not None:
             shown_n += 1
             worst = max(worst, abs(shown - want))
-        print(f"  {path:18s} {100 * want:6.1f} {cell:>6s} {ph['ticks']:6d} {err:>6s}")
-    s = doc["workers"][0]["cpu_sampler"]
+        ticks = ph.get("ticks", "n/a")  # n/a: a lapse from before wait% had ticks
+        print(f"  {path:18s} {100 * want:6.1f} {cell:>6s} {ticks:>6} {err:>6s}")
+    s = doc["workers"][0].get("cpu_sampler")
     print(f"  shown {shown_n} of {len(truth)}; largest error {100 * worst:.1f} points")
     if s and s["ticks"]:
         print(f"  sampler: {s['ticks']} ticks, {s['cpu_ns'] / s['ticks'] / 1000:.1f} us CPU per "
