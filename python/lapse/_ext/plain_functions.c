@@ -1,25 +1,276 @@
-/* CPython 3.12+: a decorated plain function stays the plain function.
+/* Decorated plain functions stay the function itself.
  *
  * A C wrapper costs about 2 x a direct call even dormant (it turns the
- * interpreter's inlined call into a C call). On 3.12 and later, @span instead
- * registers the function and returns it unchanged. While a session is active, each
- * registered function's vectorcall is set (PyFunction_SetVectorcall) to one that
- * times the interpreter's own call; when the session stops it is set back, and
- * calls are the interpreter's own again. (sys.monitoring would do the same with
- * PY_START/PY_RETURN events, at about 160 ns a call here against 55.) 3.11's
- * interpreter inlines Python calls without looking at a function's vectorcall
- * (tried: swapping it there changes nothing), so 3.11 keeps the C wrapper. */
+ * interpreter's inlined call into a C call), and while it times a call it holds a
+ * C frame: a recursion through it grows the C stack by one interpreter loop per
+ * level (3.11 crashed at 20,000 levels; 3.12 and 3.13 charge each level to their C
+ * recursion limit, 749 and 4,999 levels). So @span registers a plain Python
+ * function and returns it unchanged: dormant, a call costs what it cost before.
+ * While a session is active, registered functions are timed:
+ *
+ * - 3.11: the interpreter inlines Python calls without looking at a function's
+ *   vectorcall, so for the session each function runs its timed code: a copy of
+ *   its code that calls a begin mark after RESUME and an end mark before each
+ *   return and on the way out of an exception (code_timed.c). No C frame at all.
+ * - 3.12+: its vectorcall (PyFunction_SetVectorcall) is timed_call, which times
+ *   the interpreter's own call (a C frame per call; sys.monitoring PY_START and
+ *   PY_RETURN events cost about 160 ns a call here against 55). Past
+ *   TIMED_DEPTH_MAX nested timed calls on a thread, a function called deeper is
+ *   switched for the rest of the session to its timed code and the interpreter's
+ *   own vectorcall: the calls below are inlined again, and a recursion goes as
+ *   deep as it goes without lapse.
+ *
+ * When the session stops each function gets its own code and vectorcall back. */
 #include "ext.h"
 
 #include "lapse.h"
 
+/* ---- span marks: the calls a timed code object makes ----
+ *
+ * A SpanMarks object holds a span's name id; its bound methods begin and end are
+ * what timed code calls (builtin methods: the interpreter specializes their calls,
+ * which a vectorcall object's it does not: 5 ns a call less). Both METH_FASTCALL:
+ * 3.11 charges a METH_O call to the recursion limit, which would cost a recursion
+ * its deepest level. */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *name;
+    uint32_t id;
+} SpanMarksObject;
+
+static PyTypeObject SpanMarks_Type;
+static PyObject *marks; /* span name -> (begin, end): bound methods of its SpanMarks */
+
+/* begin() -> the span's token (0: nothing begun) */
+static PyObject *mark_begin(SpanMarksObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)args;
+    (void)nargs;
+    int token = 0;
+    if (lapse_enabled_)
+        token = lapse_span_begin_keyed(ext_context_key(), self->id);
+    PyObject *boxed = PyLong_FromLong(token); /* a cached small int up to depth 256 */
+    if (!boxed) {
+        PyErr_Clear(); /* the span stays open until its parent ends */
+        boxed = PyLong_FromLong(0);
+    }
+    return boxed;
+}
+
+/* end(token) */
+static PyObject *mark_end(SpanMarksObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    long token = nargs == 1 ? PyLong_AsLong(args[0]) : 0;
+    if (token > 0)
+        lapse_span_end_keyed(ext_context_key(), (int)token);
+    else if (token == -1)
+        PyErr_Clear();
+    Py_RETURN_NONE;
+}
+
+static void SpanMarks_dealloc(SpanMarksObject *m)
+{
+    Py_XDECREF(m->name);
+    PyObject_Free(m);
+}
+
+static PyObject *SpanMarks_repr(SpanMarksObject *m)
+{
+    return PyUnicode_FromFormat("<lapse span marks %R>", m->name);
+}
+
+/* A timed code object pickles (cloudpickle copies code by value): its marks by
+ * name; a mark, a bound builtin method, pickles as getattr(marks, "begin"). */
+static PyObject *SpanMarks_reduce(SpanMarksObject *m, PyObject *unused)
+{
+    (void)unused;
+    static PyObject *remake;
+    if (!remake) {
+        PyObject *module = PyImport_ImportModule("lapse._lapse");
+        remake = module ? PyObject_GetAttrString(module, "_span_marks") : NULL;
+        Py_XDECREF(module);
+        if (!remake)
+            return NULL;
+    }
+    return Py_BuildValue("(O(O))", remake, m->name);
+}
+
+static PyMethodDef SpanMarks_methods[] = {
+    {"begin", (PyCFunction)(void (*)(void))mark_begin, METH_FASTCALL,
+     "begin() -> token: begins the span (timed code calls it after RESUME)."},
+    {"end", (PyCFunction)(void (*)(void))mark_end, METH_FASTCALL,
+     "end(token): ends the span begun with token."},
+    {"__reduce__", (PyCFunction)SpanMarks_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject SpanMarks_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "lapse.SpanMarks",
+    .tp_doc = "The calls in a timed function's code: the begin and the end of its span.",
+    .tp_basicsize = sizeof(SpanMarksObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = (destructor)SpanMarks_dealloc,
+    .tp_repr = (reprfunc)SpanMarks_repr,
+    .tp_methods = SpanMarks_methods,
+};
+
+/* The SpanMarks of a span name (one per name): a new reference. */
+static PyObject *span_marks_for(PyObject *name)
+{
+    PyObject *found = PyDict_GetItemWithError(marks, name);
+    if (found || PyErr_Occurred()) {
+        Py_XINCREF(found);
+        return found;
+    }
+    uint32_t id;
+    if (ext_name_id(name, &id) < 0)
+        return NULL;
+    SpanMarksObject *m = PyObject_New(SpanMarksObject, &SpanMarks_Type);
+    if (!m)
+        return NULL;
+    Py_INCREF(name);
+    m->name = name;
+    m->id = id;
+    if (PyDict_SetItem(marks, name, (PyObject *)m) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return (PyObject *)m;
+}
+
+static PyObject *span_marks_entry(PyObject *module, PyObject *name)
+{
+    (void)module;
+    if (!PyUnicode_Check(name)) {
+        PyErr_SetString(PyExc_TypeError, "_span_marks(name): a str");
+        return NULL;
+    }
+    return span_marks_for(name);
+}
+
+/* ---- timed code ---- */
+
+static PyObject *functions;      /* weakref.WeakSet of the registered functions */
+/* by identity (code objects compare equal across files): id(code) -> (code, its
+ * timed code, or None where it has none), id(timed code) -> (timed code, code) */
+static PyObject *timed_codes;
+static PyObject *original_codes;
+static int patched; /* 1 while a session times the registered functions */
+
+/* The code paired with `code` in one of the two maps: borrowed; NULL if none (an
+ * error set if the lookup failed). */
+static PyObject *paired(PyObject *map, PyObject *code)
+{
+    PyObject *key = PyLong_FromVoidPtr(code);
+    if (!key)
+        return NULL;
+    PyObject *pair = PyDict_GetItemWithError(map, key);
+    Py_DECREF(key);
+    return pair ? PyTuple_GET_ITEM(pair, 1) : NULL;
+}
+
+static int pair(PyObject *map, PyObject *code, PyObject *with)
+{
+    PyObject *key = PyLong_FromVoidPtr(code);
+    PyObject *value = key ? PyTuple_Pack(2, code, with) : NULL;
+    int rc = value ? PyDict_SetItem(map, key, value) : -1;
+    Py_XDECREF(key);
+    Py_XDECREF(value);
+    return rc;
+}
+
+/* The timed code of fn (made once per code object, then cached): a borrowed
+ * reference, fn's own code if it runs timed code already; NULL without an error
+ * when it has none (a warning said why, once per code object), NULL with an error
+ * when a warning became one. */
+static PyObject *timed_code_of(PyObject *fn)
+{
+    PyObject *code = PyFunction_GET_CODE(fn);
+    if (paired(original_codes, code))
+        return code;
+    PyObject *timed = PyErr_Occurred() ? NULL : paired(timed_codes, code);
+    if (timed)
+        return timed == Py_None ? NULL : timed;
+    if (PyErr_Occurred())
+        return NULL;
+    PyObject *name = PyObject_GetAttrString(fn, "__lapse_span__");
+    PyObject *m = name && PyUnicode_Check(name) ? span_marks_for(name) : NULL;
+    Py_XDECREF(name);
+    PyObject *begin = m ? PyObject_GetAttrString(m, "begin") : NULL;
+    PyObject *end = m ? PyObject_GetAttrString(m, "end") : NULL;
+    PyObject *made = begin && end ? ext_code_timed(code, begin, end) : NULL;
+    Py_XDECREF(m);
+    Py_XDECREF(begin);
+    Py_XDECREF(end);
+    if (!made) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        int warned = PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
+                                      "lapse: %R is timed with a C frame per call (%S)", fn,
+                                      value ? value : Py_None);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+        if (warned == 0)
+            pair(timed_codes, code, Py_None);
+        return NULL;
+    }
+    if (pair(timed_codes, code, made) < 0 || pair(original_codes, made, code) < 0) {
+        Py_DECREF(made);
+        return NULL;
+    }
+    Py_DECREF(made); /* the maps hold it */
+    return made;
+}
+
+/* fn runs `code` from now on (frames already running keep theirs). */
+static int set_code(PyObject *fn, PyObject *code)
+{
+    return PyObject_SetAttrString(fn, "__code__", code);
+}
+
+/* Gives fn its own code back if it runs timed code. */
+static int restore_code(PyObject *fn)
+{
+    PyObject *own = paired(original_codes, PyFunction_GET_CODE(fn));
+    if (!own)
+        return PyErr_Occurred() ? -1 : 0;
+    return set_code(fn, own);
+}
 
 #if PY_VERSION_HEX >= 0x030C0000
 
+#define TIMED_DEPTH_MAX 32 /* nested timed calls a thread makes with a C frame each */
+
 static Py_ssize_t extra_index = -1; /* co_extra slot holding a code object's name id */
-static PyObject *functions;    /* weakref.WeakSet of the registered functions */
-static vectorcallfunc original; /* the interpreter's own vectorcall of functions */
-static int patched;            /* 1 while registered functions go through timed_call */
+static vectorcallfunc original;     /* the interpreter's own vectorcall of functions */
+static __thread unsigned timed_depth __attribute__((tls_model("initial-exec")));
+
+static PyObject *timed_call(PyObject *fn, PyObject *const *args, size_t nargsf,
+                            PyObject *kwnames);
+
+/* A call past TIMED_DEPTH_MAX: fn switches to its timed code and the interpreter's
+ * own vectorcall, and this call runs that code (its marks time it). */
+__attribute__((noinline)) static PyObject *deep_call(PyObject *fn, PyObject *const *args,
+                                                     size_t nargsf, PyObject *kwnames,
+                                                     uint32_t id)
+{
+    PyObject *timed = timed_code_of(fn);
+    if (timed && set_code(fn, timed) == 0) {
+        PyFunction_SetVectorcall((PyFunctionObject *)fn, original);
+        return original(fn, args, nargsf, kwnames);
+    }
+    if (PyErr_Occurred()) /* the call goes on: the profiler raises nothing into it */
+        PyErr_WriteUnraisable(fn);
+    const void *key = ext_context_key(); /* none: timed here, a C frame as before */
+    int token = lapse_span_begin_keyed(key, id);
+    PyObject *result = original(fn, args, nargsf, kwnames);
+    lapse_span_end_keyed(key, token);
+    return result;
+}
 
 /* The vectorcall of a registered function while a session is active: the span
  * around the interpreter's own call. (The interpreter calls a function inline only
@@ -31,36 +282,96 @@ static PyObject *timed_call(PyObject *fn, PyObject *const *args, size_t nargsf,
     if (!lapse_enabled_ ||
         PyUnstable_Code_GetExtra(PyFunction_GET_CODE(fn), extra_index, &extra) != 0 || !extra)
         return original(fn, args, nargsf, kwnames);
+    uint32_t id = (uint32_t)(uintptr_t)extra;
+    if (__builtin_expect(timed_depth >= TIMED_DEPTH_MAX, 0))
+        return deep_call(fn, args, nargsf, kwnames, id);
     const void *key = ext_context_key();
-    int token = lapse_span_begin_keyed(key, (uint32_t)(uintptr_t)extra);
+    int token = lapse_span_begin_keyed(key, id);
+    timed_depth++;
     PyObject *result = original(fn, args, nargsf, kwnames);
+    timed_depth--;
     lapse_span_end_keyed(key, token); /* on an exception too */
     return result;
 }
 
-static int set_all(vectorcallfunc call)
+/* Starts timing fn (a registered function) for the session. */
+static int time_function(PyObject *fn)
+{
+    PyFunction_SetVectorcall((PyFunctionObject *)fn, timed_call);
+    return 0;
+}
+
+/* Stops timing fn: its own vectorcall and code. */
+static int untime_function(PyObject *fn)
+{
+    PyFunction_SetVectorcall((PyFunctionObject *)fn, original);
+    return restore_code(fn);
+}
+
+static int remember_id(PyObject *fn, uint32_t id)
+{
+    if (!original)
+        original = PyVectorcall_Function(fn);
+    return PyUnstable_Code_SetExtra(PyFunction_GET_CODE(fn), extra_index, (void *)(uintptr_t)id);
+}
+
+static int extra_init(void)
+{
+    extra_index = PyUnstable_Eval_RequestCodeExtraIndex(NULL); /* the id is no pointer */
+    if (extra_index < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "lapse: no code-object extra slot left");
+        return -1;
+    }
+    return 0;
+}
+
+#else /* 3.11: the timed code for the whole session */
+
+static int time_function(PyObject *fn)
+{
+    PyObject *timed = timed_code_of(fn);
+    if (timed)
+        return set_code(fn, timed);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+static int untime_function(PyObject *fn) { return restore_code(fn); }
+
+static int remember_id(PyObject *fn, uint32_t id)
+{
+    (void)fn;
+    (void)id;
+    return 0;
+}
+
+static int extra_init(void) { return 0; }
+
+#endif
+
+static int for_all(int (*apply)(PyObject *fn))
 {
     PyObject *it = PyObject_GetIter(functions);
     if (!it)
         return -1;
     PyObject *fn;
+    int rc = 0;
     while ((fn = PyIter_Next(it)) != NULL) {
-        if (PyFunction_Check(fn))
-            PyFunction_SetVectorcall((PyFunctionObject *)fn, call);
+        if (PyFunction_Check(fn) && apply(fn) < 0)
+            rc = -1;
         Py_DECREF(fn);
+        if (rc < 0)
+            break;
     }
     Py_DECREF(it);
-    return PyErr_Occurred() ? -1 : 0;
+    return rc < 0 || PyErr_Occurred() ? -1 : 0;
 }
 
 int ext_plain_functions_enable(void)
 {
     if (patched)
         return 0;
-    if (set_all(timed_call) < 0)
-        return -1;
     patched = 1;
-    return 0;
+    return for_all(time_function);
 }
 
 int ext_plain_functions_disable(void)
@@ -68,35 +379,35 @@ int ext_plain_functions_disable(void)
     if (!patched)
         return 0;
     patched = 0;
-    return set_all(original);
+    return for_all(untime_function);
 }
 
 /* Registers fn (a plain Python function) as a span named `name`; returns fn. */
 PyObject *ext_plain_functions_register(PyObject *name, PyObject *fn, uint32_t id)
 {
-    if (PyUnstable_Code_SetExtra(PyFunction_GET_CODE(fn), extra_index, (void *)(uintptr_t)id) < 0)
+    if (remember_id(fn, id) < 0)
         return NULL;
-    if (!original)
-        original = PyVectorcall_Function(fn);
     PyObject *added = PyObject_CallMethod(functions, "add", "O", fn);
     if (!added)
         return NULL;
     Py_DECREF(added);
     if (PyObject_SetAttrString(fn, "__lapse_span__", name) < 0)
         return NULL;
-    if (patched)
-        PyFunction_SetVectorcall((PyFunctionObject *)fn, timed_call);
+    if (patched && time_function(fn) < 0)
+        return NULL;
     Py_INCREF(fn);
     return fn;
 }
 
 int ext_plain_functions_init(void)
 {
-    extra_index = PyUnstable_Eval_RequestCodeExtraIndex(NULL); /* the id is no pointer */
-    if (extra_index < 0) {
-        PyErr_SetString(PyExc_RuntimeError, "lapse: no code-object extra slot left");
+    if (extra_init() < 0 || PyType_Ready(&SpanMarks_Type) < 0)
         return -1;
-    }
+    marks = PyDict_New();
+    timed_codes = PyDict_New();
+    original_codes = PyDict_New();
+    if (!marks || !timed_codes || !original_codes)
+        return -1;
     PyObject *weakref = PyImport_ImportModule("weakref");
     if (!weakref)
         return -1;
@@ -104,14 +415,6 @@ int ext_plain_functions_init(void)
     Py_DECREF(weakref);
     return functions ? 0 : -1;
 }
-
-#else /* before 3.12: decorated functions are C wrappers (span.c) */
-
-int ext_plain_functions_enable(void) { return 0; }
-int ext_plain_functions_disable(void) { return 0; }
-int ext_plain_functions_init(void) { return 0; }
-
-#endif
 
 static PyObject *py_enable(PyObject *self, PyObject *unused)
 {
@@ -131,9 +434,25 @@ static PyObject *py_disable(PyObject *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+static PyObject *timed_code_entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "_timed_code(code, begin, end)");
+        return NULL;
+    }
+    return ext_code_timed(args[0], args[1], args[2]);
+}
+
 PyMethodDef ext_plain_functions_methods[] = {
     {"timing_enable", py_enable, METH_NOARGS,
-     "Times the functions decorated with @span (3.12+: sets their vectorcall)."},
-    {"timing_disable", py_disable, METH_NOARGS, "Gives them back their own vectorcall."},
+     "Times the functions decorated with @span (3.11: their timed code; 3.12+: their "
+     "vectorcall)."},
+    {"timing_disable", py_disable, METH_NOARGS, "Gives them back their own code and vectorcall."},
+    {"_timed_code", (PyCFunction)(void (*)(void))timed_code_entry, METH_FASTCALL,
+     "_timed_code(code, begin, end) -> the timed copy of a plain function's code "
+     "(code_timed.c); ValueError where it cannot be made."},
+    {"_span_marks", span_marks_entry, METH_O,
+     "_span_marks(name) -> the SpanMarks of a span name (unpickling timed code)."},
     {NULL, NULL, 0, NULL},
 };
