@@ -208,8 +208,12 @@ static PyObject *timed_code_of(PyObject *fn)
     if (!made) {
         PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb);
-        int warned = PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
-                                      "lapse: %R is timed with a C frame per call (%S)", fn,
+#if PY_VERSION_HEX >= 0x030C0000
+        const char *how = "is timed with a C frame per call";
+#else
+        const char *how = "is not timed";
+#endif
+        int warned = PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "lapse: %R %s (%S)", fn, how,
                                       value ? value : Py_None);
         Py_XDECREF(type);
         Py_XDECREF(value);
