@@ -14,7 +14,8 @@ class Span:
     def __call__(self, fn: _F) -> _F: ...
 
 class SpanFunction:
-    """A function decorated with lapse.span."""
+    """A callable decorated with lapse.span that is not a plain function (a plain
+    function stays itself)."""
 
     __lapse_span__: Final[str]
     __wrapped__: Callable[..., Any]
@@ -51,3 +52,6 @@ def diff(a: str, b: str, json: bool = False, top: int = 30, by_path: bool = Fals
 def export_perfetto(path: str, out: str) -> int: ...
 def timing_enable() -> None: ...
 def timing_disable() -> None: ...
+
+def _span_marks(name: str, /) -> Any: ...  # a SpanMarks: .begin() -> token, .end(token)
+def _timed_code(code: Any, begin: Callable[[], int], end: Callable[[int], None], /) -> Any: ...
