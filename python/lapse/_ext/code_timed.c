@@ -1,30 +1,32 @@
 /* The timed code of a plain function (CPython 3.11 to 3.13).
  *
- * ext_code_timed(code, begin, end) returns a copy of a function's code object that
- * calls begin() right after its RESUME and keeps the result, the span's token, at
- * the bottom of its value stack for the whole body; that calls end(token) before
- * each return; and that, from a handler covering the body wherever the code has no
- * handler of its own, calls end(token) on the way out of an exception and
- * re-raises it from the instruction it was raised at (RERAISE with lasti: the
+ * ext_code_timed(code, marks) returns a copy of a function's code object that
+ * begins the span right after its RESUME (-marks) and keeps the token at the
+ * bottom of its value stack for the whole body; that ends it (marks ^ token)
+ * before each return; and that, from a handler covering the body wherever the code
+ * has no handler of its own, ends it on the way out of an exception and re-raises
+ * the exception from the instruction it was raised at (RERAISE with lasti: the
  * traceback is unchanged). The function stays a plain function, so the
  * interpreter keeps inlining its calls: no C frame per call, and the recursion
  * limit counts what it counts without lapse.
  *
- *   after RESUME:        PUSH_NULL LOAD_CONST begin [PRECALL 0] CALL 0   -> [token]
- *                        (3.13: LOAD_CONST begin PUSH_NULL, its order of the two)
- *   before RETURN_VALUE: SWAP 2 LOAD_CONST end SWAP 2 [PRECALL 0] CALL 0 POP_TOP
- *                        ([token, value] -> [value, end, token]: end with the
- *                        token as its self, then [value])
- *   before RETURN_CONST: LOAD_CONST end SWAP 2 [PRECALL 0] CALL 0 POP_TOP
- *   the handler:         SWAP 3 LOAD_CONST end SWAP 2 [PRECALL 0] CALL 0 POP_TOP
+ *   after RESUME:        LOAD_CONST marks UNARY_NEGATIVE           -> [token]
+ *   before RETURN_VALUE: SWAP 2 LOAD_CONST marks SWAP 2 BINARY_OP ^ POP_TOP
+ *                        ([token, value] -> [value, marks, token] -> [value])
+ *   before RETURN_CONST: LOAD_CONST marks SWAP 2 BINARY_OP ^ POP_TOP
+ *   the handler:         SWAP 3 LOAD_CONST marks SWAP 2 BINARY_OP ^ POP_TOP
  *                        SWAP 2 RERAISE 1 ([token, lasti, exc] -> [lasti, exc])
+ *
+ * None of these instructions checks for pending signals, and the marks' slots
+ * never fail: the token is on the stack from the instruction after RESUME's
+ * prologue to the end mark, and nothing can raise in between.
  *
  * Everything else is the code's own: each instruction is copied with its argument
  * and inline caches, each jump aimed at the same instruction (EXTENDED_ARG
  * prefixes recomputed), the exception table's entries shifted (their stack depth
  * one more: the token), the positions of every instruction kept (inserted ones
- * have none, or the return's own), the two marks appended to co_consts. The code
- * made is decoded again and checked against the layout meant. Which opcodes carry
+ * have none, or the return's own), the marks appended to co_consts. The code made
+ * is decoded again and checked against the layout meant. Which opcodes carry
  * inline caches and which jump backward is read once from the `opcode` module. */
 #include "ext.h"
 
@@ -168,20 +170,11 @@ static int emit(layout *l, int op, int arg, int pos)
     return 0;
 }
 
-static int emit_call(layout *l, int pos)
+/* [.., token] -> [..]: marks ^ token */
+static int emit_end(layout *l, int marks_k, int pos)
 {
-#if PY_VERSION_HEX < 0x030C0000
-    if (emit(l, PRECALL, 0, pos) < 0)
-        return -1;
-#endif
-    return emit(l, CALL, 0, pos);
-}
-
-/* [.., token] -> [..]: end(token), the end mark as the callable, the token its self */
-static int emit_end(layout *l, int end_k, int pos)
-{
-    if (emit(l, LOAD_CONST, end_k, pos) < 0 || emit(l, SWAP, 2, pos) < 0 ||
-        emit_call(l, pos) < 0)
+    if (emit(l, LOAD_CONST, marks_k, pos) < 0 || emit(l, SWAP, 2, pos) < 0 ||
+        emit(l, BINARY_OP, NB_XOR, pos) < 0)
         return -1;
     return emit(l, POP_TOP, 0, pos);
 }
@@ -399,7 +392,7 @@ static int check(PyObject *made, const layout *l)
     return rc;
 }
 
-PyObject *ext_code_timed(PyObject *code, PyObject *begin, PyObject *end)
+PyObject *ext_code_timed(PyObject *code, PyObject *marks)
 {
     if (!PyCode_Check(code)) {
         PyErr_SetString(PyExc_TypeError, "lapse: timed code is made from a code object");
@@ -433,7 +426,7 @@ PyObject *ext_code_timed(PyObject *code, PyObject *begin, PyObject *end)
     index_at = PyMem_Malloc(sizeof(int) * (size_t)(units + 1));
     pos = PyMem_Malloc(sizeof(int[4]) * (size_t)(units + 1));
     entries = PyMem_Malloc(sizeof(exc_entry) * (size_t)(2 * table_len + 2));
-    l.cap = 7 * units + 32; /* each instruction, and at most 6 inserted before it */
+    l.cap = 6 * units + 32; /* each instruction, and at most 5 inserted before it */
     l.v = PyMem_Malloc(sizeof(new_ins) * (size_t)l.cap);
     if (!ins || !first_of || !copy_of || !index_at || !pos || !entries || !l.v) {
         PyErr_NoMemory();
@@ -455,18 +448,13 @@ PyObject *ext_code_timed(PyObject *code, PyObject *begin, PyObject *end)
     }
 
     Py_ssize_t nconsts = PyTuple_GET_SIZE(consts);
-    int begin_k = (int)nconsts, end_k = (int)nconsts + 1;
+    int marks_k = (int)nconsts;
     for (int i = 0; i <= resume; i++) {
         first_of[i] = copy_of[i] = l.n;
         if (emit(&l, ins[i].op, ins[i].arg, ins[i].at) < 0)
             goto done;
     }
-#if PY_VERSION_HEX >= 0x030D0000
-    if (emit(&l, LOAD_CONST, begin_k, -1) < 0 || emit(&l, PUSH_NULL, 0, -1) < 0 ||
-#else
-    if (emit(&l, PUSH_NULL, 0, -1) < 0 || emit(&l, LOAD_CONST, begin_k, -1) < 0 ||
-#endif
-        emit_call(&l, -1) < 0)
+    if (emit(&l, LOAD_CONST, marks_k, -1) < 0 || emit(&l, UNARY_NEGATIVE, 0, -1) < 0)
         goto done;
     int body_first = l.n;
     for (int i = resume + 1; i < n; i++) {
@@ -483,15 +471,14 @@ PyObject *ext_code_timed(PyObject *code, PyObject *begin, PyObject *end)
         }
         if (op == RETURN_VALUE && emit(&l, SWAP, 2, ins[i].at) < 0)
             goto done;
-        if (returns && emit_end(&l, end_k, ins[i].at) < 0)
+        if (returns && emit_end(&l, marks_k, ins[i].at) < 0)
             goto done;
         copy_of[i] = l.n;
         if (emit(&l, op, ins[i].arg, ins[i].at) < 0)
             goto done;
     }
     int handler = l.n;
-    if (emit(&l, SWAP, 3, -1) < 0 || emit(&l, LOAD_CONST, end_k, -1) < 0 ||
-        emit(&l, SWAP, 2, -1) < 0 || emit_call(&l, -1) < 0 || emit(&l, POP_TOP, 0, -1) < 0 ||
+    if (emit(&l, SWAP, 3, -1) < 0 || emit_end(&l, marks_k, -1) < 0 ||
         emit(&l, SWAP, 2, -1) < 0 || emit(&l, RERAISE, 1, -1) < 0)
         goto done;
     for (int i = 0; i < n; i++) {
@@ -572,7 +559,7 @@ PyObject *ext_code_timed(PyObject *code, PyObject *begin, PyObject *end)
     new_table = PyBytes_FromStringAndSize((const char *)out, tn);
     Py_ssize_t ln = loc_table(&l, pos, co->co_firstlineno, out);
     new_lines = PyBytes_FromStringAndSize((const char *)out, ln);
-    new_consts = PyTuple_New(nconsts + 2);
+    new_consts = PyTuple_New(nconsts + 1);
     if (!new_table || !new_lines || !new_consts)
         goto done;
     for (Py_ssize_t k = 0; k < nconsts; k++) {
@@ -580,10 +567,8 @@ PyObject *ext_code_timed(PyObject *code, PyObject *begin, PyObject *end)
         Py_INCREF(v);
         PyTuple_SET_ITEM(new_consts, k, v);
     }
-    Py_INCREF(begin);
-    PyTuple_SET_ITEM(new_consts, nconsts, begin);
-    Py_INCREF(end);
-    PyTuple_SET_ITEM(new_consts, nconsts + 1, end);
+    Py_INCREF(marks);
+    PyTuple_SET_ITEM(new_consts, nconsts, marks);
     int stacksize = co->co_stacksize + 1 > 4 ? co->co_stacksize + 1 : 4;
     made = replace_code(code, new_bytes, new_consts, stacksize, new_lines, new_table);
     if (made && check(made, &l) < 0)
@@ -612,11 +597,10 @@ done:
 
 #else
 
-PyObject *ext_code_timed(PyObject *code, PyObject *begin, PyObject *end)
+PyObject *ext_code_timed(PyObject *code, PyObject *marks)
 {
     (void)code;
-    (void)begin;
-    (void)end;
+    (void)marks;
     PyErr_SetString(PyExc_ValueError, "lapse: no bytecode layout known for this CPython");
     return NULL;
 }

@@ -25,9 +25,10 @@ int ext_plain_functions_enable(void);
 int ext_plain_functions_disable(void);
 PyObject *ext_plain_functions_register(PyObject *name, PyObject *fn, uint32_t id);
 
-/* code_timed.c: a copy of a plain function's code that calls begin() after its
- * RESUME and end(token) on every way out; raises ValueError when it cannot. */
-PyObject *ext_code_timed(PyObject *code, PyObject *begin, PyObject *end);
+/* code_timed.c: a copy of a plain function's code that begins its span (-marks)
+ * after its RESUME and ends it (marks ^ token) on every way out; raises
+ * ValueError when it cannot. */
+PyObject *ext_code_timed(PyObject *code, PyObject *marks);
 extern PyMethodDef ext_plain_functions_methods[];
 
 /* The key of the span stack the calling code uses: the context it runs in (an

@@ -10,8 +10,8 @@
  *
  * - 3.11: the interpreter inlines Python calls without looking at a function's
  *   vectorcall, so for the session each function runs its timed code: a copy of
- *   its code that calls its begin mark after RESUME and its end mark before each
- *   return and on the way out of an exception (code_timed.c). No C frame at all.
+ *   its code that begins its span after RESUME and ends it before each return and
+ *   on the way out of an exception (code_timed.c). No C frame at all.
  * - 3.12+: its vectorcall (PyFunction_SetVectorcall) is timed_call, which times
  *   the interpreter's own call (a C frame per call; sys.monitoring PY_START and
  *   PY_RETURN events cost about 160 ns a call here against 42). Past
@@ -27,13 +27,15 @@
 
 #include "lapse.h"
 
-/* ---- span marks: the calls a timed code object makes ----
+/* ---- span marks: what a timed code object begins and ends its span with ----
  *
- * A SpanMarks object holds a span's name id; its bound methods begin and end are
- * what timed code calls (builtin methods: the interpreter specializes their calls,
- * which a vectorcall object's it does not: 5 ns a call less). Both METH_FASTCALL:
- * 3.11 charges a METH_O call to the recursion limit, which would cost a recursion
- * its deepest level. */
+ * A SpanMarks object holds a span's name id. Timed code reaches it through two
+ * operators, not calls: -marks begins the span and gives its token, marks ^ token
+ * ends it. The interpreter checks for pending signals after a call, not after a
+ * unary or binary operator, so no exception from a signal handler can come between
+ * a mark and the instruction after it (one there would leave the span open, or end
+ * it twice); an operator's slot is also not a call that profilers see (c_call),
+ * that 3.11 charges to the recursion limit, or that needs a NULL pushed. */
 
 typedef struct {
     PyObject_HEAD
@@ -42,16 +44,14 @@ typedef struct {
 } SpanMarksObject;
 
 static PyTypeObject SpanMarks_Type;
-static PyObject *marks; /* span name -> (begin, end): bound methods of its SpanMarks */
+static PyObject *marks; /* span name -> its SpanMarks */
 
-/* begin() -> the span's token (0: nothing begun) */
-static PyObject *mark_begin(SpanMarksObject *self, PyObject *const *args, Py_ssize_t nargs)
+/* -marks: begins the span; the token (0: nothing begun) */
+static PyObject *mark_begin(PyObject *self)
 {
-    (void)args;
-    (void)nargs;
     int token = 0;
     if (lapse_enabled_)
-        token = lapse_span_begin_keyed(ext_context_key(), self->id);
+        token = lapse_span_begin_keyed(ext_context_key(), ((SpanMarksObject *)self)->id);
     PyObject *boxed = PyLong_FromLong(token); /* a cached small int up to depth 256 */
     if (!boxed) {
         PyErr_Clear(); /* the span stays open until its parent ends */
@@ -60,17 +60,23 @@ static PyObject *mark_begin(SpanMarksObject *self, PyObject *const *args, Py_ssi
     return boxed;
 }
 
-/* end(token) */
-static PyObject *mark_end(SpanMarksObject *self, PyObject *const *args, Py_ssize_t nargs)
+/* marks ^ token: ends the span begun with token */
+static PyObject *mark_end(PyObject *self, PyObject *token_obj)
 {
-    (void)self;
-    long token = nargs == 1 ? PyLong_AsLong(args[0]) : 0;
+    if (!PyObject_TypeCheck(self, &SpanMarks_Type))
+        Py_RETURN_NOTIMPLEMENTED;
+    long token = PyLong_AsLong(token_obj);
     if (token > 0)
         lapse_span_end_keyed(ext_context_key(), (int)token);
     else if (token == -1)
         PyErr_Clear();
     Py_RETURN_NONE;
 }
+
+static PyNumberMethods SpanMarks_number = {
+    .nb_negative = mark_begin,
+    .nb_xor = mark_end,
+};
 
 static void SpanMarks_dealloc(SpanMarksObject *m)
 {
@@ -84,7 +90,7 @@ static PyObject *SpanMarks_repr(SpanMarksObject *m)
 }
 
 /* A timed code object pickles (cloudpickle copies code by value): its marks by
- * name; a mark, a bound builtin method, pickles as getattr(marks, "begin"). */
+ * name. */
 static PyObject *SpanMarks_reduce(SpanMarksObject *m, PyObject *unused)
 {
     (void)unused;
@@ -100,10 +106,6 @@ static PyObject *SpanMarks_reduce(SpanMarksObject *m, PyObject *unused)
 }
 
 static PyMethodDef SpanMarks_methods[] = {
-    {"begin", (PyCFunction)(void (*)(void))mark_begin, METH_FASTCALL,
-     "begin() -> token: begins the span (timed code calls it after RESUME)."},
-    {"end", (PyCFunction)(void (*)(void))mark_end, METH_FASTCALL,
-     "end(token): ends the span begun with token."},
     {"__reduce__", (PyCFunction)SpanMarks_reduce, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
@@ -111,11 +113,13 @@ static PyMethodDef SpanMarks_methods[] = {
 static PyTypeObject SpanMarks_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "lapse.SpanMarks",
-    .tp_doc = "The calls in a timed function's code: the begin and the end of its span.",
+    .tp_doc = "What a timed function's code begins (-marks) and ends (marks ^ token) its "
+              "span with.",
     .tp_basicsize = sizeof(SpanMarksObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_dealloc = (destructor)SpanMarks_dealloc,
     .tp_repr = (reprfunc)SpanMarks_repr,
+    .tp_as_number = &SpanMarks_number,
     .tp_methods = SpanMarks_methods,
 };
 
@@ -201,12 +205,8 @@ static PyObject *timed_code_of(PyObject *fn)
     PyObject *name = PyObject_GetAttrString(fn, "__lapse_span__");
     PyObject *m = name && PyUnicode_Check(name) ? span_marks_for(name) : NULL;
     Py_XDECREF(name);
-    PyObject *begin = m ? PyObject_GetAttrString(m, "begin") : NULL;
-    PyObject *end = m ? PyObject_GetAttrString(m, "end") : NULL;
-    PyObject *made = begin && end ? ext_code_timed(code, begin, end) : NULL;
+    PyObject *made = m ? ext_code_timed(code, m) : NULL;
     Py_XDECREF(m);
-    Py_XDECREF(begin);
-    Py_XDECREF(end);
     if (!made) {
         PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb);
@@ -443,11 +443,11 @@ static PyObject *py_disable(PyObject *self, PyObject *unused)
 static PyObject *timed_code_entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "_timed_code(code, begin, end)");
+    if (nargs != 2 || !PyObject_TypeCheck(args[1], &SpanMarks_Type)) {
+        PyErr_SetString(PyExc_TypeError, "_timed_code(code, marks): marks from _span_marks");
         return NULL;
     }
-    return ext_code_timed(args[0], args[1], args[2]);
+    return ext_code_timed(args[0], args[1]);
 }
 
 PyMethodDef ext_plain_functions_methods[] = {
@@ -456,7 +456,7 @@ PyMethodDef ext_plain_functions_methods[] = {
      "vectorcall)."},
     {"timing_disable", py_disable, METH_NOARGS, "Gives them back their own code and vectorcall."},
     {"_timed_code", (PyCFunction)(void (*)(void))timed_code_entry, METH_FASTCALL,
-     "_timed_code(code, begin, end) -> the timed copy of a plain function's code "
+     "_timed_code(code, marks) -> the timed copy of a plain function's code "
      "(code_timed.c); ValueError where it cannot be made."},
     {"_span_marks", span_marks_entry, METH_O,
      "_span_marks(name) -> the SpanMarks of a span name (unpickling timed code)."},
