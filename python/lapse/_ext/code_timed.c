@@ -123,9 +123,13 @@ typedef struct {
 /* Decodes co_code into ins (room for units entries); returns their count, or -1. */
 static int decode(const unsigned char *code, int units, read_ins *ins)
 {
-    int n = 0, start = 0, ext = 0;
+    int n = 0, start = 0;
+    unsigned ext = 0;
     for (int u = 0; u < units;) {
-        int op = code[2 * u], arg = code[2 * u + 1] | (ext << 8);
+        int op = code[2 * u];
+        unsigned arg = code[2 * u + 1] | (ext << 8);
+        if (ext >= 1u << 22)
+            return fail("an argument too large");
         if (op == EXTENDED_ARG) {
             ext = arg;
             u++;
@@ -134,7 +138,7 @@ static int decode(const unsigned char *code, int units, read_ins *ins)
         int next = u + 1 + cache_units[op];
         if (next > units)
             return fail("an instruction runs past the end of the code");
-        ins[n++] = (read_ins){start, u, next, op, arg};
+        ins[n++] = (read_ins){start, u, next, op, (int)arg};
         u = start = next;
         ext = 0;
     }
@@ -532,6 +536,10 @@ PyObject *ext_code_timed(PyObject *code, PyObject *marks)
             }
         }
         entries[e].depth++;
+        if (entries[e].end < entries[e].start || (e && entries[e].start < entries[e - 1].end)) {
+            fail("an exception table out of order");
+            goto done;
+        }
     }
     /* 4 items of up to 5 bytes an exception entry; up to 25 bytes a position entry */
     out = PyMem_Malloc((size_t)(nexc * 2 + 2) * 20 + (size_t)total * 25 + 64);
