@@ -7,6 +7,7 @@ process: a crash there fails the test instead of ending the test run."""
 from __future__ import annotations
 
 import dis
+import gc
 import inspect
 import json
 import pickle
@@ -17,6 +18,7 @@ import textwrap
 import time
 import traceback
 import types
+import weakref
 
 import pytest
 
@@ -211,9 +213,11 @@ def test_threads_recurse_20000_deep_at_once_on_small_stacks(tmp_path):
     assert calls_of(tree, ("down",)) == 4 * 20_001
 
 
+@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
 def test_exceptions_from_a_signal_handler_close_every_span_once(tmp_path):
     """A signal handler that raises does so at whichever instruction checks for
-    signals next: every span, of timed code too, still ends exactly once."""
+    signals next: every span, of timed code too, still ends exactly once, and the
+    exception reaches the program (none is raised inside lapse and lost)."""
 
     class Tick(Exception):
         pass
@@ -359,6 +363,25 @@ def test_a_function_whose_timed_code_cannot_be_made_is_named(tmp_path):
             assert strange(40) == 40
 
 
+def test_timed_code_does_not_outlive_its_function(tmp_path):
+    """Functions compiled and decorated over and over (generated code) leave
+    nothing behind: their code and timed code go with them."""
+    refs = []
+    with Profiler(run_dir=tmp_path):
+        for i in range(3):
+            scope: dict = {}
+            exec(compile("def gen(n):\n    return 0 if n == 0 else gen(n - 1)\n",
+                         f"<gen{i}>", "exec"), scope)
+            original = scope["gen"].__code__
+            assert span(scope["gen"]) is scope["gen"]
+            assert scope["gen"](40) == 0  # past the depth where 3.12+ switches
+            assert scope["gen"].__code__ is not original  # it runs its timed code
+            refs.append((weakref.ref(original), weakref.ref(scope["gen"].__code__)))
+            del scope, original
+    gc.collect()
+    assert [(a(), b()) for a, b in refs] == [(None, None)] * 3
+
+
 def test_timed_code_marks_pickle():
     """Code is copied by value by some pickling libraries: a timed code's marks
     pickle by their span name."""
@@ -428,7 +451,7 @@ def check_timed_code(fn) -> None:
     expect(_HANDLER, _NONE)
     assert at == len(new)
     assert all(a is b for a, b in zip(made.co_consts, code.co_consts))
-    assert made.co_consts[len(code.co_consts):] == (marks,)
+    assert made.co_consts[len(code.co_consts):] == (marks, code)  # and what it was made from
     stands_for[len(code.co_code)] = handler
     for old_target, new_target in pairs:
         assert stands_for[old_target] == new_target, (fn, old_target, new_target)

@@ -25,8 +25,9 @@
  * and inline caches, each jump aimed at the same instruction (EXTENDED_ARG
  * prefixes recomputed), the exception table's entries shifted (their stack depth
  * one more: the token), the positions of every instruction kept (inserted ones
- * have none, or the return's own), the marks appended to co_consts. The code made
- * is decoded again and checked against the layout meant. Which opcodes carry
+ * have none, or the return's own); the marks and the code itself (what a session
+ * gives back) appended to co_consts. The code made is decoded again and checked
+ * against the layout meant. Which opcodes carry
  * inline caches and which jump backward is read once from the `opcode` module. */
 #include "ext.h"
 
@@ -40,9 +41,11 @@
 #define JUMP_FORWARD_REL 1
 #define JUMP_BACKWARD_REL 2
 
+static int load_metadata(void);
+
 static unsigned char cache_units[256]; /* inline cache units after each opcode */
 static unsigned char jump_kind[256];   /* JUMP_FORWARD_REL, JUMP_BACKWARD_REL or 0 */
-static int metadata_ready;
+static int metadata_ready;             /* 0 where this CPython's could not be read */
 
 static int fail(const char *why)
 {
@@ -51,11 +54,18 @@ static int fail(const char *why)
 }
 
 /* cache_units and jump_kind from opcode._inline_cache_entries (3.11, 3.12: by
- * opcode; 3.13: by name), opcode.hasjrel and opcode.opname */
+ * opcode; 3.13: by name), opcode.hasjrel and opcode.opname: at import, so that
+ * making timed code later runs no Python code. Where they cannot be read, no
+ * timed code is made (ext_code_timed says why). */
+int ext_code_timed_init(void)
+{
+    if (load_metadata() < 0)
+        PyErr_Clear();
+    return 0;
+}
+
 static int load_metadata(void)
 {
-    if (metadata_ready)
-        return 0;
     PyObject *opcode = PyImport_ImportModule("opcode");
     if (!opcode)
         return -1;
@@ -407,8 +417,10 @@ PyObject *ext_code_timed(PyObject *code, PyObject *marks)
         fail("a generator or coroutine is timed by a wrapper, not in its code");
         return NULL;
     }
-    if (load_metadata() < 0)
+    if (!metadata_ready) {
+        fail("the opcode module of this CPython could not be read");
         return NULL;
+    }
     PyObject *bytes = PyObject_GetAttrString(code, "co_code");
     PyObject *consts = PyObject_GetAttrString(code, "co_consts");
     PyObject *table = PyObject_GetAttrString(code, "co_exceptiontable");
@@ -567,7 +579,7 @@ PyObject *ext_code_timed(PyObject *code, PyObject *marks)
     new_table = PyBytes_FromStringAndSize((const char *)out, tn);
     Py_ssize_t ln = loc_table(&l, pos, co->co_firstlineno, out);
     new_lines = PyBytes_FromStringAndSize((const char *)out, ln);
-    new_consts = PyTuple_New(nconsts + 1);
+    new_consts = PyTuple_New(nconsts + 2);
     if (!new_table || !new_lines || !new_consts)
         goto done;
     for (Py_ssize_t k = 0; k < nconsts; k++) {
@@ -577,6 +589,8 @@ PyObject *ext_code_timed(PyObject *code, PyObject *marks)
     }
     Py_INCREF(marks);
     PyTuple_SET_ITEM(new_consts, nconsts, marks);
+    Py_INCREF(code);
+    PyTuple_SET_ITEM(new_consts, nconsts + 1, code);
     int stacksize = co->co_stacksize + 1 > 4 ? co->co_stacksize + 1 : 4;
     made = replace_code(code, new_bytes, new_consts, stacksize, new_lines, new_table);
     if (made && check(made, &l) < 0)
@@ -604,6 +618,8 @@ done:
 }
 
 #else
+
+int ext_code_timed_init(void) { return 0; }
 
 PyObject *ext_code_timed(PyObject *code, PyObject *marks)
 {

@@ -157,57 +157,83 @@ static PyObject *span_marks_entry(PyObject *module, PyObject *name)
     return span_marks_for(name);
 }
 
-/* ---- timed code ---- */
+/* ---- timed code ----
+ *
+ * A timed code keeps the code it was made from (its last constant): what a session
+ * gives back, and what holds that code's id while the timed code lives. Timed
+ * codes are shared between the functions of one code (closures) through `made`,
+ * id(code) -> a weak reference to its timed code whose callback removes the entry:
+ * none outlives the functions that run it. Nothing here runs Python code, so no
+ * signal handler's exception can be raised inside a switch (deep_call) and lost. */
 
-static PyObject *functions;      /* weakref.WeakSet of the registered functions */
-/* by identity (code objects compare equal across files): id(code) -> (code, its
- * timed code, or None where it has none), id(timed code) -> (timed code, code) */
-static PyObject *timed_codes;
-static PyObject *original_codes;
-static int patched; /* 1 while a session times the registered functions */
+static PyObject *functions; /* weakref.WeakSet of the registered functions */
+static PyObject *made;      /* id(code) -> weakref to its timed code */
+static PyObject *unmade;    /* id(code) -> code, for codes that have none (warned) */
+static int patched;         /* 1 while a session times the registered functions */
 
-/* The code paired with `code` in one of the two maps: borrowed; NULL if none (an
- * error set if the lookup failed). */
-static PyObject *paired(PyObject *map, PyObject *code)
+/* The code a timed code was made from (borrowed); NULL if code is none of ours
+ * (or no code at all). */
+static PyObject *origin_of(PyObject *code)
 {
-    PyObject *key = PyLong_FromVoidPtr(code);
-    if (!key)
+    if (!PyCode_Check(code))
         return NULL;
-    PyObject *pair = PyDict_GetItemWithError(map, key);
-    Py_DECREF(key);
-    return pair ? PyTuple_GET_ITEM(pair, 1) : NULL;
+    PyObject *consts = ((PyCodeObject *)code)->co_consts;
+    Py_ssize_t n = PyTuple_GET_SIZE(consts);
+    if (n < 2 || !PyObject_TypeCheck(PyTuple_GET_ITEM(consts, n - 2), &SpanMarks_Type) ||
+        !PyCode_Check(PyTuple_GET_ITEM(consts, n - 1)))
+        return NULL;
+    return PyTuple_GET_ITEM(consts, n - 1);
 }
 
-static int pair(PyObject *map, PyObject *code, PyObject *with)
+/* The weak reference's callback: its timed code is gone; self is the entry's key. */
+static PyObject *forget_timed(PyObject *key, PyObject *ref)
 {
-    PyObject *key = PyLong_FromVoidPtr(code);
-    PyObject *value = key ? PyTuple_Pack(2, code, with) : NULL;
-    int rc = value ? PyDict_SetItem(map, key, value) : -1;
-    Py_XDECREF(key);
-    Py_XDECREF(value);
-    return rc;
+    if (PyDict_GetItemWithError(made, key) == ref && PyDict_DelItem(made, key) < 0)
+        return NULL;
+    if (PyErr_Occurred())
+        return NULL;
+    Py_RETURN_NONE;
 }
 
-/* The timed code of fn (made once per code object, then cached): a borrowed
- * reference, fn's own code if it runs timed code already; NULL without an error
- * when it has none (a warning said why, once per code object), NULL with an error
- * when a warning became one. */
+static PyMethodDef forget_timed_def = {"forget_timed", forget_timed, METH_O, NULL};
+
+/* The timed code of fn (a new reference; fn's own code if it runs timed code
+ * already); NULL without an error when it has none (a warning said why, once per
+ * code object), NULL with an error when a warning became one. */
 static PyObject *timed_code_of(PyObject *fn)
 {
     PyObject *code = PyFunction_GET_CODE(fn);
-    if (paired(original_codes, code))
+    if (origin_of(code)) {
+        Py_INCREF(code);
         return code;
-    PyObject *timed = PyErr_Occurred() ? NULL : paired(timed_codes, code);
-    if (timed)
-        return timed == Py_None ? NULL : timed;
-    if (PyErr_Occurred())
+    }
+    PyObject *key = PyLong_FromVoidPtr(code);
+    if (!key)
         return NULL;
+    PyObject *ref = PyDict_GetItemWithError(made, key);
+    PyObject *timed = NULL;
+#if PY_VERSION_HEX >= 0x030D0000
+    if (ref && PyWeakref_GetRef(ref, &timed) < 0)
+        timed = NULL;
+#else
+    if (ref && (timed = PyWeakref_GetObject(ref)) != NULL)
+        Py_INCREF(timed); /* None when it is gone */
+#endif
+    if (timed && origin_of(timed) == code) {
+        Py_DECREF(key);
+        return timed;
+    }
+    Py_CLEAR(timed);
+    if (PyErr_Occurred() || PyDict_GetItemWithError(unmade, key) || PyErr_Occurred()) {
+        Py_DECREF(key);
+        return NULL;
+    }
     PyObject *name = PyObject_GetAttrString(fn, "__lapse_span__");
     PyObject *m = name && PyUnicode_Check(name) ? span_marks_for(name) : NULL;
     Py_XDECREF(name);
-    PyObject *made = m ? ext_code_timed(code, m) : NULL;
+    timed = m ? ext_code_timed(code, m) : NULL;
     Py_XDECREF(m);
-    if (!made) {
+    if (!timed) {
         PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb);
 #if PY_VERSION_HEX >= 0x030C0000
@@ -221,15 +247,18 @@ static PyObject *timed_code_of(PyObject *fn)
         Py_XDECREF(value);
         Py_XDECREF(tb);
         if (warned == 0)
-            pair(timed_codes, code, Py_None);
+            PyDict_SetItem(unmade, key, code);
+        Py_DECREF(key);
         return NULL;
     }
-    if (pair(timed_codes, code, made) < 0 || pair(original_codes, made, code) < 0) {
-        Py_DECREF(made);
-        return NULL;
-    }
-    Py_DECREF(made); /* the maps hold it */
-    return made;
+    PyObject *forget = PyCFunction_New(&forget_timed_def, key);
+    ref = forget ? PyWeakref_NewRef(timed, forget) : NULL;
+    if (!ref || PyDict_SetItem(made, key, ref) < 0)
+        Py_CLEAR(timed);
+    Py_XDECREF(ref);
+    Py_XDECREF(forget);
+    Py_DECREF(key);
+    return timed;
 }
 
 /* fn runs `code` from now on (frames already running keep theirs). */
@@ -241,10 +270,8 @@ static int set_code(PyObject *fn, PyObject *code)
 /* Gives fn its own code back if it runs timed code. */
 static int restore_code(PyObject *fn)
 {
-    PyObject *own = paired(original_codes, PyFunction_GET_CODE(fn));
-    if (!own)
-        return PyErr_Occurred() ? -1 : 0;
-    return set_code(fn, own);
+    PyObject *own = origin_of(PyFunction_GET_CODE(fn));
+    return own ? set_code(fn, own) : 0;
 }
 
 #if PY_VERSION_HEX >= 0x030C0000
@@ -265,7 +292,9 @@ __attribute__((noinline)) static PyObject *deep_call(PyObject *fn, PyObject *con
                                                      uint32_t id)
 {
     PyObject *timed = timed_code_of(fn);
-    if (timed && set_code(fn, timed) == 0) {
+    int switched = timed && set_code(fn, timed) == 0;
+    Py_XDECREF(timed);
+    if (switched) {
         PyFunction_SetVectorcall((PyFunctionObject *)fn, original);
         return original(fn, args, nargsf, kwnames);
     }
@@ -336,9 +365,9 @@ static int extra_init(void)
 static int time_function(PyObject *fn)
 {
     PyObject *timed = timed_code_of(fn);
-    if (timed)
-        return set_code(fn, timed);
-    return PyErr_Occurred() ? -1 : 0;
+    int rc = timed ? set_code(fn, timed) : PyErr_Occurred() ? -1 : 0;
+    Py_XDECREF(timed);
+    return rc;
 }
 
 static int untime_function(PyObject *fn) { return restore_code(fn); }
@@ -410,9 +439,9 @@ int ext_plain_functions_init(void)
     if (extra_init() < 0 || PyType_Ready(&SpanMarks_Type) < 0)
         return -1;
     marks = PyDict_New();
-    timed_codes = PyDict_New();
-    original_codes = PyDict_New();
-    if (!marks || !timed_codes || !original_codes)
+    made = PyDict_New();
+    unmade = PyDict_New();
+    if (!marks || !made || !unmade || ext_code_timed_init() < 0)
         return -1;
     PyObject *weakref = PyImport_ImportModule("weakref");
     if (!weakref)
