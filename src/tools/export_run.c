@@ -4,6 +4,7 @@
 #include "store/codec.h"
 #include "store/file_io.h"
 #include "store/run_dir.h"
+#include "store/run_read.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -27,23 +28,31 @@ static void say(void (*note)(void *, const char *), void *ctx, const char *fmt, 
     note(ctx, line);
 }
 
-/* Pass 1, per image: the earliest instant, and whether any image of the file reads. */
+/* Pass 1, per image: the earliest instant, how many read, and the first that did not. */
 typedef struct first_pass {
     void (*note)(void *, const char *);
     void *ctx;
     uint64_t base;
-    size_t good;
+    size_t good, bad;
+    char first_bad[1024];
 } first_pass;
 
-static int first_image(void *ctx, const char *name, const store_file *f, const char *why)
+static int first_image(void *ctx, const store_image *im)
 {
     first_pass *fp = ctx;
-    if (!f) {
-        say(fp->note, fp->ctx, "%s: %s (left out)", name, why);
+    if (im->same_as) {
+        say(fp->note, fp->ctx, "%s: the same process as %s (left out: it is exported once)",
+            im->name, im->same_as);
+        return 0;
+    }
+    if (!im->f) {
+        say(fp->note, fp->ctx, "%s: %s (left out)", im->name, im->why);
+        if (!fp->bad++)
+            snprintf(fp->first_bad, sizeof fp->first_bad, "%s: %s", im->name, im->why);
         return 0;
     }
     uint64_t first;
-    if (perfetto_first_ns(f, &first) == 0 && first < fp->base)
+    if (perfetto_first_ns(im->f, &first) == 0 && first < fp->base)
         fp->base = first;
     fp->good++;
     return 0;
@@ -58,10 +67,11 @@ typedef struct second_pass {
     export_run_result *r;
 } second_pass;
 
-static int second_image(void *ctx, const char *name, const store_file *f, const char *why)
+static int second_image(void *ctx, const store_image *im)
 {
     second_pass *sp = ctx;
-    (void)why;
+    const store_file *f = im->f;
+    const char *name = im->name;
     if (!f)
         return 0; /* named in pass 1 */
     perfetto_file_stats st;
@@ -82,58 +92,32 @@ void export_run_perfetto(const char *path, const char *out_path, export_run_resu
                          void (*note)(void *ctx, const char *line), void *ctx)
 {
     memset(r, 0, sizeof *r);
-    char why[512] = "";
     store_run_listing run;
     r->rc = store_list_run(path, &run, r->err, sizeof r->err);
     if (r->rc)
         return;
     const store_attempt *a = &run.attempts[run.newest];
-    char *readable = calloc(a->file_count ? a->file_count : 1, 1);
-    if (!readable) {
+
+    /* pass 1: which images read, and the earliest instant of the run */
+    first_pass fp = {note, ctx, UINT64_MAX, 0, 0, ""};
+    if (store_read_attempt(a, STORE_READ_SKIP_HIST, first_image, &fp, NULL, NULL) != 0) {
         r->rc = -ENOMEM;
         snprintf(r->err, sizeof r->err, "%s: out of memory", path);
         store_run_listing_free(&run);
         return;
     }
-
-    /* pass 1: which files read, and the earliest instant of the run */
-    uint64_t base = UINT64_MAX;
-    size_t good = 0;
-    const char *first_bad = NULL;
-    char first_why[512] = "";
-    for (size_t i = 0; i < a->file_count; i++) {
-        first_pass fp = {note, ctx, base, 0};
-        why[0] = 0;
-        if (store_read_each(a->files[i], STORE_READ_SKIP_HIST, first_image, &fp, why, sizeof why) != 0 ||
-            !fp.good) {
-            if (!fp.good && !why[0])
-                snprintf(why, sizeof why, "no readable process image");
-            say(note, ctx, "%s: %s (left out)", a->files[i], why);
-            if (!first_bad) {
-                first_bad = a->files[i];
-                snprintf(first_why, sizeof first_why, "%s", why);
-            }
-            if (!fp.good)
-                continue;
-        }
-        base = fp.base;
-        readable[i] = 1;
-        good++;
-    }
-    if (!good) {
+    if (!fp.good) {
         r->rc = -ENOENT;
         r->no_files = 1;
-        if (first_bad)
-            snprintf(r->err, sizeof r->err, "%s: no readable .lapse file (%zu unreadable; %s: %s)",
-                     path, a->file_count, first_bad, first_why);
+        if (fp.bad)
+            snprintf(r->err, sizeof r->err, "%s: no readable .lapse file (%zu unreadable; %s)", path,
+                     fp.bad, fp.first_bad);
         else
             snprintf(r->err, sizeof r->err, "%s: no readable .lapse file", path);
-        free(readable);
         store_run_listing_free(&run);
         return;
     }
-    if (base == UINT64_MAX)
-        base = 0;
+    uint64_t base = fp.base == UINT64_MAX ? 0 : fp.base;
 
     /* pass 2: stream the trace, one file at a time */
     r->writing = 1;
@@ -147,7 +131,6 @@ void export_run_perfetto(const char *path, const char *out_path, export_run_resu
             (int)sizeof tmp_path) {
             r->rc = -ENAMETOOLONG;
             snprintf(r->err, sizeof r->err, "%s: path too long", out_path);
-            free(readable);
             store_run_listing_free(&run);
             return;
         }
@@ -155,24 +138,15 @@ void export_run_perfetto(const char *path, const char *out_path, export_run_resu
         if (!out) {
             r->rc = -errno;
             snprintf(r->err, sizeof r->err, "cannot create %s: %s", out_path, strerror(errno));
-            free(readable);
             store_run_listing_free(&run);
             return;
         }
     }
     perfetto_writer *w = perfetto_open(out);
     int rc = w ? 0 : -ENOMEM;
-    for (size_t i = 0; i < a->file_count && rc == 0; i++) {
-        if (!readable[i])
-            continue;
-        second_pass sp = {note, ctx, w, base, r};
-        rc = store_read_each(a->files[i], STORE_READ_SKIP_HIST, second_image, &sp, why, sizeof why);
-        if (rc && rc != -ENOMEM && rc != -EIO) {
-            /* it changed since pass 1 (a live run rewrites its files) */
-            say(note, ctx, "%s: %s (left out)", a->files[i], why);
-            rc = 0;
-        }
-    }
+    second_pass sp = {note, ctx, w, base, r};
+    if (rc == 0)
+        rc = store_read_attempt(a, STORE_READ_SKIP_HIST, second_image, &sp, NULL, NULL);
     if (w) {
         int frc = perfetto_finish(w);
         if (rc == 0)
@@ -195,6 +169,5 @@ void export_run_perfetto(const char *path, const char *out_path, export_run_resu
     }
     if (r->rc && !to_stdout)
         unlink(tmp_path);
-    free(readable);
     store_run_listing_free(&run);
 }
