@@ -288,15 +288,12 @@ static int add_counter(run_model *m, rm_index *ix, uint32_t path, uint32_t name,
         cm->used++;
     }
     rm_counter *c = &m->counters[cm->vals[slot]];
-    int64_t total;
-    if (__builtin_add_overflow(c->sum, sum, &total)) {
-        total = sum > 0 ? INT64_MAX : INT64_MIN; /* held at the bound, and said so */
-        if (!c->overflowed)
-            m->overflowed_counters++;
+    /* past the bound the true sum is not known: it stays at the bound, and says so */
+    if (!c->overflowed && __builtin_add_overflow(c->sum, sum, &c->sum)) {
+        c->sum = sum > 0 ? INT64_MAX : INT64_MIN;
         c->overflowed = 1;
+        m->overflowed_counters++;
     }
-    if (!c->overflowed)
-        c->sum = total;
     c->updates += updates;
     return 0;
 }

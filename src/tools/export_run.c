@@ -35,14 +35,33 @@ typedef struct first_pass {
     uint64_t base;
     size_t good, bad;
     char first_bad[1024];
+    /* images left out as the same process as `kept`: one line for a run of them */
+    char kept[1024], first_dup[1024];
+    uint64_t dups;
 } first_pass;
+
+static void say_duplicates(first_pass *fp)
+{
+    if (fp->dups == 1)
+        say(fp->note, fp->ctx, "%s: the same process as %s (left out: it is exported once)",
+            fp->first_dup, fp->kept);
+    else if (fp->dups)
+        say(fp->note, fp->ctx,
+            "%s and %llu more: the same process as %s (left out: it is exported once)",
+            fp->first_dup, (unsigned long long)fp->dups - 1, fp->kept);
+    fp->dups = 0;
+}
 
 static int first_image(void *ctx, const store_image *im)
 {
     first_pass *fp = ctx;
+    if (fp->dups && (!im->same_as || strcmp(im->same_as, fp->kept)))
+        say_duplicates(fp);
     if (im->same_as) {
-        say(fp->note, fp->ctx, "%s: the same process as %s (left out: it is exported once)",
-            im->name, im->same_as);
+        if (!fp->dups++) {
+            snprintf(fp->kept, sizeof fp->kept, "%s", im->same_as);
+            snprintf(fp->first_dup, sizeof fp->first_dup, "%s", im->name);
+        }
         return 0;
     }
     if (!im->f) {
@@ -99,8 +118,10 @@ void export_run_perfetto(const char *path, const char *out_path, export_run_resu
     const store_attempt *a = &run.attempts[run.newest];
 
     /* pass 1: which images read, and the earliest instant of the run */
-    first_pass fp = {note, ctx, UINT64_MAX, 0, 0, ""};
-    if (store_read_attempt(a, STORE_READ_SKIP_HIST, first_image, &fp, NULL, NULL) != 0) {
+    first_pass fp = {note, ctx, UINT64_MAX, 0, 0, "", "", "", 0};
+    int frc = store_read_attempt(a, STORE_READ_SKIP_HIST, first_image, &fp, NULL, NULL);
+    say_duplicates(&fp);
+    if (frc != 0) {
         r->rc = -ENOMEM;
         snprintf(r->err, sizeof r->err, "%s: out of memory", path);
         store_run_listing_free(&run);
