@@ -88,13 +88,18 @@ const char *store_file_kind(unsigned mode)
 
 int store_open_regular(const char *path, struct stat *st, char *err, size_t errlen)
 {
-    /* O_NONBLOCK: opening a FIFO or a device never waits for a writer; O_NOFOLLOW: a
-     * link put in place of a file since it was listed is not followed */
+    /* what is not a regular file is not opened at all (a device's open has effects) */
+    if (lstat(path, st) == 0 && !S_ISREG(st->st_mode)) {
+        snprintf(err, errlen, "not read: %s, not a regular file", store_file_kind(st->st_mode));
+        return S_ISLNK(st->st_mode) ? -ELOOP : -EINVAL;
+    }
+    /* it may change before the open: O_NONBLOCK, opening a FIFO or a device never
+     * waits for a writer; O_NOFOLLOW, a link put in its place is not followed */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
         if (e == ELOOP)
-            snprintf(err, errlen, "not read: a symbolic link");
+            snprintf(err, errlen, "not read: a symbolic link, not a regular file");
         else
             snprintf(err, errlen, "cannot open: %s", strerror(e));
         return -e;
