@@ -201,10 +201,10 @@ class Worker:
 class Caveat(NamedTuple):
     """Something that makes the numbers incomplete or distorted: ``(kind, message)``.
 
-    Kinds, in the order the report lists them: ``unreadable``, ``stale``,
-    ``not_final``, ``signal``, ``superseded``, ``dropped_spans``, ``folded``,
-    ``unmatched_ends``, ``dropped_counters``, ``missing_ranks``, ``io_unreadable``,
-    ``sampling``.
+    Kinds, in the order the report lists them: ``unreadable``, ``duplicate``,
+    ``stale``, ``not_final``, ``signal``, ``superseded``, ``inconsistent``,
+    ``dropped_spans``, ``folded``, ``unmatched_ends``, ``dropped_counters``,
+    ``overflow``, ``missing_ranks``, ``io_unreadable``, ``sampling``.
     ``Profile.to_dict()["caveats"]`` has their details (file, pid, counts).
     """
 
