@@ -163,6 +163,8 @@ static int cmp_str(const void *a, const void *b)
 /* Sorts l and drops repeats (a link and the file it names). */
 static void sort_unique(path_list *l)
 {
+    if (!l->count)
+        return;
     qsort(l->items, l->count, sizeof(char *), cmp_str);
     size_t n = 0;
     for (size_t i = 0; i < l->count; i++) {

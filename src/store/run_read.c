@@ -82,6 +82,8 @@ static int cmp_name(const void *a, const void *b)
 
 static const image_key *find(const key_list *l, const char *name)
 {
+    if (!l->count)
+        return NULL;
     image_key k = {.name = (char *)name};
     return bsearch(&k, l->items, l->count, sizeof k, cmp_name);
 }
@@ -107,6 +109,8 @@ static int find_duplicates(const store_attempt *a, key_list *keys)
         if (rc == -ENOMEM)
             return rc;
     }
+    if (!keys->count)
+        return 0;
     qsort(keys->items, keys->count, sizeof *keys->items, cmp_process);
     for (size_t i = 0, first = 0; i < keys->count; i++) {
         image_key *k = &keys->items[i], *w = &keys->items[first];

@@ -94,8 +94,10 @@ def test_fifo_swapped_in_after_the_listing_does_not_block(lapse, run, tmp_path):
     the reader opens it: libswap_fifo.so (LD_PRELOAD) makes the swap at that open,
     so the race is the same every time. The FIFO is named, never waited on."""
     victim = a_worker_file(run).name
+    # (under AddressSanitizer the shim comes before its runtime: allowed here)
+    asan = ":".join(filter(None, [os.environ.get("ASAN_OPTIONS"), "verify_asan_link_order=0"]))
     env = dict(os.environ, LD_PRELOAD=str(lapse.build / "libswap_fifo.so"),
-               LAPSE_TEST_SWAP_FIFO=victim)
+               LAPSE_TEST_SWAP_FIFO=victim, ASAN_OPTIONS=asan)
     for k, args in enumerate((["report"], ["report", "--json"], ["export", "--perfetto"])):
         fresh = copy_run(run, tmp_path / f"fresh{k}")
         argv = [args[0], fresh.run_dir, *args[1:]] + ([tmp_path / "t.json"] if k == 2 else [])
