@@ -202,7 +202,7 @@ class Caveat(NamedTuple):
     """Something that makes the numbers incomplete or distorted: ``(kind, message)``.
 
     Kinds, in the order the report lists them: ``unreadable``, ``duplicate``,
-    ``stale``, ``not_final``, ``signal``, ``superseded``, ``inconsistent``,
+    ``stale``, ``not_final``, ``signal``, ``leftover_tmp``, ``superseded``, ``inconsistent``,
     ``dropped_spans``, ``folded``, ``unmatched_ends``, ``dropped_counters``,
     ``overflow``, ``missing_ranks``, ``io_unreadable``, ``sampling``.
     ``Profile.to_dict()["caveats"]`` has their details (file, pid, counts).
@@ -299,22 +299,6 @@ def _held_name(run: Mapping[str, Any], file: str) -> str:
     if run.get("single_file"):
         return pathlib.PurePath(where).name
     return file[len(where) + 1:] if file.startswith(where + "/") else file
-
-
-def _write_atomic(path: pathlib.Path, data: bytes, size: int | None = None) -> None:
-    tmp = path.with_name(f".{path.name}.tmp.{os.getpid()}")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            if size is not None and size > len(data):
-                f.truncate(size)  # what the reader never read stays unwritten (a hole)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
 
 
 def _replace_strings(value: Any, pairs: list[tuple[str, str]]) -> Any:
@@ -476,8 +460,11 @@ class Profile:
           run was: ``<path>/<host>/<file name>``. ``path`` must not exist or be an
           empty directory (so that two runs are never mixed).
 
-        Files are written atomically (a temporary file, then a rename). A file held
-        in part (see ``load``) is written as the bytes held, then a hole to its size.
+        Files are written atomically (a temporary file of their own, created next
+        to them without following links, then a rename), with mode 0600 and new
+        directories 0700 (0640 and 0750 with ``LAPSE_SHARE=1``; the umask applies).
+        A file held in part (see ``load``) is written as the bytes held, then a hole
+        to its size.
         """
         target = pathlib.Path(path)
         if len(self._files) == 1:
@@ -486,8 +473,7 @@ class Profile:
                 target = target / pathlib.PurePosixPath(rel).name
             elif not target.suffix:
                 target = target.with_name(target.name + _SUFFIX)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            _write_atomic(target, data, self._sizes.get(rel))
+            _lapse.write_file(os.fspath(target), data, self._sizes.get(rel, 0))
             return target
         if target.exists() and (not target.is_dir() or any(target.iterdir())):
             raise FileExistsError(
@@ -495,9 +481,8 @@ class Profile:
                 f"{len(self._files)} files is saved as a directory of its own)"
             )
         for rel, data in self._files.items():
-            dest = target.joinpath(*pathlib.PurePosixPath(rel).parts)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            _write_atomic(dest, data, self._sizes.get(rel))
+            _lapse.write_file(os.fspath(target.joinpath(*pathlib.PurePosixPath(rel).parts)), data,
+                              self._sizes.get(rel, 0))
         return target
 
     @contextlib.contextmanager
@@ -509,19 +494,13 @@ class Profile:
         if run.get("single_file") and len(self._files) == 1:
             ((rel, data),) = self._files.items()
             where = root / pathlib.PurePosixPath(rel).name
-            self._write_held(where, rel, data)
+            _lapse.write_file(os.fspath(where), data, self._sizes.get(rel, 0))
         else:
             where = root / (pathlib.PurePath(original).name or "run")
             for rel, data in self._files.items():
-                self._write_held(where.joinpath(*pathlib.PurePosixPath(rel).parts), rel, data)
+                _lapse.write_file(os.fspath(where.joinpath(*pathlib.PurePosixPath(rel).parts)), data,
+                                  self._sizes.get(rel, 0))
         yield str(where), original
-
-    def _write_held(self, dest: pathlib.Path, rel: str, data: bytes) -> None:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        with open(dest, "wb") as f:
-            f.write(data)
-            if rel in self._sizes:
-                f.truncate(self._sizes[rel])
 
     def _unheld(self) -> list[tuple[str, str]]:
         """(file, reason) of the unreadable files the report names and the profile

@@ -2,17 +2,14 @@
 #ifndef LAPSE_STORE_FILE_IO_H
 #define LAPSE_STORE_FILE_IO_H
 
+#include "file_write.h"
 #include "model.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* Writes data to path through a temporary file, fsync and rename, so a reader sees
- * the old file or the new one, never a mix. Returns 0 or -errno; err says why. */
-int store_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
-
-/* Encodes f and writes it atomically. */
-int store_write_file(const char *path, const store_file *f, char *err, size_t errlen);
+/* Encodes f and writes it atomically (store_write_atomic; flags: STORE_SHARE). */
+int store_write_file(const char *path, const store_file *f, unsigned flags, char *err, size_t errlen);
 
 /* Opens path to read it, as every reader of a run opens a file: without waiting
  * (O_NONBLOCK: a FIFO or a device put there never blocks), without following a
@@ -30,6 +27,8 @@ int store_read_file(const char *path, unsigned flags, store_file *f, char *err, 
 
 /* Reads a whole regular file into a malloc'd buffer (free it). 0, or -errno with err. */
 int store_read_bytes(const char *path, uint8_t **data, size_t *len, char *err, size_t errlen);
+/* The same from an open file (a regular file, else -EINVAL). */
+int store_read_fd(int fd, uint8_t **data, size_t *len, char *err, size_t errlen);
 
 /* What store_read_each passes for each process image of a file. */
 typedef struct store_image {
@@ -61,8 +60,5 @@ void store_held_free(store_held *held);
  * the bytes read are kept there (store_held_free). */
 int store_read_each(const char *path, unsigned flags, store_each_fn fn, void *ctx,
                     store_held *held, char *err, size_t errlen);
-
-/* mkdir -p; returns 0 or -errno. */
-int store_make_dirs(const char *path);
 
 #endif

@@ -7,6 +7,7 @@
 #include "../../src/store/run_dir.h"
 #include "check.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -187,23 +188,30 @@ static void test_atomic_file(void)
     CHECK(mkdtemp(dir) != NULL);
     char path[512], err[256];
     snprintf(path, sizeof path, "%s/a/b/c", dir);
-    CHECK(store_make_dirs(path) == 0);
+    CHECK(store_make_dirs(path, 0) == 0);
     snprintf(path, sizeof path, "%s/a/b/c/x.lapse", dir);
     store_file in, out;
     sample_model(&in);
-    CHECK(store_write_file(path, &in, err, sizeof err) == 0);
+    CHECK(store_write_file(path, &in, 0, err, sizeof err) == 0);
     CHECK(store_read_file(path, 0, &out, err, sizeof err) == 0);
     CHECK_EQ_U64(out.node_count, 4);
     store_file_free(&out);
     CHECK(access(path, F_OK) == 0);
-    char tmp[600];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    CHECK(access(tmp, F_OK) != 0); /* the temporary is gone */
+    /* the temporary is gone: x.lapse is all the directory holds */
+    snprintf(path, sizeof path, "%s/a/b/c", dir);
+    DIR *d = opendir(path);
+    struct dirent *e;
+    int entries = 0;
+    while (d && (e = readdir(d)))
+        entries += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    CHECK(entries == 1);
     snprintf(path, sizeof path, "%s/missing.lapse", dir);
     CHECK(store_read_file(path, 0, &out, err, sizeof err) != 0);
     CHECK(strstr(err, "No such file") != NULL);
     snprintf(path, sizeof path, "%s/no/such/dir/x.lapse", dir);
-    CHECK(store_write_file(path, &in, err, sizeof err) != 0);
+    CHECK(store_write_file(path, &in, 0, err, sizeof err) != 0);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
@@ -360,13 +368,13 @@ static void test_listing(const char *dir)
     char run[512], path[600], other[600], err[256];
     snprintf(run, sizeof run, "%s/run", dir);
     snprintf(path, sizeof path, "%s/run/h", dir);
-    CHECK(store_make_dirs(path) == 0);
+    CHECK(store_make_dirs(path, 0) == 0);
     store_file in;
     sample_model(&in);
     snprintf(path, sizeof path, "%s/run/h/a.lapse", dir);
-    CHECK(store_write_file(path, &in, err, sizeof err) == 0);
+    CHECK(store_write_file(path, &in, 0, err, sizeof err) == 0);
     snprintf(other, sizeof other, "%s/outside.lapse", dir);
-    CHECK(store_write_file(other, &in, err, sizeof err) == 0);
+    CHECK(store_write_file(other, &in, 0, err, sizeof err) == 0);
     snprintf(path, sizeof path, "%s/run/h/out.lapse", dir);
     CHECK(symlink(other, path) == 0);
     snprintf(path, sizeof path, "%s/run/h/in.lapse", dir);
