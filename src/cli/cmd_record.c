@@ -5,7 +5,9 @@
 
 #include "pyread/pyread.h"
 #include "pyread/sampler.h"
-#include "samples/samples.h"
+#include "store/sample_set.h"
+#include "store/samples_file.h"
+#include "render/samples_write.h"
 #include "store/file_write.h"
 
 #include <dirent.h>

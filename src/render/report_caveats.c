@@ -2,7 +2,7 @@
 #include "report_ranks.h"
 
 #include "format.h"
-#include "samples/samples.h"
+#include "store/sample_set.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -17,7 +17,7 @@
 #include "render/diff_render.h"
 #include "render/perfetto.h"
 #include "render/report_render.h"
-#include "samples/samples.h"
+#include "store/samples_file.h"
 #include "store/codec.h"
 #include "store/file_io.h"
 #include "store/run_dir.h"
