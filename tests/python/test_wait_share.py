@@ -20,7 +20,7 @@ import pytest
 from conftest import phases, report
 
 PROGRAM = pathlib.Path(__file__).resolve().parents[2] / "bench" / "wait_phases.py"
-SECONDS = 6
+SECONDS = 8
 Z = 3.0
 
 
