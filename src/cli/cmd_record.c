@@ -22,7 +22,7 @@
 
 static const char *USAGE_LINE =
     "usage: lapse record [-r HZ] [-d SECONDS] [--mode wall|cpu|gil] [--idle] [--subprocesses]\n"
-    "                    [-o OUT] [--format lapse|collapsed|speedscope|flamegraph]\n"
+    "                    [-o OUT] [--format lapse|collapsed|speedscope|flamegraph] [--hide-root FILE]\n"
     "                    (--pid PID | -- PROGRAM [ARGS...])\n";
 
 static void usage(FILE *out)
@@ -51,6 +51,10 @@ static void usage(FILE *out)
             "  --mode gil           only the thread holding the GIL\n"
             "  --idle               keep waiting threads (wall mode)\n"
             "  --subprocesses       also sample the program's descendants that run Python\n"
+            "  --hide-root FILE     leave out the frames of FILE (as code objects name it) at\n"
+            "                       the root of each stack: what launched the program (lapse\n"
+            "                       run passes its own files and runpy's); repeatable, 8 at\n"
+            "                       most; a stack of nothing else is kept whole\n"
             "  -o, --output OUT     where to write (\"-\": standard output, not for lapse);\n"
             "                       default lapse-PID.<ext>\n"
             "  --format F           lapse (a .lapse file: `lapse report OUT`), collapsed\n"
@@ -224,6 +228,7 @@ static void find_run_file(const char *dir, pid_t pid, int depth, char *best, siz
 typedef struct progress {
     double started;
     int shown;
+    const sampler_opts *opts;
 } progress;
 
 static double mono_s(void)
@@ -244,6 +249,15 @@ static int show_progress(void *ctx, sample_set *set)
             (unsigned long long)sample_set_total_count(set));
     p->shown = 1;
     return 0;
+}
+
+/* One line once sampling begins: what a caller (the Python package's sampler) can
+ * wait for to know the target was read. */
+static void say_started(void *ctx, const char *version)
+{
+    const sampler_opts *o = ((progress *)ctx)->opts;
+    fprintf(stderr, "lapse record: sampling process %d%s%s%s at %.1f Hz, mode %s\n", (int)o->root,
+            *version ? " (CPython " : "", version, *version ? ")" : "", o->rate_hz, sampler_mode_name(o->mode));
 }
 
 int cmd_record(int argc, char **argv)
@@ -280,6 +294,11 @@ int cmd_record(int argc, char **argv)
             o.idle = 1;
         } else if (!strcmp(a, "--subprocesses")) {
             o.subprocesses = 1;
+        } else if (!strcmp(a, "--hide-root")) {
+            if (!v || !*v || o.hide_root_count == SAMPLER_HIDE_MAX)
+                return bad_usage("%s needs a file name (at most 8 of them)", a);
+            o.hide_root[o.hide_root_count++] = v;
+            i++;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             if (!v || !*v)
                 return bad_usage("%s needs a file name", a);
@@ -357,10 +376,11 @@ int cmd_record(int argc, char **argv)
     }
     char run_dir[PATH_MAX];
     target_run_dir(o.root, have_cmd, run_dir, sizeof run_dir);
-    progress prog = {mono_s(), 0};
+    progress prog = {mono_s(), 0, &o};
+    o.tick_ctx = &prog;
+    o.started = say_started;
     if (isatty(STDERR_FILENO)) {
         o.tick = show_progress;
-        o.tick_ctx = &prog;
         o.tick_s = 1;
     }
     sampler_result r;

@@ -221,6 +221,14 @@ static void follow_cpu(loop *L, target *t)
         L->cpu = cpu;
 }
 
+static int hidden_root(const sampler_opts *o, const pyread_code *c)
+{
+    for (int i = 0; i < o->hide_root_count; i++)
+        if (!strcmp(c->filename, o->hide_root[i]))
+            return 1;
+    return 0;
+}
+
 /* One pass over one target; returns PYREAD_GONE when it has exited. */
 static int sample_target(loop *L, target *t, uint64_t weight_ns)
 {
@@ -275,7 +283,12 @@ static int sample_target(loop *L, target *t, uint64_t weight_ns)
         if (o->mode == SAMPLER_WALL && idle && !o->idle)
             continue;
         uint32_t depth = 0;
-        for (int k = th->depth - 1; k >= 0; k--) {
+        int k = th->depth - 1;
+        while (k > 0 && hidden_root(o, th->frames[k].code))
+            k--;
+        if (k == 0 && hidden_root(o, th->frames[0].code))
+            k = th->depth - 1; /* nothing but the launcher: as it is */
+        for (; k >= 0; k--) {
             uint32_t id = frame_id(L, &th->frames[k]);
             if (id != SAMPLE_NONE)
                 L->stack[depth++] = id;
@@ -361,6 +374,8 @@ int sampler_run(const sampler_opts *o, sample_set *set, sampler_result *r, char 
         nanosleep(&ts, NULL);
     }
 
+    if (o->started)
+        o->started(o->tick_ctx, L->targets[0].reader ? pyread_version(L->targets[0].reader) : "");
     store_samples *meta = sample_set_data(set);
     sample_set_set_mode(set, sampler_mode_name(o->mode));
     meta->rate_asked_hz = o->rate_hz;

@@ -317,6 +317,13 @@ size_t report_caveats(const run_model *m, report_caveat_fn fn, void *ctx)
             continue;
         report_caveat cv = {.kind = "sampling", .file = w->file, .worker = w, .processes = 1};
         e->msg[0] = 0;
+        if (!s->samples) {
+            add(e, "%s: Python stack sampling was asked for (%s Hz) and took no pass: the sampler could not "
+                   "start or read the process; no PYTHON samples",
+                report_worker_name(name, sizeof name, w), fmt_decimal(b, sizeof b, s->rate_asked_hz, 1));
+            emit(e, &cv);
+            continue;
+        }
         add(e, "%s: Python stack sampling fell short:", report_worker_name(name, sizeof name, w));
         const char *sep = " ";
         if (slow) {
