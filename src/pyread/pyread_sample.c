@@ -531,9 +531,19 @@ static int sample_once(pyread_target *t, pyread_sample *s, unsigned flags)
                         th->cpu_delta_ns = task_cpu_delta(k, &th->cpu_known);
                     /* the OS state when asked, and at a thread's first sight when its
                      * CPU time since the previous sample is not known yet */
-                    if ((flags & PYREAD_WANT_OS_STATE) || ((flags & PYREAD_WANT_WAITING) && !th->holds_gil) ||
-                        ((flags & PYREAD_WANT_CPU_TIME) && !th->cpu_known))
-                        th->os_state = task_state(k, NULL);
+                    if ((flags & PYREAD_WANT_OS_STATE) || ((flags & PYREAD_WANT_CPU_TIME) && !th->cpu_known))
+                        th->os_state = k->state = task_state(k, NULL);
+                    if ((flags & PYREAD_WANT_WAITING) && !th->holds_gil) {
+                        /* A thread that has not run since a read found it waiting still
+                         * waits (schedstat, 3-4 times cheaper than stat, says it has not
+                         * run): its stat is not read again. One woken since but not yet
+                         * on a CPU reads as waiting until it runs. */
+                        int known;
+                        uint64_t ran = task_cpu_delta(k, &known);
+                        if (!known || ran || k->state == 'R' || !k->state)
+                            k->state = task_state(k, NULL);
+                        th->os_state = k->state;
+                    }
                 }
             }
             prev = ts;
