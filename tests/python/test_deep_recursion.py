@@ -365,18 +365,26 @@ def test_a_function_whose_timed_code_cannot_be_made_is_named(tmp_path):
             assert strange(40) == 40
 
 
-def test_a_function_with_builtins_of_its_own_is_named(tmp_path):
-    """Timed code finds its span marks among the builtins: a function made with
-    builtins of its own (exec with a "__builtins__" of its own, as namedtuple makes
-    __new__) has no timed code; a warning names it (3.11: when the session starts,
-    and it is not timed; 3.12+: past the depth that needs it, from where it is timed
-    with a C frame per call), and it runs as it does without lapse."""
-    scope = {"__builtins__": {"len": len}}
+class _Globals(dict):
+    pass
+
+
+@pytest.mark.parametrize("scope, why", [
+    ({"__builtins__": {"len": len}}, "builtins are not"),
+    (_Globals(__builtins__=builtins), "globals are not a plain dict"),
+], ids=["builtins_of_its_own", "globals_a_dict_subclass"])
+def test_a_function_whose_timed_code_would_not_find_its_marks_is_named(tmp_path, scope, why):
+    """Timed code finds its span marks among the builtins, past the globals: a
+    function made with builtins of its own (exec with a "__builtins__" of its own,
+    as namedtuple makes __new__) or with globals whose lookups could run Python code
+    has no timed code; a warning names it when the session starts (3.11: it is not
+    timed; 3.12+: timed with a C frame per call, also past the depth where it would
+    switch), and it runs as it does without lapse."""
     exec("def own(n):\n    return len('x') if n == 0 else 1 + own(n - 1)\n", scope)
     own = span(scope["own"])
     code = own.__code__
     assert own(40) == 41
-    with pytest.warns(RuntimeWarning, match="own.*timed.*builtins"):
+    with pytest.warns(RuntimeWarning, match=f"own.*timed.*{why}"):
         with Profiler(run_dir=tmp_path) as p:
             assert own(40) == 41
             assert own.__code__ is code

@@ -229,8 +229,9 @@ static const char *marks_unreachable(PyObject *fn, PyObject *m)
     PyFunctionObject *f = (PyFunctionObject *)fn;
     if (f->func_builtins != builtins)
         return "its builtins are not the builtins module's";
-    if (!PyDict_CheckExact(f->func_globals) ||
-        PyDict_GetItemWithError(f->func_globals, ((SpanMarksObject *)m)->key))
+    if (!PyDict_CheckExact(f->func_globals)) /* a lookup there could run Python code */
+        return "its globals are not a plain dict";
+    if (PyDict_GetItemWithError(f->func_globals, ((SpanMarksObject *)m)->key))
         return "its globals hold the name of its span marks";
     return PyErr_Occurred() ? "" : NULL;
 }
