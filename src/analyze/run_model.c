@@ -1,7 +1,7 @@
 #include "run_model.h"
 
 #include "core/hist.h"
-#include "samples/samples.h"
+#include "store/sample_set.h"
 #include "store/codec.h"
 #include "store/file_io.h"
 #include "store/run_dir.h"

@@ -1,7 +1,7 @@
 /* Chrome trace JSON from .lapse timelines; see perfetto.h. */
 #include "perfetto.h"
 
-#include "samples/samples_util.h"
+#include "samples_labels.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -24,7 +24,8 @@
 #include "analyze/run_model.h"
 #include "analyze/run_stats.h"
 #include "render/report_render.h"
-#include "samples/samples.h"
+#include "store/sample_set.h"
+#include "render/samples_write.h"
 #endif
 
 #include <errno.h>

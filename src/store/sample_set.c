@@ -1,7 +1,7 @@
 /* The aggregated set of Python stack samples: interning of strings and frames,
  * aggregation of identical stacks, all by open-addressing hash tables over the
  * arrays of the store_samples the set owns. */
-#include "samples.h"
+#include "sample_set.h"
 
 #include "store/codec.h"
 
