@@ -34,9 +34,9 @@
  * one more: the token), the positions of every instruction kept (inserted ones
  * have none, or the return's own); `name` appended to co_names, and the marks and
  * the code itself (what a session gives back) to co_consts (where no instruction
- * loads them). The code made is decoded again and checked
- * against the layout meant. Which opcodes carry
- * inline caches and which jump backward is read once from the `opcode` module. */
+ * loads them). The code made is decoded again and checked against the layout
+ * meant. Which opcodes carry inline caches and which jump backward is read once
+ * from the `opcode` module. */
 #include "ext.h"
 
 #include <opcode.h>
