@@ -1,5 +1,6 @@
 #include "diff.h"
 
+#include "run_ranks.h"
 #include "wait_share.h"
 
 #include "core/hist.h"
@@ -183,6 +184,10 @@ static int make_row(diff_row *row, const side_row *a, const side_row *b)
     row->total_delta_ns = (int64_t)(row->b.total_ns - row->a.total_ns);
     if (row->presence != DIFF_BOTH)
         return 0;
+    if (row->a.wait_share >= 0.0 && row->b.wait_share >= 0.0) {
+        row->has_wait_delta = 1;
+        row->wait_delta = row->b.wait_share - row->a.wait_share;
+    }
     row->few_calls = row->a.calls < DIFF_FEW_CALLS || row->b.calls < DIFF_FEW_CALLS;
     if (row->p50_ratio >= 0.0 && row->p99_ratio >= 0.0)
         row->tail_moved = fabs(row->p99_ratio - row->p50_ratio) > DIFF_TAIL_MOVE;
@@ -277,7 +282,30 @@ int diff_runs(const run_model *a, const run_model *b, unsigned flags, diff_resul
         else
             out->unchanged++;
     }
+    run_ranks ranks;
+    const run_model *sides[2] = {a, b};
+    caveat_list *lists[2] = {&out->caveats_a, &out->caveats_b};
+    for (int side = 0; side < 2; side++) {
+        if (run_ranks_build(sides[side], &ranks)) {
+            diff_result_free(out);
+            return -ENOMEM;
+        }
+        rc = caveats_build(sides[side], &ranks, lists[side]);
+        run_ranks_free(&ranks);
+        if (rc) {
+            diff_result_free(out);
+            return rc;
+        }
+    }
     return 0;
+}
+
+size_t diff_changed_from(const diff_result *d, size_t first)
+{
+    size_t n = 0;
+    for (size_t i = first; i < d->count; i++)
+        n += d->rows[i].changed != 0;
+    return n;
 }
 
 void diff_result_free(diff_result *d)
@@ -288,5 +316,7 @@ void diff_result_free(diff_result *d)
         free(d->rows[i].path);
     }
     free(d->rows);
+    caveats_free(&d->caveats_a);
+    caveats_free(&d->caveats_b);
     memset(d, 0, sizeof *d);
 }

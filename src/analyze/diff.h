@@ -9,6 +9,7 @@
 #ifndef LAPSE_ANALYZE_DIFF_H
 #define LAPSE_ANALYZE_DIFF_H
 
+#include "caveats.h"
 #include "run_model.h"
 
 #define DIFF_KS_ALPHA 0.01
@@ -39,6 +40,8 @@ typedef struct diff_row {
     diff_side a, b;
     double mean_ratio, p50_ratio, p99_ratio; /* B / A; negative when A is 0 */
     int64_t total_delta_ns;                  /* B - A */
+    int has_wait_delta;  /* both sides have a wait% */
+    double wait_delta;   /* B - A, as a share */
     double ks_d, ks_threshold;               /* threshold 0 when a side has no calls */
     int ks_significant; /* D > threshold */
     int changed;        /* ks_significant and the p50 moved by >= 5% */
@@ -52,11 +55,15 @@ typedef struct diff_result {
     unsigned flags;
     size_t changed, only_a, only_b, unchanged;
     int roles_in_common; /* 0: no role is on both sides (keyed by role:path) */
+    caveat_list caveats_a, caveats_b; /* each side's CAVEATS */
 } diff_result;
 
 /* 0 or -ENOMEM. */
 int diff_runs(const run_model *a, const run_model *b, unsigned flags, diff_result *out);
 void diff_result_free(diff_result *d);
+
+/* How many rows from the first-th on are changed. */
+size_t diff_changed_from(const diff_result *d, size_t first);
 
 /* The KS statistic D between two histograms (HIST_BUCKETS counts each): the largest
  * distance between their empirical CDFs at the upper edges of the buckets. 0 when a

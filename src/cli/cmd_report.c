@@ -93,7 +93,8 @@ int cmd_report(int argc, char **argv)
 {
     const char *path = NULL;
     int json = 0, options_done = 0, ascii = 0;
-    report_options ro = {10, 0};
+    report_options ro = {0};
+    report_inputs in = {10};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!options_done && a[0] == '-' && a[1]) {
@@ -109,10 +110,10 @@ int cmd_report(int argc, char **argv)
             } else if (!strcmp(a, "--top")) {
                 if (i + 1 >= argc)
                     return bad_usage("--top needs a number%s", "");
-                if (parse_top(argv[++i], &ro.top))
+                if (parse_top(argv[++i], &in.top))
                     return bad_usage("--top needs a whole number from 1, not '%s'", argv[i]);
             } else if (!strncmp(a, "--top=", 6)) {
-                if (parse_top(a + 6, &ro.top))
+                if (parse_top(a + 6, &in.top))
                     return bad_usage("--top needs a whole number from 1, not '%s'", a + 6);
             } else {
                 return bad_usage("unknown option '%s'", a);
@@ -132,14 +133,14 @@ int cmd_report(int argc, char **argv)
         fprintf(stderr, "lapse report: %s\n", err);
         return 1;
     }
-    run_stats s;
-    if (run_stats_build(&m, &s)) {
-        fprintf(stderr, "lapse report: out of memory\n");
+    report_model r;
+    if (report_model_build(&m, &in, &r)) {
+        fprintf(stderr, "lapse report: out of memory building the report of %s\n", path);
         run_model_free(&m);
         return 1;
     }
     ro.ascii = ascii || report_wants_ascii();
-    int rc = json ? report_write_json(stdout, &m, &s, &ro) : report_write_text(stdout, &m, &s, &ro);
+    int rc = json ? report_write_json(stdout, &r, &ro) : report_write_text(stdout, &r, &ro);
     int status = 0;
     if (rc) {
         fprintf(stderr, "lapse report: cannot write the report: %s\n", strerror(-rc));
@@ -147,7 +148,7 @@ int cmd_report(int argc, char **argv)
     } else if (m.worker_count == 0) {
         status = 1; /* every file unreadable: the CAVEATS say which and why */
     }
-    run_stats_free(&s);
+    report_model_free(&r);
     run_model_free(&m);
     return status;
 }

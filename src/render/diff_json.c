@@ -2,7 +2,7 @@
 #include "diff_render.h"
 
 #include "json_out.h"
-#include "report_caveats.h"
+#include "caveat_text.h"
 
 #include <errno.h>
 
@@ -106,8 +106,8 @@ int diff_write_json(FILE *out, const run_model *a, const run_model *b, const dif
             json_double(&j, "wait_share_b", r->b.wait_share, 4);
         else
             json_null(&j, "wait_share_b");
-        if (r->a.wait_share >= 0.0 && r->b.wait_share >= 0.0)
-            json_double(&j, "wait_share_delta", r->b.wait_share - r->a.wait_share, 4);
+        if (r->has_wait_delta)
+            json_double(&j, "wait_share_delta", r->wait_delta, 4);
         else
             json_null(&j, "wait_share_delta");
         json_u64(&j, "ticks_a", r->a.ticks);
@@ -130,9 +130,8 @@ int diff_write_json(FILE *out, const run_model *a, const run_model *b, const dif
     json_end_array(&j);
 
     json_begin_array(&j, "caveats");
-    report_caveat_json_ctx ca = {&j, a, "a"}, cb = {&j, b, "b"};
-    report_caveats(a, report_caveat_json, &ca);
-    report_caveats(b, report_caveat_json, &cb);
+    caveat_list_json(&j, a, &d->caveats_a, "a");
+    caveat_list_json(&j, b, &d->caveats_b, "b");
     json_end_array(&j);
     json_end_object(&j);
     json_finish(&j);

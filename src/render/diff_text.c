@@ -2,7 +2,7 @@
 #include "diff_render.h"
 
 #include "format.h"
-#include "report_caveats.h"
+#include "caveat_text.h"
 
 #include <errno.h>
 #include <string.h>
@@ -81,8 +81,8 @@ static void row_text(FILE *out, const diff_row *r)
             fmt_ratio(e, sizeof e, r->mean_ratio), fmt_duration(f, sizeof f, r->a.p50_ns),
             fmt_duration(g, sizeof g, r->b.p50_ns), fmt_ratio(h, sizeof h, r->p50_ratio),
             fmt_duration_signed(k, sizeof k, (double)r->total_delta_ns));
-    if (r->a.wait_share >= 0.0 && r->b.wait_share >= 0.0) {
-        double points = (r->b.wait_share - r->a.wait_share) * 100.0;
+    if (r->has_wait_delta) {
+        double points = r->wait_delta * 100.0;
         if (points > -0.5 && points < 0.5)
             points = 0.0; /* no "-0" */
         fprintf(out, "    wait ~%.0f%% -> ~%.0f%% (%+.0f points; %llu -> %llu ticks of the CPU sampler)\n",
@@ -101,21 +101,12 @@ static void row_text(FILE *out, const diff_row *r)
     }
 }
 
-typedef struct caveat_lines {
-    FILE *out;
-    const char *side;
-} caveat_lines;
-
-static void print_caveat(void *ctx, const report_caveat *c)
+static void caveat_lines(FILE *out, const run_model *m, const caveat_list *l, const char *side)
 {
-    caveat_lines *x = ctx;
-    fprintf(x->out, "  %s %-16s %s\n", x->side, c->kind, c->message);
-}
-
-static void count_caveat(void *ctx, const report_caveat *c)
-{
-    (void)ctx;
-    (void)c;
+    char msg[CAVEAT_TEXT_MAX];
+    for (uint32_t i = 0; i < l->count; i++)
+        fprintf(out, "  %s %-16s %s\n", side, caveat_kind_name(l->items[i].kind),
+                caveat_text(m, &l->items[i], msg, sizeof msg));
 }
 
 int diff_write_text(FILE *out, const run_model *a, const run_model *b, const diff_result *d,
@@ -134,26 +125,20 @@ int diff_write_text(FILE *out, const run_model *a, const run_model *b, const dif
     size_t shown = d->count < top ? d->count : top;
     for (size_t i = 0; i < shown; i++)
         row_text(out, &d->rows[i]);
-    if (d->count > shown) {
-        size_t changed = 0;
-        for (size_t i = shown; i < d->count; i++)
-            changed += d->rows[i].changed;
+    if (d->count > shown)
         fprintf(out, "... %zu more rows (%zu of them changed); --top N shows more, --json all\n",
-                d->count - shown, changed);
-    }
+                d->count - shown, diff_changed_from(d, shown));
     if (!d->count)
         fputs("(no paths on either side)\n", out);
     fputs("\nRULE\n", out);
     wrap(out, diff_rule_text, 2, 88);
     fputc('\n', out);
-    size_t n = report_caveats(a, count_caveat, NULL) + report_caveats(b, count_caveat, NULL);
-    if (!n) {
+    if (!d->caveats_a.count && !d->caveats_b.count) {
         fputs("CAVEATS none\n", out);
     } else {
         fputs("CAVEATS\n", out);
-        caveat_lines ca = {out, "A"}, cb = {out, "B"};
-        report_caveats(a, print_caveat, &ca);
-        report_caveats(b, print_caveat, &cb);
+        caveat_lines(out, a, &d->caveats_a, "A");
+        caveat_lines(out, b, &d->caveats_b, "B");
     }
     fflush(out);
     return ferror(out) ? -EIO : 0;

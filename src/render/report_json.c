@@ -2,7 +2,7 @@
 #include "report_render.h"
 
 #include "json_out.h"
-#include "report_caveats.h"
+#include "caveat_text.h"
 #include "report_ranks.h"
 #include "report_samples.h"
 
@@ -22,22 +22,24 @@ static const char *state_name(rm_state s)
     return "unknown";
 }
 
-static void counters_json(json_out *j, const run_model *m, const rm_path *p, int with_time)
+static void counters_json(json_out *j, const run_model *m, const report_role *rr,
+                          const report_counter_range *range, int with_time)
 {
-    for (uint32_t c = p->first_counter; c != RM_NONE; c = m->counters[c].next) {
-        const rm_counter *ct = &m->counters[c];
+    for (uint32_t i = 0; i < range->count; i++) {
+        const report_counter *rc = &rr->counters[range->first + i];
+        const rm_counter *ct = &m->counters[rc->counter];
         json_begin_object(j, NULL);
         json_str(j, "name", rm_str(m, ct->name));
         json_i64(j, "sum", ct->sum);
         json_bool(j, "overflowed", ct->overflowed);
         json_u64(j, "updates", ct->updates);
         if (with_time) {
-            if (p->total_ns && !ct->overflowed)
-                json_double(j, "per_second", (double)ct->sum / ((double)p->total_ns / 1e9), 9);
+            if (rc->has_rate)
+                json_double(j, "per_second", rc->per_second, 9);
             else
                 json_null(j, "per_second");
-            if (ct->sum > 0 && !ct->overflowed)
-                json_double(j, "ns_per_unit", (double)p->total_ns / (double)ct->sum, 9);
+            if (rc->has_per_unit)
+                json_double(j, "ns_per_unit", rc->ns_per_unit, 9);
             else
                 json_null(j, "ns_per_unit");
         }
@@ -47,8 +49,10 @@ static void counters_json(json_out *j, const run_model *m, const rm_path *p, int
 
 /* A phase names its own span and its parent phase, never the chain of names above
  * it: the document grows with the number of paths, not with their depth. */
-static void phase_json(json_out *j, const run_model *m, const rs_phase *ph, uint32_t parent)
+static void phase_json(json_out *j, const run_model *m, const report_role *rr, uint32_t k,
+                       uint32_t parent)
 {
+    const rs_phase *ph = &rr->stats->phases[k];
     const rm_path *p = &m->paths[ph->path];
     json_begin_object(j, NULL);
     json_str(j, "path", p->path);
@@ -94,14 +98,16 @@ static void phase_json(json_out *j, const run_model *m, const rs_phase *ph, uint
     json_u64(j, "wait_ticks", p->cpu_wait_ticks);
     report_ranks_json_phase(j, ph);
     json_begin_array(j, "counters");
-    counters_json(j, m, p, 1);
+    counters_json(j, m, rr, &rr->phase_counters[k], 1);
     json_end_array(j);
     json_end_object(j);
 }
 
 /* The process sampler's figures of a role; null when none of its processes ran it. */
-static void io_json(json_out *j, const run_model *m, const rs_io *io)
+static void io_json(json_out *j, const run_model *m, const report_role *rr)
 {
+    const rs_io *io = &rr->stats->io;
+    const report_process_io *pio = &rr->process_io;
     if (!io->processes) {
         json_null(j, "io");
         return;
@@ -115,21 +121,19 @@ static void io_json(json_out *j, const run_model *m, const rs_io *io)
     if (io->intervals) {
         json_u64(j, "read_chars", io->read_chars);
         json_u64(j, "read_bytes", io->read_bytes);
-        json_u64(j, "read_cache_bytes", io->read_chars > io->read_bytes ? io->read_chars - io->read_bytes : 0);
+        json_u64(j, "read_cache_bytes", pio->read_cache_bytes);
         json_u64(j, "write_chars", io->write_chars);
         json_u64(j, "write_bytes", io->write_bytes);
-        uint64_t chars = io->read_chars + io->write_chars;
         json_u64(j, "quiet_chars", io->quiet_chars);
         json_u64(j, "phased_chars", io->phased_chars);
-        if (chars) {
-            json_double(j, "share_no_phase_open", (double)io->quiet_chars / (double)chars, 6);
-            json_double(j, "share_phase_open", (double)io->phased_chars / (double)chars, 6);
+        if (pio->has_shares) {
+            json_double(j, "share_no_phase_open", pio->quiet_share, 6);
+            json_double(j, "share_phase_open", pio->phased_share, 6);
         } else {
             json_null(j, "share_no_phase_open");
             json_null(j, "share_phase_open");
         }
-        json_double(j, "sampler_cpu_ns_per_interval",
-                    (double)io->sampler_cpu_ns / (double)io->intervals, 1);
+        json_double(j, "sampler_cpu_ns_per_interval", pio->sampler_cpu_ns_per_interval, 1);
     } else {
         static const char *keys[] = {"read_chars", "read_bytes", "read_cache_bytes", "write_chars",
                                      "write_bytes", "quiet_chars", "phased_chars",
@@ -154,48 +158,30 @@ static void io_json(json_out *j, const run_model *m, const rs_io *io)
     json_end_object(j);
 }
 
-static int counter_of(const run_model *m, const rm_path *p, const char *name, int64_t *sum)
-{
-    for (uint32_t c = p->first_counter; c != RM_NONE; c = m->counters[c].next)
-        if (!strcmp(rm_str(m, m->counters[c].name), name)) {
-            *sum = m->counters[c].sum;
-            return 1;
-        }
-    *sum = 0;
-    return 0;
-}
-
 /* MEMORY: peak RSS by getrusage, and the RSS growth of io=True phases. */
-static void memory_json(json_out *j, const run_model *m, const rs_role *rs, uint32_t r)
+static void memory_json(json_out *j, const run_model *m, const report_role *rr)
 {
+    const report_memory *mem = &rr->memory;
     json_begin_object(j, "memory");
-    const rm_worker *top = NULL;
-    for (uint32_t i = 0; i < m->worker_count; i++)
-        if (m->workers[i].role_index == r && (!top || m->workers[i].max_rss_kb > top->max_rss_kb))
-            top = &m->workers[i];
-    if (top && top->max_rss_kb) {
-        json_u64(j, "peak_rss_getrusage_bytes", top->max_rss_kb * 1024);
-        json_i64(j, "peak_rss_getrusage_pid", top->pid);
+    if (mem->rusage_peak_worker != RM_NONE) {
+        json_u64(j, "peak_rss_getrusage_bytes", mem->rusage_peak_bytes);
+        json_i64(j, "peak_rss_getrusage_pid", m->workers[mem->rusage_peak_worker].pid);
     } else {
         json_null(j, "peak_rss_getrusage_bytes");
         json_null(j, "peak_rss_getrusage_pid");
     }
-    if (rs->io.rss_peak_worker != RM_NONE)
-        json_u64(j, "peak_rss_sampled_bytes", rs->io.rss_peak_bytes);
+    if (rr->stats->io.rss_peak_worker != RM_NONE)
+        json_u64(j, "peak_rss_sampled_bytes", rr->stats->io.rss_peak_bytes);
     else
         json_null(j, "peak_rss_sampled_bytes");
     json_begin_array(j, "growth_by_phase");
-    for (uint32_t i = 0; i < rs->phase_count; i++) {
-        const rm_path *p = &m->paths[rs->phases[i].path];
-        int64_t g, bad;
-        if (!counter_of(m, p, "mem.rss_growth", &g))
-            continue;
-        counter_of(m, p, "mem.unreadable", &bad);
+    for (uint32_t i = 0; i < mem->growth_count; i++) {
+        const report_growth *g = &mem->growth[i];
         json_begin_object(j, NULL);
-        json_str(j, "path", p->path);
-        json_i64(j, "rss_growth_bytes", g);
-        json_u64(j, "calls", p->calls);
-        json_i64(j, "unmeasured_calls", bad);
+        json_str(j, "path", m->paths[rr->stats->phases[g->phase].path].path);
+        json_i64(j, "rss_growth_bytes", g->growth_bytes);
+        json_u64(j, "calls", g->calls);
+        json_i64(j, "unmeasured_calls", g->unmeasured);
         json_str(j, "method", "measured: RSS read at each call's entry and exit (io=True)");
         json_end_object(j);
     }
@@ -203,10 +189,12 @@ static void memory_json(json_out *j, const run_model *m, const rs_role *rs, uint
     json_end_object(j);
 }
 
-static int role_json(json_out *j, const run_model *m, const run_stats *s, uint32_t r, unsigned top)
+static int role_json(json_out *j, const report_model *rep, uint32_t r)
 {
-    const rm_role *role = &m->roles[r];
-    const rs_role *rs = &s->roles[r];
+    const run_model *m = rep->m;
+    const report_role *rr = &rep->roles[r];
+    const rm_role *role = rr->role;
+    const rs_role *rs = rr->stats;
     /* each path's place in "phases", for its children's "parent" */
     uint32_t *phase_of = malloc(((size_t)m->path_count + 1) * sizeof *phase_of);
     if (!phase_of)
@@ -244,12 +232,12 @@ static int role_json(json_out *j, const run_model *m, const run_stats *s, uint32
     json_begin_array(j, "phases");
     for (uint32_t i = 0; i < rs->phase_count; i++) {
         uint32_t up = m->paths[rs->phases[i].path].parent;
-        phase_json(j, m, &rs->phases[i], up == role->root ? RM_NONE : phase_of[up]);
+        phase_json(j, m, rr, i, up == role->root ? RM_NONE : phase_of[up]);
     }
     json_end_array(j);
     free(phase_of);
     json_begin_array(j, "dominant");
-    for (uint32_t i = 0; i < rs->phase_count && i < top; i++)
+    for (uint32_t i = 0; i < rr->dominant_shown; i++)
         json_str(j, NULL, m->paths[rs->phases[rs->by_self[i]].path].path);
     json_end_array(j);
     if (rs->loop != RM_NONE) {
@@ -268,10 +256,10 @@ static int role_json(json_out *j, const run_model *m, const run_stats *s, uint32
         json_null(j, "loop");
     }
     json_begin_array(j, "no_span_counters");
-    counters_json(j, m, &m->paths[role->root], 0);
+    counters_json(j, m, rr, &rr->root_counters, 0);
     json_end_array(j);
-    io_json(j, m, &rs->io);
-    memory_json(j, m, rs, r);
+    io_json(j, m, rr);
+    memory_json(j, m, rr);
     json_end_object(j);
     return 0;
 }
@@ -340,46 +328,10 @@ static void worker_json(json_out *j, const rm_worker *w)
     json_end_object(j);
 }
 
-void report_caveat_json(void *ctx, const report_caveat *c)
+int report_write_json(FILE *out, const report_model *r, const report_options *o)
 {
-    report_caveat_json_ctx *x = ctx;
-    json_out *j = x->j;
-    json_begin_object(j, NULL);
-    json_str(j, "kind", c->kind);
-    if (x->side)
-        json_str(j, "side", x->side);
-    json_str(j, "message", c->message);
-    if (c->file)
-        json_str(j, "file", c->file);
-    if (c->kept)
-        json_str(j, "kept", c->kept);
-    if (c->worker) {
-        json_i64(j, "pid", c->worker->pid);
-        json_str(j, "host", c->worker->host);
-        json_str(j, "role", c->worker->role);
-    }
-    if (c->count)
-        json_u64(j, "count", c->count);
-    if (c->processes)
-        json_u64(j, "processes", c->processes);
-    if (c->paths) {
-        json_begin_array(j, "paths");
-        for (uint32_t i = 0; i < c->path_count; i++) {
-            const rm_path *p = &x->m->paths[c->paths[i]];
-            json_begin_object(j, NULL);
-            json_str(j, "role", x->m->roles[p->role].name);
-            json_str(j, "path", p->path);
-            json_u64(j, "folded", p->folded);
-            json_end_object(j);
-        }
-        json_end_array(j);
-    }
-    json_end_object(j);
-}
-
-int report_write_json(FILE *out, const run_model *m, const run_stats *s, const report_options *o)
-{
-    unsigned top = o && o->top ? o->top : 10;
+    (void)o;
+    const run_model *m = r->m;
     json_out j;
     json_init(&j, out);
     json_begin_object(&j, NULL);
@@ -391,31 +343,28 @@ int report_write_json(FILE *out, const run_model *m, const run_stats *s, const r
     json_str(&j, "dir", m->dir);
     json_str(&j, "input", m->input);
     json_bool(&j, "single_file", m->single_file);
-    json_u64(&j, "runtime_ns", m->end_real_ns > m->start_real_ns ? m->end_real_ns - m->start_real_ns : 0);
+    json_u64(&j, "runtime_ns", r->header.runtime_ns);
     json_u64(&j, "processes", m->worker_count);
     json_begin_array(&j, "hosts");
     for (uint32_t h = 0; h < m->host_count; h++)
         json_str(&j, NULL, m->hosts[h]);
     json_end_array(&j);
     json_begin_object(&j, "roles");
-    for (uint32_t r = 0; r < m->role_count; r++)
-        json_u64(&j, m->roles[r].name, m->roles[r].processes);
+    for (uint32_t i = 0; i < m->role_count; i++)
+        json_u64(&j, m->roles[i].name, m->roles[i].processes);
     json_end_object(&j);
     json_u64(&j, "start_real_ns", m->start_real_ns);
     json_u64(&j, "end_real_ns", m->end_real_ns);
     json_u64(&j, "read_real_ns", m->read_real_ns);
     json_u64(&j, "run_ids", m->run_ids);
-    uint32_t final = 0;
-    for (uint32_t i = 0; i < m->worker_count; i++)
-        final += m->workers[i].final != 0;
-    json_u64(&j, "final_processes", final);
+    json_u64(&j, "final_processes", r->header.final);
     json_u64(&j, "unreadable_files", m->unreadable_count);
-    report_ranks_json_run(&j, m);
+    report_ranks_json_run(&j, &r->ranks);
     json_end_object(&j);
 
     json_begin_array(&j, "roles");
-    for (uint32_t r = 0; r < m->role_count; r++)
-        if (role_json(&j, m, s, r, top))
+    for (uint32_t i = 0; i < m->role_count; i++)
+        if (role_json(&j, r, i))
             return -ENOMEM;
     json_end_array(&j);
 
@@ -438,11 +387,10 @@ int report_write_json(FILE *out, const run_model *m, const run_stats *s, const r
         json_str(&j, NULL, m->superseded[i].dir);
     json_end_array(&j);
 
-    report_samples_json(&j, m, top);
+    report_samples_json(&j, r);
 
     json_begin_array(&j, "caveats");
-    report_caveat_json_ctx cx = {&j, m, NULL};
-    report_caveats(m, report_caveat_json, &cx);
+    caveat_list_json(&j, m, &r->caveats, NULL);
     json_end_array(&j);
 
     json_end_object(&j);

@@ -34,154 +34,41 @@ char *report_fmt_ranks(char *buf, size_t n, const int64_t *ranks, uint32_t count
     return buf;
 }
 
-static int cmp_i64(const void *a, const void *b)
+void report_ranks_header(FILE *out, const run_ranks *rk)
 {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* The distinct ranks of the workers on host (NULL: all hosts), ascending. */
-static uint32_t ranks_on(const run_model *m, const char *host, int64_t *out)
-{
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < m->worker_count; i++) {
-        const rm_worker *w = &m->workers[i];
-        if (rm_has_rank(w) && (!host || !strcmp(w->host, host)))
-            out[n++] = w->rank;
-    }
-    qsort(out, n, sizeof *out, cmp_i64);
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < n; i++)
-        if (k == 0 || out[k - 1] != out[i])
-            out[k++] = out[i];
-    return k;
-}
-
-/* The world size all ranked workers agree on, or -1 (none known, or they differ). */
-static int64_t world_size_of(const run_model *m, int *differ)
-{
-    int64_t ws = -1;
-    *differ = 0;
-    for (uint32_t i = 0; i < m->worker_count; i++) {
-        const rm_worker *w = &m->workers[i];
-        if (!rm_has_rank(w) || w->world_size < 0)
-            continue;
-        if (ws >= 0 && ws != w->world_size)
-            *differ = 1;
-        if (w->world_size > ws)
-            ws = w->world_size;
-    }
-    return ws;
-}
-
-/* The launchers named by ranked workers, distinct, joined with ", ". */
-static void launchers_of(const run_model *m, char *buf, size_t n)
-{
-    buf[0] = 0;
-    for (uint32_t i = 0; i < m->worker_count; i++) {
-        const rm_worker *w = &m->workers[i];
-        if (!rm_has_rank(w) || !*w->launcher)
-            continue;
-        int seen = 0;
-        for (uint32_t k = 0; k < i && !seen; k++)
-            seen = rm_has_rank(&m->workers[k]) && !strcmp(m->workers[k].launcher, w->launcher);
-        if (!seen && strlen(buf) + strlen(w->launcher) + 3 < n)
-            snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", buf[0] ? ", " : "", w->launcher);
-    }
-}
-
-uint32_t report_missing_ranks(const run_model *m, int64_t *out, uint32_t max, int64_t *world)
-{
-    int differ;
-    *world = world_size_of(m, &differ);
-    int64_t *ranks = malloc((m->worker_count ? m->worker_count : 1u) * sizeof *ranks);
-    if (!ranks || differ || *world < 0) {
-        free(ranks);
-        return 0;
-    }
-    /* walk the gaps between the ranks present (sorted, distinct), never the whole
-     * world: a file may claim any world size */
-    uint32_t n = ranks_on(m, NULL, ranks), listed = 0;
-    uint64_t present = 0;
-    int64_t next = 0; /* the lowest rank not yet seen or listed */
-    for (uint32_t i = 0; i <= n; i++) {
-        int64_t upto = i < n && ranks[i] < *world ? ranks[i] : *world;
-        for (int64_t r = next; r < upto && listed < max; r++)
-            out[listed++] = r;
-        if (i < n && ranks[i] >= 0 && ranks[i] < *world) {
-            present++;
-            next = ranks[i] + 1;
-        }
-    }
-    free(ranks);
-    uint64_t missing = (uint64_t)*world - present;
-    return missing > UINT32_MAX ? UINT32_MAX : (uint32_t)missing;
-}
-
-void report_ranks_header(FILE *out, const run_model *m)
-{
-    int64_t *ranks = malloc((m->worker_count ? m->worker_count : 1u) * sizeof *ranks);
-    if (!ranks)
+    if (!rk->count)
         return;
-    uint32_t n = ranks_on(m, NULL, ranks);
-    if (!n) {
-        free(ranks);
-        return;
-    }
-    int differ;
-    int64_t ws = world_size_of(m, &differ);
-    char launchers[128], list[256];
-    launchers_of(m, launchers, sizeof launchers);
-    fprintf(out, "Ranks %u", n);
-    if (ws >= 0)
-        fprintf(out, " of world size %lld%s", (long long)ws, differ ? " (the files disagree)" : "");
-    if (launchers[0])
-        fprintf(out, " (%s)", launchers);
+    char list[256];
+    fprintf(out, "Ranks %u", rk->count);
+    if (rk->world_size >= 0)
+        fprintf(out, " of world size %lld%s", (long long)rk->world_size,
+                rk->world_differ ? " (the files disagree)" : "");
+    if (rk->launchers[0])
+        fprintf(out, " (%s)", rk->launchers);
     fputc(':', out);
-    uint32_t shown = 0;
-    for (uint32_t h = 0; h < m->host_count; h++) {
-        uint32_t k = ranks_on(m, m->hosts[h], ranks);
-        if (!k)
-            continue;
-        if (shown++ == HOSTS_SHOWN) {
+    for (uint32_t h = 0; h < rk->host_count; h++) {
+        if (h == HOSTS_SHOWN) {
             fputs("; ...", out);
             break;
         }
-        fprintf(out, "%s %s %s", shown > 1 ? ";" : "", m->hosts[h], report_fmt_ranks(list, sizeof list, ranks, k));
+        fprintf(out, "%s %s %s", h ? ";" : "", rk->hosts[h].host,
+                report_fmt_ranks(list, sizeof list, rk->hosts[h].ranks, rk->hosts[h].count));
     }
     fputc('\n', out);
-    int64_t gone[64], world;
-    uint32_t missing = report_missing_ranks(m, gone, 64, &world);
-    if (missing)
+    if (rk->missing_count)
         fprintf(out, "Missing ranks: %s%s (of world size %lld, no readable file)\n",
-                report_fmt_ranks(list, sizeof list, gone, missing < 64 ? missing : 64),
-                missing > 64 ? ",..." : "", (long long)world);
-    free(ranks);
+                report_fmt_ranks(list, sizeof list, rk->missing, rk->missing_count < 64 ? rk->missing_count : 64),
+                rk->missing_count > 64 ? ",..." : "", (long long)rk->world_size);
 }
 
-static _Thread_local const rs_phase *sort_phases;
-
-static int cmp_by_rank_max(const void *a, const void *b)
+void report_ranks_block(FILE *out, const run_model *m, const report_role *rr)
 {
-    const rs_phase *x = &sort_phases[*(const uint32_t *)a], *y = &sort_phases[*(const uint32_t *)b];
-    if (x->across_ranks.max_ns != y->across_ranks.max_ns)
-        return x->across_ranks.max_ns > y->across_ranks.max_ns ? -1 : 1;
-    return x->path < y->path ? -1 : x->path > y->path;
-}
-
-void report_ranks_block(FILE *out, const run_model *m, const rs_role *rs, uint32_t r, unsigned top)
-{
-    const rm_role *role = &m->roles[r];
-    if (role->rank_count < 2 || !rs->phase_count)
-        return;
-    uint32_t *order = malloc(rs->phase_count * sizeof *order);
+    const rm_role *role = rr->role;
+    const rs_role *rs = rr->stats;
+    const uint32_t *order = rr->by_rank_max;
     if (!order)
         return;
-    for (uint32_t i = 0; i < rs->phase_count; i++)
-        order[i] = i;
-    sort_phases = rs->phases;
-    qsort(order, rs->phase_count, sizeof *order, cmp_by_rank_max);
-    uint32_t shown = rs->phase_count < top ? rs->phase_count : top;
+    uint32_t shown = rr->rank_rows_shown;
     int width = 24;
     for (uint32_t i = 0; i < shown; i++) {
         int len = (int)strlen(m->paths[rs->phases[order[i]].path].path);
@@ -222,51 +109,36 @@ void report_ranks_block(FILE *out, const run_model *m, const rs_role *rs, uint32
     if (role->unranked)
         fprintf(out, "  %u process%s of the role without a rank %s not in these figures\n", role->unranked,
                 role->unranked == 1 ? "" : "es", role->unranked == 1 ? "is" : "are");
-    free(order);
 }
 
-void report_ranks_json_run(json_out *j, const run_model *m)
+void report_ranks_json_run(json_out *j, const run_ranks *rk)
 {
-    int64_t *ranks = malloc((m->worker_count ? m->worker_count : 1u) * sizeof *ranks);
-    uint32_t n = ranks ? ranks_on(m, NULL, ranks) : 0;
-    if (!n) {
-        free(ranks);
+    if (!rk->count) {
         json_null(j, "ranks");
         return;
     }
-    int differ;
-    int64_t ws = world_size_of(m, &differ);
-    char launchers[128];
-    launchers_of(m, launchers, sizeof launchers);
     json_begin_object(j, "ranks");
-    json_u64(j, "count", n);
-    if (ws >= 0 && !differ)
-        json_i64(j, "world_size", ws);
+    json_u64(j, "count", rk->count);
+    if (rk->world_size >= 0 && !rk->world_differ)
+        json_i64(j, "world_size", rk->world_size);
     else
         json_null(j, "world_size");
-    json_str(j, "launchers", launchers);
-    /* the missing ranks, the first REPORT_MISSING_LISTED of them: a file may claim
-     * any world size */
+    json_str(j, "launchers", rk->launchers);
+    /* the first missing ranks: a file may claim any world size */
     json_begin_array(j, "missing");
-    int64_t world, gone[REPORT_MISSING_LISTED];
-    uint32_t missing = report_missing_ranks(m, gone, REPORT_MISSING_LISTED, &world);
-    for (uint32_t i = 0; i < missing && i < REPORT_MISSING_LISTED; i++)
-        json_i64(j, NULL, gone[i]);
+    for (uint32_t i = 0; i < rk->missing_count && i < RUN_RANKS_MISSING_LISTED; i++)
+        json_i64(j, NULL, rk->missing[i]);
     json_end_array(j);
-    json_u64(j, "missing_count", missing);
+    json_u64(j, "missing_count", rk->missing_count);
     json_begin_object(j, "by_host");
-    for (uint32_t h = 0; h < m->host_count; h++) {
-        uint32_t k = ranks_on(m, m->hosts[h], ranks);
-        if (!k)
-            continue;
-        json_begin_array(j, m->hosts[h]);
-        for (uint32_t i = 0; i < k; i++)
-            json_i64(j, NULL, ranks[i]);
+    for (uint32_t h = 0; h < rk->host_count; h++) {
+        json_begin_array(j, rk->hosts[h].host);
+        for (uint32_t i = 0; i < rk->hosts[h].count; i++)
+            json_i64(j, NULL, rk->hosts[h].ranks[i]);
         json_end_array(j);
     }
     json_end_object(j);
     json_end_object(j);
-    free(ranks);
 }
 
 void report_ranks_json_phase(json_out *j, const rs_phase *ph)

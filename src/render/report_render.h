@@ -1,10 +1,10 @@
 /* The report of a run, as text for people and as JSON ("lapse.report" schema 2)
- * for programs. Both take an already loaded model; render never reads files. */
+ * for programs. Both format one report model (analyze/report_model.h); render never
+ * reads files and computes no figure. */
 #ifndef LAPSE_RENDER_REPORT_RENDER_H
 #define LAPSE_RENDER_REPORT_RENDER_H
 
-#include "analyze/run_model.h"
-#include "analyze/run_stats.h"
+#include "analyze/report_model.h"
 
 #include <stdio.h>
 
@@ -12,8 +12,7 @@
 #define REPORT_SCHEMA_VERSION 2
 
 typedef struct report_options {
-    unsigned top; /* rows of DOMINANT PHASES and top-level shares; 0: 10 */
-    int ascii;    /* the sparkline in ASCII (report_wants_ascii) */
+    int ascii; /* the sparkline in ASCII (report_wants_ascii) */
 } report_options;
 
 /* Whether text output should keep to ASCII: LAPSE_ASCII=1, TERM=dumb, or a locale
@@ -21,7 +20,7 @@ typedef struct report_options {
 int report_wants_ascii(void);
 
 /* Returns 0, or -EIO when writing failed. */
-int report_write_text(FILE *out, const run_model *m, const run_stats *s, const report_options *o);
-int report_write_json(FILE *out, const run_model *m, const run_stats *s, const report_options *o);
+int report_write_text(FILE *out, const report_model *r, const report_options *o);
+int report_write_json(FILE *out, const report_model *r, const report_options *o);
 
 #endif

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_LIST 4096 /* pids, threads or spans listed per file */
 #define THREAD_ROWS 5 /* functions per thread */
 #define SPAN_ROWS 5   /* functions per span */
 
@@ -24,14 +23,6 @@ static char *func_label(const store_samples *s, const ss_func *f, char *buf, siz
     else
         snprintf(buf, n, "%s", *fn ? fn : "?");
     return buf;
-}
-
-static const store_sample_process *process_of(const store_samples *s, int64_t pid)
-{
-    for (uint32_t i = 0; i < s->process_count; i++)
-        if (s->processes[i].pid == pid)
-            return &s->processes[i];
-    return NULL;
 }
 
 /* "123 samples standing for ~1.2s" or "123 samples" when no sample carries a time */
@@ -72,10 +63,11 @@ static void func_rows(FILE *out, const store_samples *s, const ss_group *g, int 
         fprintf(out, "%s(no Python frame in these samples)\n", indent);
 }
 
-static void file_text(FILE *out, const rm_worker *w, unsigned top)
+static void file_text(FILE *out, const run_model *m, const report_samples *rs, unsigned top)
 {
-    const store_samples *s = sample_set_view(w->samples);
-    char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], line[800];
+    const rm_worker *w = &m->workers[rs->worker];
+    const store_samples *s = rs->samples;
+    char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], d[FMT_BUF], line[800];
     fprintf(out, "\nPYTHON SAMPLES  %s  (estimates from sampling: counts of samples and the time\n"
                  "  they stand for, not measured time)\n",
             w->file);
@@ -84,82 +76,52 @@ static void file_text(FILE *out, const rm_worker *w, unsigned top)
             fmt_decimal(b, sizeof b, s->rate_achieved_hz, 1), fmt_count(c, sizeof c, s->samples),
             fmt_duration(line, sizeof line, (double)s->duration_ns),
             s->idle ? ", idle threads kept" : ", idle threads left out");
-    char d[FMT_BUF];
     fprintf(out, "              %s late sample%s (%s), %s read error%s (%s of passes)\n",
             fmt_count(a, sizeof a, s->late_samples), s->late_samples == 1 ? "" : "s",
-            s->samples ? fmt_percent(b, sizeof b, (double)s->late_samples / (double)s->samples)
-                       : "n/a",
+            rs->late_share >= 0 ? fmt_percent(b, sizeof b, rs->late_share) : "n/a",
             fmt_count(c, sizeof c, s->read_errors), s->read_errors == 1 ? "" : "s",
-            s->samples ? fmt_percent(d, sizeof d, ss_lost_share(s)) : "n/a");
-
-    int64_t *pids = malloc(MAX_LIST * sizeof *pids);
-    int64_t *tids = malloc(MAX_LIST * sizeof *tids);
-    if (!pids || !tids) {
-        free(pids);
-        free(tids);
-        fputs("  (out of memory)\n", out);
-        return;
-    }
-    uint32_t np = ss_pids(s, pids, MAX_LIST);
-    if (np == 0)
+            s->samples ? fmt_percent(d, sizeof d, rs->lost_share) : "n/a");
+    if (rs->process_count == 0)
         fputs("  no stack was sampled\n", out);
-    for (uint32_t p = 0; p < np; p++) {
-        ss_group g;
-        if (ss_group_build(s, pids[p], SS_ANY, SS_ANY_SPAN, &g))
-            break;
-        const store_sample_process *pr = process_of(s, pids[p]);
-        fprintf(out, "\n  process %lld", (long long)pids[p]);
-        if (pr && *str_of(s, pr->command))
-            fprintf(out, "  %.200s", str_of(s, pr->command));
-        if (pr && *str_of(s, pr->python_version))
-            fprintf(out, "  (CPython %s)", str_of(s, pr->python_version));
-        fprintf(out, "   %s\n", amount(&g, g.count, g.weight_ns, line, sizeof line));
-        func_rows(out, s, &g, 0, top, "    ");
+    for (uint32_t p = 0; p < rs->process_count; p++) {
+        const report_samples_process *rp = &rs->processes[p];
+        const ss_group *g = &rp->group;
+        fprintf(out, "\n  process %lld", (long long)rp->pid);
+        if (rp->info && *str_of(s, rp->info->command))
+            fprintf(out, "  %.200s", str_of(s, rp->info->command));
+        if (rp->info && *str_of(s, rp->info->python_version))
+            fprintf(out, "  (CPython %s)", str_of(s, rp->info->python_version));
+        fprintf(out, "   %s\n", amount(g, g->count, g->weight_ns, line, sizeof line));
+        func_rows(out, s, g, 0, top, "    ");
         fputc('\n', out);
-        func_rows(out, s, &g, 1, top, "    ");
-        ss_group_free(&g);
-
-        uint32_t nt = ss_tids(s, pids[p], tids, MAX_LIST);
-        for (uint32_t t = 0; t < nt && nt > 1; t++) {
-            if (ss_group_build(s, pids[p], tids[t], SS_ANY_SPAN, &g))
-                break;
-            const char *name = str_of(s, ss_thread_name(s, pids[p], tids[t]));
+        func_rows(out, s, g, 1, top, "    ");
+        for (uint32_t t = 0; t < rp->thread_count && rp->thread_count > 1; t++) {
+            const report_samples_thread *th = &rp->threads[t];
+            const char *name = str_of(s, th->name);
             fprintf(out, "\n    thread %s%s(tid %lld)   %s\n", name, *name ? " " : "",
-                    (long long)tids[t], amount(&g, g.count, g.weight_ns, line, sizeof line));
-            func_rows(out, s, &g, 0, top < THREAD_ROWS ? top : THREAD_ROWS, "      ");
-            ss_group_free(&g);
+                    (long long)th->tid, amount(&th->group, th->group.count, th->group.weight_ns, line,
+                                               sizeof line));
+            func_rows(out, s, &th->group, 0, top < THREAD_ROWS ? top : THREAD_ROWS, "      ");
         }
     }
-    free(pids);
-    free(tids);
-
-    ss_span_total *rows = NULL;
-    uint32_t ns = 0;
-    if (ss_span_totals(s, &rows, &ns))
-        fputs("  (out of memory)\n", out);
-    if (ns) {
+    if (rs->span_count) {
         fprintf(out, "\n  FUNCTIONS INSIDE SPANS (samples taken while the span was open on the "
                      "sampled thread,\n  nested spans included)\n");
-        for (uint32_t i = 0; i < ns && i < top; i++) {
-            ss_group g;
-            if (ss_group_build_under(s, rows[i].path, &g))
-                break;
-            fprintf(out, "    %s   %s\n", rows[i].path,
-                    amount(&g, g.count, g.weight_ns, line, sizeof line));
-            func_rows(out, s, &g, 0, top < SPAN_ROWS ? top : SPAN_ROWS, "      ");
-            ss_group_free(&g);
+        for (uint32_t i = 0; i < rs->span_count && i < top; i++) {
+            const report_samples_span *sp = &rs->spans[i];
+            fprintf(out, "    %s   %s\n", sp->path,
+                    amount(&sp->group, sp->group.count, sp->group.weight_ns, line, sizeof line));
+            func_rows(out, s, &sp->group, 0, top < SPAN_ROWS ? top : SPAN_ROWS, "      ");
         }
-        if (ns > top)
-            fprintf(out, "    ... and %u more span paths (--top, --json)\n", ns - top);
+        if (rs->span_count > top)
+            fprintf(out, "    ... and %u more span paths (--top, --json)\n", rs->span_count - top);
     }
-    ss_span_totals_free(rows, ns);
 }
 
-void report_samples_text(FILE *out, const run_model *m, unsigned top)
+void report_samples_text(FILE *out, const report_model *r)
 {
-    for (uint32_t i = 0; i < m->worker_count; i++)
-        if (m->workers[i].samples)
-            file_text(out, &m->workers[i], top);
+    for (uint32_t i = 0; i < r->samples_count; i++)
+        file_text(out, r->m, &r->samples[i], r->top);
 }
 
 /* ---- JSON ---- */
@@ -198,9 +160,10 @@ static void group_json(json_out *j, const store_samples *s, const ss_group *g, u
         funcs_json(j, "top_total", s, g, 1, rows);
 }
 
-static void file_json(json_out *j, const rm_worker *w, unsigned top)
+static void file_json(json_out *j, const run_model *m, const report_samples *rs, unsigned top)
 {
-    const store_samples *s = sample_set_view(w->samples);
+    const rm_worker *w = &m->workers[rs->worker];
+    const store_samples *s = rs->samples;
     json_begin_object(j, NULL);
     json_str(j, "file", w->file);
     json_i64(j, "pid", w->pid);
@@ -211,73 +174,51 @@ static void file_json(json_out *j, const rm_worker *w, unsigned top)
     json_u64(j, "samples", s->samples);
     json_u64(j, "late_samples", s->late_samples);
     json_u64(j, "read_errors", s->read_errors);
-    json_double(j, "read_error_share", ss_lost_share(s), 6);
-    json_bool(j, "lost_bias_callers", ss_lost_biased(s));
+    json_double(j, "read_error_share", rs->lost_share, 6);
+    json_bool(j, "lost_bias_callers", rs->lost_biased);
     json_u64(j, "start_real_ns", s->start_real_ns);
     json_u64(j, "end_real_ns", s->end_real_ns);
     json_u64(j, "duration_ns", s->duration_ns);
     json_bool(j, "idle", (int)s->idle);
-    int64_t *pids = malloc(MAX_LIST * sizeof *pids);
-    int64_t *tids = malloc(MAX_LIST * sizeof *tids);
-    uint32_t np = pids && tids ? ss_pids(s, pids, MAX_LIST) : 0;
     json_begin_array(j, "processes");
-    for (uint32_t p = 0; p < np; p++) {
-        ss_group g;
-        if (ss_group_build(s, pids[p], SS_ANY, SS_ANY_SPAN, &g))
-            break;
-        const store_sample_process *pr = process_of(s, pids[p]);
+    for (uint32_t p = 0; p < rs->process_count; p++) {
+        const report_samples_process *rp = &rs->processes[p];
         json_begin_object(j, NULL);
-        json_i64(j, "pid", pids[p]);
-        if (pr) {
-            json_i64(j, "ppid", pr->ppid);
-            json_str(j, "command", str_of(s, pr->command));
-            json_str(j, "python_version", str_of(s, pr->python_version));
+        json_i64(j, "pid", rp->pid);
+        if (rp->info) {
+            json_i64(j, "ppid", rp->info->ppid);
+            json_str(j, "command", str_of(s, rp->info->command));
+            json_str(j, "python_version", str_of(s, rp->info->python_version));
         }
-        group_json(j, s, &g, top, 1);
-        ss_group_free(&g);
+        group_json(j, s, &rp->group, top, 1);
         json_begin_array(j, "threads");
-        uint32_t nt = ss_tids(s, pids[p], tids, MAX_LIST);
-        for (uint32_t t = 0; t < nt; t++) {
-            if (ss_group_build(s, pids[p], tids[t], SS_ANY_SPAN, &g))
-                break;
+        for (uint32_t t = 0; t < rp->thread_count; t++) {
+            const report_samples_thread *th = &rp->threads[t];
             json_begin_object(j, NULL);
-            json_i64(j, "tid", tids[t]);
-            json_str(j, "name", str_of(s, ss_thread_name(s, pids[p], tids[t])));
-            group_json(j, s, &g, top, 1);
+            json_i64(j, "tid", th->tid);
+            json_str(j, "name", str_of(s, th->name));
+            group_json(j, s, &th->group, top, 1);
             json_end_object(j);
-            ss_group_free(&g);
         }
         json_end_array(j);
         json_end_object(j);
     }
     json_end_array(j);
-    free(pids);
-    free(tids);
-
-    ss_span_total *rows = NULL;
-    uint32_t ns = 0;
     json_begin_array(j, "spans");
-    if (ss_span_totals(s, &rows, &ns) == 0)
-        for (uint32_t i = 0; i < ns; i++) {
-            ss_group g;
-            if (ss_group_build_under(s, rows[i].path, &g))
-                break;
-            json_begin_object(j, NULL);
-            json_str(j, "path", rows[i].path);
-            group_json(j, s, &g, top, 1);
-            json_end_object(j);
-            ss_group_free(&g);
-        }
+    for (uint32_t i = 0; i < rs->span_count; i++) {
+        json_begin_object(j, NULL);
+        json_str(j, "path", rs->spans[i].path);
+        group_json(j, s, &rs->spans[i].group, top, 1);
+        json_end_object(j);
+    }
     json_end_array(j);
-    ss_span_totals_free(rows, ns);
     json_end_object(j);
 }
 
-void report_samples_json(json_out *j, const run_model *m, unsigned top)
+void report_samples_json(json_out *j, const report_model *r)
 {
     json_begin_array(j, "python_samples");
-    for (uint32_t i = 0; i < m->worker_count; i++)
-        if (m->workers[i].samples)
-            file_json(j, &m->workers[i], top);
+    for (uint32_t i = 0; i < r->samples_count; i++)
+        file_json(j, r->m, &r->samples[i], r->top);
     json_end_array(j);
 }

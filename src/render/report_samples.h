@@ -5,14 +5,14 @@
 #ifndef LAPSE_RENDER_REPORT_SAMPLES_H
 #define LAPSE_RENDER_REPORT_SAMPLES_H
 
-#include "analyze/run_model.h"
+#include "analyze/report_model.h"
 #include "json_out.h"
 
 #include <stdio.h>
 
-/* Writes nothing when no worker has samples. top: rows per table. */
-void report_samples_text(FILE *out, const run_model *m, unsigned top);
+/* Writes nothing when no worker has samples; r->top rows per table. */
+void report_samples_text(FILE *out, const report_model *r);
 /* Writes the "python_samples" array (empty when no worker has samples). */
-void report_samples_json(json_out *j, const run_model *m, unsigned top);
+void report_samples_json(json_out *j, const report_model *r);
 
 #endif

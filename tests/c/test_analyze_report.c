@@ -192,15 +192,16 @@ static int32_t b_node(builder *b, int32_t parent, const char *name, uint64_t eac
 
 static char *render(const run_model *m, int json, unsigned top)
 {
-    run_stats s;
-    CHECK(run_stats_build(m, &s) == 0);
+    report_model r;
+    report_inputs in = {top};
+    CHECK(report_model_build(m, &in, &r) == 0);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    report_options o = {top, 0};
-    CHECK((json ? report_write_json(f, m, &s, &o) : report_write_text(f, m, &s, &o)) == 0);
+    report_options o = {0};
+    CHECK((json ? report_write_json(f, &r, &o) : report_write_text(f, &r, &o)) == 0);
     fclose(f);
-    run_stats_free(&s);
+    report_model_free(&r);
     return buf;
 }
 

@@ -1,8 +1,8 @@
-/* The ranks of the world that left no readable file (src/render/report_ranks.c):
+/* The ranks of the world that left no readable file (src/analyze/run_ranks.c):
  * listed in order up to a bound, counted in full, and found by walking the gaps
  * between the ranks present, so that a file claiming a huge world size costs
  * nothing (the fuzz target found the walk over every rank of such a world). */
-#include "render/report_ranks.h"
+#include "analyze/run_ranks.h"
 
 #include "check.h"
 
@@ -15,6 +15,19 @@ static run_model model_of(rm_worker *w, uint32_t n)
     m.workers = w;
     m.worker_count = n;
     return m;
+}
+
+/* The missing ranks of m, the first max of them into out; how many there are. */
+static uint32_t report_missing_ranks(const run_model *m, int64_t *out, uint32_t max, int64_t *world)
+{
+    run_ranks r;
+    CHECK(run_ranks_build(m, &r) == 0);
+    *world = r.world_size;
+    for (uint32_t i = 0; i < max && i < r.missing_count && i < RUN_RANKS_MISSING_LISTED; i++)
+        out[i] = r.missing[i];
+    uint32_t n = r.missing_count;
+    run_ranks_free(&r);
+    return n;
 }
 
 static rm_worker ranked(int64_t rank, int64_t world)

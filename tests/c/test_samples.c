@@ -515,17 +515,18 @@ static void test_stats(void)
 static char *report_of(const char *path, int json)
 {
     run_model m;
-    run_stats st;
+    report_model r;
     char err[256];
     CHECK(run_model_load(path, NULL, &m, err, sizeof err) == 0);
-    CHECK(run_stats_build(&m, &st) == 0);
+    report_inputs in = {.top = 10};
+    CHECK(report_model_build(&m, &in, &r) == 0);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    report_options o = {.top = 10};
-    CHECK((json ? report_write_json(f, &m, &st, &o) : report_write_text(f, &m, &st, &o)) == 0);
+    report_options o = {0};
+    CHECK((json ? report_write_json(f, &r, &o) : report_write_text(f, &r, &o)) == 0);
     fclose(f);
-    run_stats_free(&st);
+    report_model_free(&r);
     run_model_free(&m);
     return buf;
 }

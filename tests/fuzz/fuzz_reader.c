@@ -225,12 +225,13 @@ static int fuzz_image(const uint8_t *data, size_t size)
         int arc = run_model_add(&m, "fuzz.lapse", &f);
         FUZZ_ASSERT(arc == 0 || arc == -ERANGE); /* -ERANGE: sums no writer makes */
         FUZZ_ASSERT(run_model_finish(&m, NULL) == 0);
-        run_stats st;
-        FUZZ_ASSERT(run_stats_build(&m, &st) == 0);
-        report_options ro = {.top = 3};
-        FUZZ_ASSERT(report_write_text(devnull, &m, &st, &ro) == 0);
-        FUZZ_ASSERT(report_write_json(devnull, &m, &st, &ro) == 0);
-        run_stats_free(&st);
+        report_model rep;
+        report_inputs in = {.top = 3};
+        FUZZ_ASSERT(report_model_build(&m, &in, &rep) == 0);
+        report_options ro = {0};
+        FUZZ_ASSERT(report_write_text(devnull, &rep, &ro) == 0);
+        FUZZ_ASSERT(report_write_json(devnull, &rep, &ro) == 0);
+        report_model_free(&rep);
         run_model_free(&m);
     }
 #endif

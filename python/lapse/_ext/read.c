@@ -301,7 +301,8 @@ static void held_names(held_list *l, const run_model *m)
 static PyObject *report_of(const char *path, int json, unsigned top, const extras *x,
                            held_list *held)
 {
-    report_options ro = {.top = top};
+    report_options ro = {0};
+    report_inputs in = {.top = top};
     rm_options opt = {0};
     opt.extra_unreadable = x ? x->items : NULL;
     opt.extra_unreadable_count = x ? x->count : 0;
@@ -313,7 +314,7 @@ static PyObject *report_of(const char *path, int json, unsigned top, const extra
     int rc = 0, stage = 0, exists = 1;
     mem_out o = {0};
     run_model m;
-    run_stats s;
+    report_model r;
     Py_BEGIN_ALLOW_THREADS
     rc = run_model_load(path, &opt, &m, err, sizeof err);
     if (rc) {
@@ -323,13 +324,12 @@ static PyObject *report_of(const char *path, int json, unsigned top, const extra
         if (m.worker_count == 0) {
             no_readable_reason(&m, path, err, sizeof err);
             stage = 2;
-        } else if ((rc = run_stats_build(&m, &s)) != 0) {
-            snprintf(err, sizeof err, "%s: out of memory", path);
+        } else if ((rc = report_model_build(&m, &in, &r)) != 0) {
+            snprintf(err, sizeof err, "%s: out of memory building the report", path);
             stage = 3;
         } else {
             if ((rc = mem_open(&o)) == 0) {
-                rc = json ? report_write_json(o.f, &m, &s, &ro)
-                          : report_write_text(o.f, &m, &s, &ro);
+                rc = json ? report_write_json(o.f, &r, &ro) : report_write_text(o.f, &r, &ro);
                 int crc = mem_close(&o);
                 if (!rc)
                     rc = crc;
@@ -338,7 +338,7 @@ static PyObject *report_of(const char *path, int json, unsigned top, const extra
                 snprintf(err, sizeof err, "%s: cannot render the report: %s", path, strerror(-rc));
                 stage = 3;
             }
-            run_stats_free(&s);
+            report_model_free(&r);
         }
         if (held && stage == 0)
             held_names(held, &m);

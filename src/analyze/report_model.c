@@ -1,0 +1,384 @@
+#include "report_model.h"
+
+#include "store/sample_set.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOP_DEFAULT 10
+#define SAMPLES_LISTED 4096 /* pids and threads a file's tables list */
+
+/* ---- counters ---- */
+
+static uint32_t counter_kind(const run_model *m, const rm_counter *c)
+{
+    const char *name = rm_str(m, c->name);
+    if (!strncmp(name, "io.", 3))
+        return REPORT_COUNTER_IO;
+    if (!strncmp(name, "mem.", 4))
+        return REPORT_COUNTER_MEM;
+    return REPORT_COUNTER_PLAIN;
+}
+
+/* Appends the counters of path p to rr->counters; their range into *range. */
+static void add_counters(const run_model *m, const rm_path *p, report_role *rr,
+                         report_counter_range *range)
+{
+    range->first = rr->counter_count;
+    range->count = range->plain = 0;
+    for (uint32_t c = p->first_counter; c != RM_NONE; c = m->counters[c].next) {
+        const rm_counter *ct = &m->counters[c];
+        report_counter *rc = &rr->counters[rr->counter_count++];
+        memset(rc, 0, sizeof *rc);
+        rc->counter = c;
+        rc->kind = counter_kind(m, ct);
+        if (p->total_ns && !ct->overflowed) {
+            rc->has_rate = 1;
+            rc->per_second = (double)ct->sum / ((double)p->total_ns / 1e9);
+        }
+        if (ct->sum > 0 && !ct->overflowed) {
+            rc->has_per_unit = 1;
+            rc->ns_per_unit = (double)p->total_ns / (double)ct->sum;
+        }
+        range->count++;
+        range->plain += rc->kind == REPORT_COUNTER_PLAIN;
+    }
+}
+
+static const report_counter *named(const run_model *m, const report_role *rr,
+                                   const report_counter_range *range, const char *name)
+{
+    for (uint32_t i = 0; i < range->count; i++) {
+        const report_counter *rc = &rr->counters[range->first + i];
+        if (!strcmp(rm_str(m, m->counters[rc->counter].name), name))
+            return rc;
+    }
+    return NULL;
+}
+
+/* The sum of counter `name` of a phase, and whether it has one. */
+static int sum_of(const run_model *m, const report_role *rr, uint32_t phase, const char *name,
+                  int64_t *sum)
+{
+    const report_counter *rc = named(m, rr, &rr->phase_counters[phase], name);
+    *sum = rc ? m->counters[rc->counter].sum : 0;
+    return rc != NULL;
+}
+
+const report_counter *report_counter_named(const report_model *r, uint32_t role, uint32_t phase,
+                                           const char *name)
+{
+    const report_role *rr = &r->roles[role];
+    return named(r->m, rr, &rr->phase_counters[phase], name);
+}
+
+/* ---- blocks of a role ---- */
+
+static int build_io_phases(const run_model *m, report_role *rr)
+{
+    const rs_role *rs = rr->stats;
+    rr->io_phases = calloc(rs->phase_count ? rs->phase_count : 1u, sizeof *rr->io_phases);
+    if (!rr->io_phases)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < rs->phase_count; i++) {
+        report_io_phase io = {.phase = i};
+        if (!sum_of(m, rr, i, "io.read_chars", &io.read_chars))
+            continue;
+        sum_of(m, rr, i, "io.write_chars", &io.write_chars);
+        sum_of(m, rr, i, "io.read_bytes", &io.read_bytes);
+        sum_of(m, rr, i, "io.write_bytes", &io.write_bytes);
+        sum_of(m, rr, i, "io.unreadable", &io.unreadable);
+        io.cache_read_bytes = io.read_chars > io.read_bytes ? (uint64_t)(io.read_chars - io.read_bytes) : 0;
+        double secs = (double)m->paths[rs->phases[i].path].total_ns / 1e9;
+        if (secs > 0) {
+            io.has_disk_rate = 1;
+            io.disk_bytes_per_second = (uint64_t)((double)(io.read_bytes + io.write_bytes) / secs);
+        }
+        rr->io_phases[rr->io_phase_count++] = io;
+    }
+    return 0;
+}
+
+static void build_process_io(const rs_io *io, report_process_io *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!io->processes || !io->intervals)
+        return;
+    for (unsigned i = 0; i < RS_IO_BINS; i++)
+        if (io->bins[i] > out->peak_bin)
+            out->peak_bin = io->bins[i];
+    out->peak_bytes_per_second =
+        io->bin_ns ? (uint64_t)(out->peak_bin / ((double)io->bin_ns / 1e9)) : 0;
+    out->read_cache_bytes = io->read_chars > io->read_bytes ? io->read_chars - io->read_bytes : 0;
+    uint64_t chars = io->read_chars + io->write_chars;
+    if (chars) {
+        uint64_t mixed = chars - io->quiet_chars - io->phased_chars;
+        out->has_shares = 1;
+        out->quiet_share = (double)io->quiet_chars / (double)chars;
+        out->phased_share = (double)io->phased_chars / (double)chars;
+        out->mixed_share = (double)mixed / (double)chars;
+    }
+    out->has_sampler_cost = 1;
+    out->sampler_cpu_ns_per_interval = (double)io->sampler_cpu_ns / (double)io->intervals;
+}
+
+static int build_memory(const run_model *m, uint32_t r, report_role *rr)
+{
+    report_memory *mem = &rr->memory;
+    const rs_role *rs = rr->stats;
+    mem->rusage_peak_worker = RM_NONE;
+    uint64_t sum_kb = 0;
+    for (uint32_t i = 0; i < m->worker_count; i++) {
+        const rm_worker *w = &m->workers[i];
+        if (w->role_index != r || !w->max_rss_kb)
+            continue;
+        sum_kb += w->max_rss_kb;
+        mem->rusage_processes++;
+        if (mem->rusage_peak_worker == RM_NONE ||
+            w->max_rss_kb > m->workers[mem->rusage_peak_worker].max_rss_kb)
+            mem->rusage_peak_worker = i;
+    }
+    if (mem->rusage_processes) {
+        mem->rusage_peak_bytes = m->workers[mem->rusage_peak_worker].max_rss_kb * 1024;
+        mem->rusage_mean_bytes = sum_kb / mem->rusage_processes * 1024;
+    }
+    mem->growth = calloc(rs->phase_count ? rs->phase_count : 1u, sizeof *mem->growth);
+    if (!mem->growth)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < rs->phase_count; i++) {
+        report_growth g = {.phase = i};
+        if (!sum_of(m, rr, i, "mem.rss_growth", &g.growth_bytes))
+            continue;
+        sum_of(m, rr, i, "mem.unreadable", &g.unmeasured);
+        g.calls = m->paths[rs->phases[i].path].calls;
+        uint64_t mag = g.growth_bytes < 0 ? (uint64_t)(-g.growth_bytes) : (uint64_t)g.growth_bytes;
+        g.per_call_bytes = g.calls ? mag / g.calls : 0;
+        mem->growth[mem->growth_count++] = g;
+    }
+    mem->shown = mem->rusage_processes || rs->io.rss_peak_bytes || mem->growth_count;
+    return 0;
+}
+
+static int cmp_by_rank_max(const void *a, const void *b, void *ctx)
+{
+    const rs_phase *phases = ctx;
+    const rs_phase *x = &phases[*(const uint32_t *)a], *y = &phases[*(const uint32_t *)b];
+    if (x->across_ranks.max_ns != y->across_ranks.max_ns)
+        return x->across_ranks.max_ns > y->across_ranks.max_ns ? -1 : 1;
+    return x->path < y->path ? -1 : x->path > y->path;
+}
+
+/* A role whose every process holds Python stack samples and no span nor counter. */
+static int samples_only(const run_model *m, const rs_role *rs, uint32_t r)
+{
+    if (rs->phase_count || m->paths[m->roles[r].root].first_counter != RM_NONE)
+        return 0;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->worker_count; i++) {
+        if (m->workers[i].role_index != r)
+            continue;
+        if (!m->workers[i].samples)
+            return 0;
+        n++;
+    }
+    return n > 0;
+}
+
+static int build_role(const run_model *m, uint32_t r, unsigned top, report_role *rr)
+{
+    const rm_role *role = &m->roles[r];
+    const rs_role *rs = rr->stats;
+    rr->role = role;
+    rr->busy_mean_ns = role->processes ? (double)role->busy_ns / role->processes : 0.0;
+    rr->top_shown = rs->top_level_count < top ? rs->top_level_count : top;
+    rr->rest_count = rs->top_level_count - rr->top_shown;
+    for (uint32_t i = rr->top_shown; i < rs->top_level_count; i++)
+        rr->rest_ns += m->paths[rs->phases[rs->top_level[i]].path].total_ns;
+    rr->rest_share = role->busy_ns ? (double)rr->rest_ns / (double)role->busy_ns : -1.0;
+    rr->dominant_shown = rs->phase_count < top ? rs->phase_count : top;
+    for (uint32_t i = 0; i < rr->dominant_shown; i++) {
+        const rm_path *p = &m->paths[rs->phases[rs->by_self[i]].path];
+        rr->estimated_shown += p->sample_stride || p->child_estimated;
+    }
+
+    uint32_t counters = 0;
+    for (uint32_t i = 0; i < rs->phase_count; i++)
+        for (uint32_t c = m->paths[rs->phases[i].path].first_counter; c != RM_NONE; c = m->counters[c].next)
+            counters++;
+    for (uint32_t c = m->paths[role->root].first_counter; c != RM_NONE; c = m->counters[c].next)
+        counters++;
+    rr->counters = calloc(counters ? counters : 1u, sizeof *rr->counters);
+    rr->phase_counters = calloc(rs->phase_count ? rs->phase_count : 1u, sizeof *rr->phase_counters);
+    if (!rr->counters || !rr->phase_counters)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < rs->phase_count; i++)
+        add_counters(m, &m->paths[rs->phases[i].path], rr, &rr->phase_counters[i]);
+    add_counters(m, &m->paths[role->root], rr, &rr->root_counters);
+
+    if (role->rank_count >= 2 && rs->phase_count) {
+        rr->by_rank_max = malloc(rs->phase_count * sizeof *rr->by_rank_max);
+        if (!rr->by_rank_max)
+            return -ENOMEM;
+        for (uint32_t i = 0; i < rs->phase_count; i++)
+            rr->by_rank_max[i] = i;
+        qsort_r(rr->by_rank_max, rs->phase_count, sizeof *rr->by_rank_max, cmp_by_rank_max,
+                (void *)rs->phases);
+        rr->rank_rows_shown = rs->phase_count < top ? rs->phase_count : top;
+    }
+    if (build_io_phases(m, rr))
+        return -ENOMEM;
+    build_process_io(&rs->io, &rr->process_io);
+    if (build_memory(m, r, rr))
+        return -ENOMEM;
+    rr->samples_only = samples_only(m, rs, r);
+    return 0;
+}
+
+static void free_role(report_role *rr)
+{
+    free(rr->counters);
+    free(rr->phase_counters);
+    free(rr->by_rank_max);
+    free(rr->io_phases);
+    free(rr->memory.growth);
+}
+
+/* ---- Python samples ---- */
+
+static int build_samples(const run_model *m, uint32_t wi, report_samples *out)
+{
+    memset(out, 0, sizeof *out);
+    const store_samples *s = sample_set_view(m->workers[wi].samples);
+    out->worker = wi;
+    out->samples = s;
+    out->late_share = s->samples ? (double)s->late_samples / (double)s->samples : -1.0;
+    out->lost_share = ss_lost_share(s);
+    out->lost_biased = ss_lost_biased(s);
+    int64_t *pids = malloc(SAMPLES_LISTED * sizeof *pids);
+    int64_t *tids = malloc(SAMPLES_LISTED * sizeof *tids);
+    int rc = -ENOMEM;
+    if (!pids || !tids)
+        goto done;
+    uint32_t np = ss_pids(s, pids, SAMPLES_LISTED);
+    out->processes = calloc(np ? np : 1u, sizeof *out->processes);
+    if (!out->processes)
+        goto done;
+    for (uint32_t p = 0; p < np; p++) {
+        report_samples_process *rp = &out->processes[out->process_count];
+        rp->pid = pids[p];
+        for (uint32_t k = 0; k < s->process_count && !rp->info; k++)
+            if (s->processes[k].pid == pids[p])
+                rp->info = &s->processes[k];
+        if (ss_group_build(s, pids[p], SS_ANY, SS_ANY_SPAN, &rp->group))
+            goto done;
+        out->process_count++;
+        uint32_t nt = ss_tids(s, pids[p], tids, SAMPLES_LISTED);
+        rp->threads = calloc(nt ? nt : 1u, sizeof *rp->threads);
+        if (!rp->threads)
+            goto done;
+        for (uint32_t t = 0; t < nt; t++) {
+            report_samples_thread *th = &rp->threads[rp->thread_count];
+            th->tid = tids[t];
+            th->name = ss_thread_name(s, pids[p], tids[t]);
+            if (ss_group_build(s, pids[p], tids[t], SS_ANY_SPAN, &th->group))
+                goto done;
+            rp->thread_count++;
+        }
+    }
+    if (ss_span_totals(s, &out->span_totals, &out->span_total_count))
+        goto done;
+    out->spans = calloc(out->span_total_count ? out->span_total_count : 1u, sizeof *out->spans);
+    if (!out->spans)
+        goto done;
+    for (uint32_t i = 0; i < out->span_total_count; i++) {
+        report_samples_span *sp = &out->spans[out->span_count];
+        sp->path = out->span_totals[i].path;
+        if (ss_group_build_under(s, sp->path, &sp->group))
+            goto done;
+        out->span_count++;
+    }
+    rc = 0;
+done:
+    free(pids);
+    free(tids);
+    return rc;
+}
+
+static void free_samples(report_samples *s)
+{
+    for (uint32_t p = 0; p < s->process_count; p++) {
+        report_samples_process *rp = &s->processes[p];
+        ss_group_free(&rp->group);
+        for (uint32_t t = 0; t < rp->thread_count; t++)
+            ss_group_free(&rp->threads[t].group);
+        free(rp->threads);
+    }
+    free(s->processes);
+    for (uint32_t i = 0; i < s->span_count; i++)
+        ss_group_free(&s->spans[i].group);
+    free(s->spans);
+    ss_span_totals_free(s->span_totals, s->span_total_count);
+}
+
+/* ---- the report ---- */
+
+int report_model_build(const run_model *m, const report_inputs *in, report_model *r)
+{
+    memset(r, 0, sizeof *r);
+    r->m = m;
+    r->top = in && in->top ? in->top : TOP_DEFAULT;
+    r->header.has_runtime = m->worker_count > 0;
+    r->header.runtime_ns = m->end_real_ns > m->start_real_ns ? m->end_real_ns - m->start_real_ns : 0;
+    for (uint32_t i = 0; i < m->worker_count; i++) {
+        r->header.final += m->workers[i].final != 0;
+        r->header.not_final += !m->workers[i].final;
+    }
+    if (run_ranks_build(m, &r->ranks) || run_stats_build(m, &r->stats))
+        goto oom;
+    r->roles = calloc(m->role_count ? m->role_count : 1u, sizeof *r->roles);
+    if (!r->roles)
+        goto oom;
+    for (uint32_t i = 0; i < m->role_count; i++) {
+        r->roles[i].stats = &r->stats.roles[i];
+        if (build_role(m, i, r->top, &r->roles[i]))
+            goto oom;
+    }
+    uint32_t with_samples = 0;
+    for (uint32_t i = 0; i < m->worker_count; i++)
+        with_samples += m->workers[i].samples != NULL;
+    r->samples = calloc(with_samples ? with_samples : 1u, sizeof *r->samples);
+    if (!r->samples)
+        goto oom;
+    for (uint32_t i = 0; i < m->worker_count; i++) {
+        if (!m->workers[i].samples)
+            continue;
+        int rc = build_samples(m, i, &r->samples[r->samples_count]);
+        r->samples_count++; /* freed whole or in part */
+        if (rc)
+            goto oom;
+    }
+    if (caveats_build(m, &r->ranks, &r->caveats))
+        goto oom;
+    return 0;
+oom:
+    report_model_free(r);
+    return -ENOMEM;
+}
+
+void report_model_free(report_model *r)
+{
+    if (r->roles)
+        for (uint32_t i = 0; i < r->m->role_count; i++)
+            free_role(&r->roles[i]);
+    free(r->roles);
+    for (uint32_t i = 0; i < r->samples_count; i++)
+        free_samples(&r->samples[i]);
+    free(r->samples);
+    caveats_free(&r->caveats);
+    run_stats_free(&r->stats);
+    run_ranks_free(&r->ranks);
+    const run_model *m = r->m;
+    memset(r, 0, sizeof *r);
+    r->m = m;
+}

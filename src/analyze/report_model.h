@@ -1,0 +1,180 @@
+/* The report of a run as data: every figure `lapse report` shows, in text or JSON, is
+ * computed here, once. Render formats it (render/report_render.h) and chooses no
+ * number of its own; `lapse diff` and the Python package read the same model.
+ *
+ * Built from a merged run model (run_model.h): run_stats holds each path's figures
+ * per role (self time, quantiles, shares, wait%, the spread across ranks); this adds
+ * what the blocks of a role show around them (counters with rates, I/O by phase,
+ * the process sampler's I/O, memory, the top-level rest, the order by slowest rank),
+ * the run's header and ranks, the CAVEATS, and the Python samples' tables. */
+#ifndef LAPSE_ANALYZE_REPORT_MODEL_H
+#define LAPSE_ANALYZE_REPORT_MODEL_H
+
+#include "caveats.h"
+#include "run_model.h"
+#include "run_ranks.h"
+#include "run_stats.h"
+#include "sample_stats.h"
+
+#include <stdint.h>
+
+typedef struct report_inputs {
+    unsigned top; /* rows of the top lists (top-level spans, dominant phases, ACROSS
+                     RANKS, functions): 0 means 10 */
+} report_inputs;
+
+/* ---- per role ---- */
+
+typedef enum report_counter_kind {
+    REPORT_COUNTER_PLAIN = 0, /* the program's own */
+    REPORT_COUNTER_IO = 1,    /* io.*: an io=True phase's bytes (I/O BY PHASE) */
+    REPORT_COUNTER_MEM = 2,   /* mem.*: an io=True phase's RSS growth (MEMORY) */
+} report_counter_kind;
+
+typedef struct report_counter {
+    uint32_t counter;  /* index in run_model.counters */
+    uint32_t kind;     /* report_counter_kind */
+    int has_rate;      /* per_second is defined: its path has time, the sum did not overflow */
+    double per_second; /* sum per second of its path's total time */
+    int has_per_unit;  /* ns_per_unit is defined: a positive sum that did not overflow */
+    double ns_per_unit; /* its path's total time per unit counted */
+} report_counter;
+
+/* The counters of one path: counters[first .. first + count) of its role. */
+typedef struct report_counter_range {
+    uint32_t first, count;
+    uint32_t plain; /* of them, REPORT_COUNTER_PLAIN */
+} report_counter_range;
+
+/* I/O BY PHASE: an io=True phase's bytes, measured at its own entry and exit. */
+typedef struct report_io_phase {
+    uint32_t phase; /* index in rs_role.phases */
+    int64_t read_chars, write_chars, read_bytes, write_bytes, unreadable;
+    uint64_t cache_read_bytes; /* read_chars beyond read_bytes: what the page cache served */
+    int has_disk_rate;
+    uint64_t disk_bytes_per_second; /* read_bytes + write_bytes per second of its time */
+} report_io_phase;
+
+/* The process sampler's I/O of a role, beyond run_stats' sums (rs_io). */
+typedef struct report_process_io {
+    double peak_bin;              /* the largest column of the sparkline, bytes */
+    uint64_t peak_bytes_per_second; /* that column's rate (0 without columns) */
+    uint64_t read_cache_bytes;    /* read_chars beyond read_bytes */
+    int has_shares;               /* some byte moved: the three shares below hold */
+    double quiet_share;           /* moved while no phase was open */
+    double phased_share;          /* moved with a phase open throughout */
+    double mixed_share;           /* in intervals where phases opened or closed */
+    int has_sampler_cost;
+    double sampler_cpu_ns_per_interval;
+} report_process_io;
+
+/* RSS growth of an io=True phase, measured at each call's entry and exit. */
+typedef struct report_growth {
+    uint32_t phase;           /* index in rs_role.phases */
+    int64_t growth_bytes;     /* over all its calls; may be negative */
+    uint64_t calls;
+    uint64_t per_call_bytes;  /* |growth| / calls (whole bytes), the sign of growth_bytes */
+    int64_t unmeasured;       /* calls whose RSS could not be read */
+} report_growth;
+
+typedef struct report_memory {
+    int shown;                    /* some figure below exists: the MEMORY block is there */
+    uint32_t rusage_processes;    /* processes of the role with a getrusage peak */
+    uint32_t rusage_peak_worker;  /* RM_NONE when none */
+    uint64_t rusage_peak_bytes;   /* the largest, getrusage's ru_maxrss */
+    uint64_t rusage_mean_bytes;   /* over rusage_processes */
+    report_growth *growth;        /* io=True phases with an RSS growth, in phase order */
+    uint32_t growth_count;
+} report_memory;
+
+typedef struct report_role {
+    const rm_role *role;
+    const rs_role *stats;
+    double busy_mean_ns;           /* busy time per process */
+    uint32_t top_shown;            /* top-level spans shown (at most top) */
+    uint32_t rest_count;           /* the others */
+    uint64_t rest_ns;              /* their total */
+    double rest_share;             /* of the role's busy time; -1 without busy time */
+    uint32_t dominant_shown;       /* phases by self time shown (at most top) */
+    uint32_t estimated_shown;      /* of those, with an estimated figure */
+    report_counter *counters;      /* every counter of the role's paths */
+    uint32_t counter_count;
+    report_counter_range *phase_counters; /* parallel to stats->phases */
+    report_counter_range root_counters;   /* outside any span */
+    uint32_t *by_rank_max;         /* phase indices, largest slowest-rank total first;
+                                      NULL unless the role has 2 ranks or more */
+    uint32_t rank_rows_shown;
+    report_io_phase *io_phases;    /* io=True phases, in phase order */
+    uint32_t io_phase_count;
+    report_process_io process_io;
+    report_memory memory;
+    int samples_only;              /* every process holds Python samples and no span nor
+                                      counter (lapse record's files): its samples say it all */
+} report_role;
+
+/* ---- the run ---- */
+
+typedef struct report_header {
+    int has_runtime;      /* some process was read */
+    uint64_t runtime_ns;  /* earliest start to latest write; 0 when that is not positive */
+    uint32_t final;       /* processes whose last file is final */
+    uint32_t not_final;
+} report_header;
+
+/* ---- Python samples ---- */
+
+typedef struct report_samples_thread {
+    int64_t tid;
+    uint32_t name; /* string id of the samples, 0 unknown */
+    ss_group group;
+} report_samples_thread;
+
+typedef struct report_samples_process {
+    int64_t pid;
+    const store_sample_process *info; /* NULL when the samples hold none */
+    ss_group group;
+    report_samples_thread *threads;
+    uint32_t thread_count;
+} report_samples_process;
+
+typedef struct report_samples_span {
+    const char *path;
+    ss_group group;
+} report_samples_span;
+
+/* The samples of one file. Shares and times are estimates from sampling. */
+typedef struct report_samples {
+    uint32_t worker;
+    const store_samples *samples;
+    double late_share;  /* late passes / passes; -1 without passes */
+    double lost_share;  /* passes lost to read errors / passes */
+    int lost_biased;    /* enough lost that shares lean toward callers */
+    report_samples_process *processes;
+    uint32_t process_count;
+    report_samples_span *spans; /* heaviest first */
+    uint32_t span_count;
+    ss_span_total *span_totals; /* owns the spans' paths */
+    uint32_t span_total_count;
+} report_samples;
+
+typedef struct report_model {
+    const run_model *m;
+    unsigned top;
+    report_header header;
+    run_ranks ranks;
+    run_stats stats;
+    report_role *roles; /* parallel to m->roles */
+    report_samples *samples; /* files with Python samples, in worker order */
+    uint32_t samples_count;
+    caveat_list caveats;
+} report_model;
+
+/* Builds the report of m. 0, or -ENOMEM (r is then empty: no partial report). */
+int report_model_build(const run_model *m, const report_inputs *in, report_model *r);
+void report_model_free(report_model *r);
+
+/* The counter of a role by name on a phase (index in stats->phases), or NULL. */
+const report_counter *report_counter_named(const report_model *r, uint32_t role, uint32_t phase,
+                                           const char *name);
+
+#endif
