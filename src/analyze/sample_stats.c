@@ -12,11 +12,9 @@ static int matches(const store_sample_stack *st, int64_t pid, int64_t tid, uint3
            (!span_mask || span_mask[st->span_path]);
 }
 
-/* sort context: qsort has none */
-static const ss_group *sort_group;
-
-static int cmp_self(const void *a, const void *b)
+static int cmp_self(const void *a, const void *b, void *ctx)
 {
+    const ss_group *sort_group = ctx;
     const ss_func *x = &sort_group->funcs[*(const uint32_t *)a];
     const ss_func *y = &sort_group->funcs[*(const uint32_t *)b];
     uint64_t vx = sort_group->by_weight ? x->self_ns : x->self_count;
@@ -28,8 +26,9 @@ static int cmp_self(const void *a, const void *b)
     return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
-static int cmp_total(const void *a, const void *b)
+static int cmp_total(const void *a, const void *b, void *ctx)
 {
+    const ss_group *sort_group = ctx;
     const ss_func *x = &sort_group->funcs[*(const uint32_t *)a];
     const ss_func *y = &sort_group->funcs[*(const uint32_t *)b];
     uint64_t vx = sort_group->by_weight ? x->total_ns : x->total_count;
@@ -112,10 +111,10 @@ static int build(const store_samples *s, int64_t pid, int64_t tid, uint32_t span
         goto oom;
     for (uint32_t i = 0; i < kept; i++)
         g->by_self[i] = g->by_total[i] = i;
-    sort_group = g;
-    qsort(g->by_self, kept, sizeof *g->by_self, cmp_self);
-    qsort(g->by_total, kept, sizeof *g->by_total, cmp_total);
-    sort_group = NULL;
+    if (kept) {
+        qsort_r(g->by_self, kept, sizeof *g->by_self, cmp_self, g);
+        qsort_r(g->by_total, kept, sizeof *g->by_total, cmp_total, g);
+    }
     free(slots);
     free(func_of);
     free(stamp);
@@ -376,4 +375,84 @@ uint32_t ss_thread_name(const store_samples *s, int64_t pid, int64_t tid)
         }
     }
     return best;
+}
+
+/* ---- intervals (`lapse top`) ---- */
+
+static int cmp_interval_key(const void *a, const void *b)
+{
+    const ss_interval_row *x = a, *y = b;
+    if (x->function != y->function)
+        return x->function < y->function ? -1 : 1;
+    return x->file < y->file ? -1 : x->file > y->file;
+}
+
+static int cmp_interval_show(const void *a, const void *b)
+{
+    const ss_interval_row *x = a, *y = b;
+    if (x->self_delta_ns != y->self_delta_ns)
+        return x->self_delta_ns < y->self_delta_ns ? 1 : -1;
+    if (x->total_delta_ns != y->total_delta_ns)
+        return x->total_delta_ns < y->total_delta_ns ? 1 : -1;
+    if (x->self_ns != y->self_ns)
+        return x->self_ns < y->self_ns ? 1 : -1;
+    return cmp_interval_key(a, b);
+}
+
+int ss_interval_update(ss_interval *iv, const store_samples *s)
+{
+    ss_group g;
+    if (build(s, SS_ANY, SS_ANY, SS_ANY_SPAN, NULL, &g))
+        return -ENOMEM;
+    /* the previous figures by key, to subtract */
+    if (iv->count)
+        qsort(iv->rows, iv->count, sizeof *iv->rows, cmp_interval_key);
+    uint32_t prev = iv->count;
+    for (uint32_t i = 0; i < prev; i++)
+        iv->rows[i].self_delta_ns = iv->rows[i].total_delta_ns = 0;
+    for (uint32_t i = 0; i < g.func_count; i++) {
+        const ss_func *f = &g.funcs[i];
+        ss_interval_row key = {.function = f->function, .file = f->file};
+        ss_interval_row *r = prev ? bsearch(&key, iv->rows, prev, sizeof *iv->rows, cmp_interval_key)
+                                  : NULL;
+        if (!r) {
+            if (iv->count == iv->cap) {
+                uint32_t cap = iv->cap ? iv->cap * 2 : 256;
+                ss_interval_row *p = realloc(iv->rows, cap * sizeof *p);
+                if (!p) {
+                    ss_group_free(&g);
+                    return -ENOMEM;
+                }
+                iv->rows = p;
+                iv->cap = cap;
+            }
+            r = &iv->rows[iv->count++];
+            *r = key;
+        }
+        /* a set only grows: what a function stands for never shrinks */
+        r->self_delta_ns = f->self_ns >= r->self_ns ? f->self_ns - r->self_ns : 0;
+        r->total_delta_ns = f->total_ns >= r->total_ns ? f->total_ns - r->total_ns : 0;
+        r->self_ns = f->self_ns;
+        r->total_ns = f->total_ns;
+    }
+    uint64_t kept = 0;
+    for (uint32_t i = 0; i < s->stack_count; i++)
+        kept = sat_add(kept, s->stacks[i].weight_ns);
+    iv->kept_delta_ns = kept >= iv->kept_ns ? kept - iv->kept_ns : 0;
+    iv->kept_ns = kept;
+    for (uint32_t i = 0; i < iv->count; i++) {
+        ss_interval_row *r = &iv->rows[i];
+        r->self_share = iv->kept_delta_ns ? (double)r->self_delta_ns / (double)iv->kept_delta_ns : 0;
+        r->total_share = iv->kept_delta_ns ? (double)r->total_delta_ns / (double)iv->kept_delta_ns : 0;
+    }
+    if (iv->count)
+        qsort(iv->rows, iv->count, sizeof *iv->rows, cmp_interval_show);
+    ss_group_free(&g);
+    return 0;
+}
+
+void ss_interval_free(ss_interval *iv)
+{
+    free(iv->rows);
+    memset(iv, 0, sizeof *iv);
 }

@@ -65,4 +65,27 @@ uint32_t ss_spans(const store_samples *s, uint32_t *out, uint32_t cap);
 /* The thread name of (pid, tid) seen in the most samples (a string id, 0 unknown). */
 uint32_t ss_thread_name(const store_samples *s, int64_t pid, int64_t tid);
 
+/* The functions of a growing sample set interval by interval (`lapse top`): each
+ * update takes the set as it is now and gives, per function, the time its samples
+ * stand for since the start and since the previous update, and the interval's
+ * shares (of the time the interval's samples stand for). */
+typedef struct ss_interval_row {
+    uint32_t function, file;      /* string ids of the set (they never change) */
+    uint64_t self_ns, total_ns;   /* since the start */
+    uint64_t self_delta_ns, total_delta_ns; /* since the previous update */
+    double self_share, total_share; /* of kept_delta_ns; 0 when it is 0 */
+} ss_interval_row;
+
+typedef struct ss_interval {
+    ss_interval_row *rows; /* the functions seen so far; after an update, those of
+                              the interval first, by self then total share */
+    uint32_t count, cap;
+    uint64_t kept_ns, kept_delta_ns; /* time all samples stand for: since the start,
+                                        and in the last interval */
+} ss_interval;
+
+/* 0, or -ENOMEM. */
+int ss_interval_update(ss_interval *iv, const store_samples *s);
+void ss_interval_free(ss_interval *iv);
+
 #endif

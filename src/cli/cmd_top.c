@@ -4,6 +4,7 @@
 
 #include "args.h"
 
+#include "analyze/sample_stats.h"
 #include "pyread/pyread.h"
 #include "pyread/sampler.h"
 #include "store/sample_set.h"
@@ -60,56 +61,15 @@ static void on_signal(int sig)
     stop_flag = 1;
 }
 
-/* One function: (name, file) string ids and its figures. */
-typedef struct fn_row {
-    uint32_t function, file;
-    uint64_t self_ns, total_ns;           /* since start */
-    uint64_t prev_self_ns, prev_total_ns; /* at the previous refresh */
-    uint64_t self_delta, total_delta;     /* over the last interval */
-} fn_row;
-
 typedef struct top_state {
-    fn_row *rows;
-    size_t count, cap;
     int tty, bold;
     int rows_shown;
     double interval_s;
     pid_t pid;
     const char *version;
     int refreshes;
-    uint64_t prev_kept_ns; /* all samples' weight at the previous refresh */
-    uint32_t *seen;        /* per stack: row indexes already counted (recursion) */
+    ss_interval iv; /* the functions, interval by interval (analyze) */
 } top_state;
-
-static fn_row *row_for(top_state *st, uint32_t function, uint32_t file)
-{
-    for (size_t i = 0; i < st->count; i++)
-        if (st->rows[i].function == function && st->rows[i].file == file)
-            return &st->rows[i];
-    if (st->count == st->cap) {
-        size_t cap = st->cap ? st->cap * 2 : 256;
-        fn_row *r = realloc(st->rows, cap * sizeof *r);
-        if (!r)
-            return NULL;
-        st->rows = r;
-        st->cap = cap;
-    }
-    fn_row *r = &st->rows[st->count++];
-    memset(r, 0, sizeof *r);
-    r->function = function;
-    r->file = file;
-    return r;
-}
-
-static int by_self_delta(const void *a, const void *b)
-{
-    const fn_row *x = a, *y = b;
-    if (x->self_delta != y->self_delta)
-        return x->self_delta < y->self_delta ? 1 : -1;
-    if (x->total_delta != y->total_delta)
-        return x->total_delta < y->total_delta ? 1 : -1;
-    return x->self_ns < y->self_ns ? 1 : x->self_ns > y->self_ns ? -1 : 0;
-}
 
 static void fmt_time(char *out, size_t len, uint64_t ns)
 {
@@ -128,52 +88,8 @@ static int refresh(void *ctx, sample_set *set)
 {
     top_state *st = ctx;
     const store_samples *s = sample_set_view(set);
-    for (size_t i = 0; i < st->count; i++)
-        st->rows[i].self_ns = st->rows[i].total_ns = 0;
-    uint64_t kept = 0;
-    for (uint32_t k = 0; k < s->stack_count; k++) {
-        const store_sample_stack *sk = &s->stacks[k];
-        kept += sk->weight_ns;
-        if (sk->depth == 0)
-            continue;
-        size_t marks = 0;
-        uint32_t local[512];
-        for (uint32_t d = 0; d < sk->depth && d < 512; d++) {
-            const store_sample_frame *f = &s->frames[s->frame_ids[sk->first + d]];
-            fn_row *r = row_for(st, f->function, f->file);
-            if (!r)
-                return 0;
-            uint32_t idx = (uint32_t)(r - st->rows);
-            int again = 0;
-            for (size_t m = 0; m < marks; m++)
-                if (local[m] == idx)
-                    again = 1;
-            if (!again) {
-                local[marks++] = idx;
-                r->total_ns += sk->weight_ns;
-            }
-            if (d + 1 == sk->depth)
-                r->self_ns += sk->weight_ns;
-        }
-    }
-    uint64_t kept_delta = kept - st->prev_kept_ns;
-    st->prev_kept_ns = kept;
-    for (size_t i = 0; i < st->count; i++) {
-        fn_row *r = &st->rows[i];
-        r->self_delta = r->self_ns - r->prev_self_ns;
-        r->total_delta = r->total_ns - r->prev_total_ns;
-        r->prev_self_ns = r->self_ns;
-        r->prev_total_ns = r->total_ns;
-    }
-    /* sorting moves rows: keep the copy sorted for display only */
-    fn_row *view = malloc((st->count ? st->count : 1) * sizeof *view);
-    if (!view)
-        return 0;
-    if (st->count) { /* no rows yet: rows is NULL, which memcpy may not take */
-        memcpy(view, st->rows, st->count * sizeof *view);
-        qsort(view, st->count, sizeof *view, by_self_delta);
-    }
-
+    if (ss_interval_update(&st->iv, s))
+        return 0; /* out of memory: the next refresh tries again */
     const char *b0 = st->bold ? "\033[1m" : "", *b1 = st->bold ? "\033[0m" : "";
     if (st->tty)
         fputs("\033[H\033[2J", stdout);
@@ -184,20 +100,18 @@ static int refresh(void *ctx, sample_set *set)
            (unsigned long long)sample_set_total_count(set), (unsigned long long)s->late_samples,
            (unsigned long long)s->read_errors);
     printf("shares of the last %.1fs of samples (%.2fs sampled); SELF and TOTAL since the start\n\n",
-           st->interval_s, (double)kept_delta / 1e9);
+           st->interval_s, (double)st->iv.kept_delta_ns / 1e9);
     printf("%s %%SELF  %%TOTAL      SELF     TOTAL  FUNCTION (FILE)%s\n", b0, b1);
     int shown = 0;
-    for (size_t i = 0; i < st->count && shown < st->rows_shown; i++) {
-        const fn_row *r = &view[i];
-        if (r->self_ns == 0 && r->total_delta == 0)
-            continue;
+    for (uint32_t i = 0; i < st->iv.count && shown < st->rows_shown; i++) {
+        const ss_interval_row *r = &st->iv.rows[i];
+        if (!r->self_delta_ns && !r->total_delta_ns)
+            break; /* the interval's functions come first */
         char t1[32], t2[32];
         fmt_time(t1, sizeof t1, r->self_ns);
         fmt_time(t2, sizeof t2, r->total_ns);
-        double ps = kept_delta ? 100.0 * (double)r->self_delta / (double)kept_delta : 0;
-        double pt = kept_delta ? 100.0 * (double)r->total_delta / (double)kept_delta : 0;
-        printf("%6.1f%% %6.1f%% %9s %9s  %s (%s)\n", ps, pt, t1, t2, s->strings[r->function],
-               s->strings[r->file]);
+        printf("%6.1f%% %6.1f%% %9s %9s  %s (%s)\n", 100.0 * r->self_share, 100.0 * r->total_share,
+               t1, t2, s->strings[r->function], s->strings[r->file]);
         shown++;
     }
     if (shown == 0)
@@ -206,7 +120,6 @@ static int refresh(void *ctx, sample_set *set)
     if (!st->tty)
         printf("\n");
     fflush(stdout);
-    free(view);
     return 0;
 }
 
@@ -305,6 +218,6 @@ int cmd_top(int argc, char **argv)
     else if (r.ended_by == 1)
         fprintf(stderr, "lapse top: process %ld exited\n", pid);
     sample_set_free(set);
-    free(st.rows);
+    ss_interval_free(&st.iv);
     return rc ? 1 : 0;
 }

@@ -736,6 +736,57 @@ static void test_add_to_file(void)
     sample_set_free(s);
 }
 
+/* lapse top's figures: per function, since the start and since the last update,
+ * shares of the interval's time; a stack deeper than 512 frames keeps its leaf's self
+ * time (top's own table lost it). */
+static void test_interval(void)
+{
+    sample_set *s = sample_set_new();
+    uint32_t app = str(s, "app.py");
+    uint32_t f_main = sample_set_frame(s, str(s, "main"), app, 1);
+    uint32_t f_hot = sample_set_frame(s, str(s, "hot"), app, 2);
+    uint32_t f_rec = sample_set_frame(s, str(s, "rec"), app, 3);
+    sample_key k = {7, 7, 0, 0, SAMPLE_RUNNING};
+    uint32_t a[] = {f_main, f_hot};
+    sample_set_add(s, &k, a, 2, 3000000); /* 3 ms in main/hot */
+    ss_interval iv;
+    memset(&iv, 0, sizeof iv);
+    CHECK(ss_interval_update(&iv, sample_set_view(s)) == 0);
+    CHECK_U64(iv.kept_delta_ns, 3000000);
+    CHECK(iv.count == 2 && iv.rows[0].function == sample_set_view(s)->frames[f_hot].function);
+    CHECK(iv.rows[0].self_share == 1.0 && iv.rows[0].total_share == 1.0);
+    CHECK(iv.rows[1].self_share == 0.0 && iv.rows[1].total_share == 1.0);
+
+    /* the next interval: 1 ms in a recursion 600 deep under main */
+    uint32_t deep[601];
+    deep[0] = f_main;
+    for (int i = 1; i <= 600; i++)
+        deep[i] = f_rec;
+    sample_set_add(s, &k, deep, 601, 1000000);
+    CHECK(ss_interval_update(&iv, sample_set_view(s)) == 0);
+    CHECK_U64(iv.kept_delta_ns, 1000000);
+    const ss_interval_row *first = &iv.rows[0];
+    CHECK(first->function == sample_set_view(s)->frames[f_rec].function);
+    CHECK_U64(first->self_delta_ns, 1000000);     /* the leaf of the deep stack */
+    CHECK_U64(first->total_delta_ns, 1000000);    /* once, however deep */
+    CHECK(first->self_share == 1.0);
+    int seen_hot = 0;
+    for (uint32_t i = 0; i < iv.count; i++) {
+        const ss_interval_row *r = &iv.rows[i];
+        if (r->function == sample_set_view(s)->frames[f_hot].function) {
+            seen_hot = 1;
+            CHECK_U64(r->self_ns, 3000000);      /* since the start */
+            CHECK_U64(r->self_delta_ns, 0);      /* nothing new */
+            CHECK(r->self_share == 0.0);
+        }
+        if (r->function == sample_set_view(s)->frames[f_main].function)
+            CHECK_U64(r->total_ns, 4000000);
+    }
+    CHECK(seen_hot);
+    ss_interval_free(&iv);
+    sample_set_free(s);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -753,6 +804,7 @@ int main(void)
     test_report();
     test_export();
     test_add_to_file();
+    test_interval();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd) != 0)
