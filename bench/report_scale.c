@@ -1,6 +1,6 @@
 /* How `lapse report` scales: wall time and peak memory on a large synthetic run.
  *
- *   report_scale [LAPSE] [--files N] [--paths N] [--spans N] [--reps N] [--keep]
+ *   report_scale [LAPSE] [--files N] [--paths N] [--unique F] [--spans N] [--reps N] [--keep]
  *
  * Writes N (64) worker files of P (4096) paths each with store_write_file, under a
  * temporary directory laid out as a real run (<dir>/<run_id>/<host>/<role>-<pid>.lapse),
@@ -13,6 +13,9 @@
  * with depth, self and child time consistent along the tree, a histogram of ~30
  * non-zero buckets per path, a few counters, and (with --spans) a full timeline.
  * The workers run the same code, so their trees are the same; their times differ.
+ * With --unique F (0..1) a share F of each file's paths is its own: subtrees whose
+ * top span has a name of that file alone (the run then has about
+ * P x (1 - F + N x F) distinct paths).
  *
  * LAPSE defaults to `lapse` next to this program, else build/lapse. */
 #include "core/hist.h"
@@ -65,6 +68,10 @@ static double now_s(void)
 typedef struct shape {
     store_node *nodes; /* structure only: parent, thread, name, depth */
     uint32_t count;
+    uint32_t *own;    /* per node: 0, or 1 + the index of the file-own name it takes
+                         (the top of a subtree of paths unique to each file) */
+    uint32_t own_count, distinct; /* file-own names; paths that are the file's own */
+    uint32_t *own_base; /* per file-own name: the pool name it is made from */
     uint64_t *calls;  /* calls of each path */
     double *self_ns;  /* self time per call, before per-worker noise */
 } shape;
@@ -140,10 +147,47 @@ static void make_shape(shape *s, uint32_t paths, uint64_t wall_ns)
     }
 }
 
+/* Marks subtrees that hold about `unique` of the paths as each file's own: walking
+ * the nodes in order (parents first), a node under an own one is own; any other
+ * becomes the top of an own subtree when its subtree fits in what is left of the
+ * share. */
+static void mark_own(shape *s, double unique)
+{
+    s->own = calloc(s->count, sizeof *s->own);
+    s->own_base = calloc(s->count, sizeof *s->own_base);
+    uint32_t *size = calloc(s->count, sizeof *size);
+    uint8_t *inside = calloc(s->count, 1);
+    for (uint32_t i = s->count; i-- > 0;) { /* children come after their parent */
+        size[i]++;
+        if (s->nodes[i].parent >= 0)
+            size[s->nodes[i].parent] += size[i];
+    }
+    double want = unique * (double)(s->count - THREADS);
+    s->own_count = s->distinct = 0;
+    uint32_t marked = 0; /* paths inside the subtrees marked so far */
+    for (uint32_t i = 0; i < s->count; i++) {
+        const store_node *n = &s->nodes[i];
+        if (n->parent < 0)
+            continue;
+        inside[i] = inside[n->parent];
+        if (!inside[i] && (double)(marked + size[i]) <= want + 0.5) {
+            s->own_base[s->own_count++] = n->name;
+            s->own[i] = s->own_count;
+            s->nodes[i].name = NAME_POOL + s->own_count; /* the file's names go there */
+            inside[i] = 1;
+            marked += size[i];
+        }
+        s->distinct += inside[i];
+    }
+    free(size);
+    free(inside);
+}
+
 /* ---- one worker's file ---- */
 
 typedef struct worker_file {
     store_file f;
+    char **names; /* the pool, then the file's own names */
     store_thread threads[THREADS];
     store_counter counters[16];
     uint64_t *hist; /* count * HIST_BUCKETS */
@@ -238,8 +282,15 @@ static void make_worker(worker_file *w, const shape *s, int index, int files, co
     m->max_counters = 4096;
     m->timeline_dropped = spans ? 123456789 : 0;
 
-    f->names = names;
-    f->name_count = NAME_POOL + 1;
+    /* the pool, then this file's own names: "<pool name>@<file>" */
+    for (uint32_t k = 0; k < s->own_count; k++) {
+        char buf[96];
+        snprintf(buf, sizeof buf, "%s@%d", names[s->own_base[k]], index);
+        free(w->names[NAME_POOL + 1 + k]);
+        w->names[NAME_POOL + 1 + k] = strdup(buf);
+    }
+    f->names = w->names;
+    f->name_count = NAME_POOL + 1 + s->own_count;
     w->threads[0] = (store_thread){m->pid, "python"};
     w->threads[1] = (store_thread){m->pid + 1, "pt_data_loader"};
     f->threads = w->threads;
@@ -368,12 +419,15 @@ int main(int argc, char **argv)
     const char *lapse = NULL;
     int files = 64, reps = 3, keep = 0;
     uint32_t paths = 4096;
+    double unique = 0;
     uint64_t spans = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--files") && i + 1 < argc)
             files = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--paths") && i + 1 < argc)
             paths = (uint32_t)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--unique") && i + 1 < argc)
+            unique = atof(argv[++i]);
         else if (!strcmp(argv[i], "--spans") && i + 1 < argc)
             spans = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
@@ -381,13 +435,13 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--keep"))
             keep = 1;
         else if (argv[i][0] == '-') {
-            fprintf(stderr, "usage: report_scale [LAPSE] [--files N] [--paths N] [--spans N] "
-                            "[--reps N] [--keep]\n");
+            fprintf(stderr, "usage: report_scale [LAPSE] [--files N] [--paths N] [--unique F] "
+                            "[--spans N] [--reps N] [--keep]\n");
             return 2;
         } else
             lapse = argv[i];
     }
-    if (files < 1 || paths < 8 || reps < 1) {
+    if (files < 1 || paths < 8 || reps < 1 || !(unique >= 0 && unique <= 1)) {
         fprintf(stderr, "report_scale: bad sizes\n");
         return 2;
     }
@@ -418,7 +472,10 @@ int main(int argc, char **argv)
     make_names();
     shape s;
     make_shape(&s, paths, wall_ns);
+    mark_own(&s, unique);
     worker_file w;
+    w.names = calloc(NAME_POOL + 1 + s.own_count, sizeof *w.names);
+    memcpy(w.names, names, (NAME_POOL + 1) * sizeof *names);
     w.hist = malloc((size_t)s.count * HIST_BUCKETS * sizeof *w.hist);
     uint64_t bytes = 0;
     char err[512];
@@ -486,11 +543,24 @@ int main(int argc, char **argv)
            "%u-%u histogram buckets used, %llu timeline spans each), %.1f MiB\n",
            files, paths, s.count, max_depth, hist_min, hist_max, (unsigned long long)spans,
            (double)bytes / (1 << 20));
+    printf("  %u of each file's paths its own (--unique %.2f): %llu distinct paths in the run\n",
+           s.distinct, unique,
+           (unsigned long long)(paths - s.distinct) + (unsigned long long)files * s.distinct);
     printf("  generated in %.2f s; all read back with store_read_file in %.2f s "
            "(%.1f ms per file)\n",
            gen_s, check_s, check_s * 1000 / files);
 
-    /* the report */
+    /* the report; the generator's memory goes back first: the child's peak RSS
+     * (ru_maxrss) includes what it held as a fork of this process before exec */
+    free(w.hist);
+    for (uint32_t k = 0; k < s.own_count; k++)
+        free(w.names[NAME_POOL + 1 + k]);
+    free(w.names);
+    free(s.nodes);
+    free(s.calls);
+    free(s.self_ns);
+    free(s.own);
+    free(s.own_base);
     char out_path[600], err_path[600];
     snprintf(out_path, sizeof out_path, "%s/report.out", dir);
     snprintf(err_path, sizeof err_path, "%s/report.err", dir);
