@@ -17,6 +17,29 @@ static uint64_t nth(const uint64_t *sorted, uint32_t zeros, uint32_t i)
     return i < zeros ? 0 : sorted[i - zeros];
 }
 
+static int cmp_rank(const void *a, const void *b)
+{
+    int64_t x = ((const rank_value *)a)->rank, y = ((const rank_value *)b)->rank;
+    return x < y ? -1 : x > y;
+}
+
+uint32_t rank_values_merge(rank_value *values, uint32_t k)
+{
+    if (k < 2)
+        return k;
+    qsort(values, k, sizeof *values, cmp_rank);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < k; i++) {
+        if (n && values[n - 1].rank == values[i].rank) {
+            uint64_t *t = &values[n - 1].total_ns;
+            *t = *t + values[i].total_ns < *t ? UINT64_MAX : *t + values[i].total_ns;
+        } else {
+            values[n++] = values[i];
+        }
+    }
+    return n;
+}
+
 int rank_spread_compute(const rank_value *values, uint32_t k, uint32_t ranks, rank_spread *out)
 {
     memset(out, 0, sizeof *out);

@@ -19,6 +19,10 @@ typedef struct rank_spread {
     int64_t slowest_rank; /* the rank of max_ns (the lowest such rank); -1 when nothing entered */
 } rank_spread;
 
+/* Adds up the values of equal ranks among values[0..k) (saturating), leaving one per
+ * rank in ascending order of rank; returns how many remain. */
+uint32_t rank_values_merge(rank_value *values, uint32_t k);
+
 /* values: the totals of the k ranks that have one (any order; values of 0 allowed,
  * they count as not entered); ranks: n, the ranks of the role, n >= k. Returns 0,
  * or -EINVAL when k > n, or -ENOMEM. */

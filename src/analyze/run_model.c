@@ -32,7 +32,8 @@ typedef struct rm_index {
     str_map strings;
     u64_map paths;    /* (parent << 32 | name) -> path */
     u64_map counters; /* (path << 32 | name) -> counter */
-    u64_map rank_totals; /* (path << 32 | rank) -> rank total */
+    u64_map role_ranks; /* (role << 32 | rank) of the processes added: a rank seen twice */
+    int rank_shared;    /* a role's rank is in two files: paths' rank values to merge */
 } rm_index;
 
 static inline uint32_t mix64(uint64_t k, uint32_t mask)
@@ -112,19 +113,19 @@ static void index_free(rm_index *ix)
     free(ix->strings.ids);
     u64_map_free(&ix->paths);
     u64_map_free(&ix->counters);
-    u64_map_free(&ix->rank_totals);
+    u64_map_free(&ix->role_ranks);
     free(ix);
 }
 
 /* ---- growable arrays ---- */
 
-static int grow(void **items, uint32_t *cap, uint32_t count, size_t size)
+static int grow(void **items, uint32_t *cap, uint32_t count, size_t size, uint32_t first)
 {
     if (count < *cap)
         return 0;
     if (*cap >= UINT32_MAX / 2u)
         return -ENOMEM;
-    uint32_t ncap = *cap ? *cap * 2u : 16u;
+    uint32_t ncap = *cap ? *cap * 2u : first;
     void *p = realloc(*items, (size_t)ncap * size);
     if (!p)
         return -ENOMEM;
@@ -133,7 +134,7 @@ static int grow(void **items, uint32_t *cap, uint32_t count, size_t size)
     return 0;
 }
 
-#define GROW(m, arr, count, cap) grow((void **)&(m)->arr, &(m)->cap, (m)->count, sizeof *(m)->arr)
+#define GROW(m, arr, count, cap) grow((void **)&(m)->arr, &(m)->cap, (m)->count, sizeof *(m)->arr, 16u)
 
 /* ---- strings ---- */
 
@@ -191,7 +192,7 @@ static rm_index *index_of(run_model *m)
     if (!ix)
         return NULL;
     m->index = ix;
-    if (u64_map_grow(&ix->paths) || u64_map_grow(&ix->counters) || u64_map_grow(&ix->rank_totals) ||
+    if (u64_map_grow(&ix->paths) || u64_map_grow(&ix->counters) || u64_map_grow(&ix->role_ranks) ||
         intern(m, ix, "") != 0) {
         index_free(ix);
         m->index = NULL;
@@ -215,7 +216,6 @@ static uint32_t new_path(run_model *m, uint32_t parent, uint32_t name, uint32_t 
     p->depth = parent == RM_NONE ? 0 : m->paths[parent].depth + 1u;
     p->last_worker = RM_NONE;
     p->first_counter = RM_NONE;
-    p->first_rank_total = RM_NONE;
     return idx;
 }
 
@@ -298,48 +298,58 @@ static int add_counter(run_model *m, rm_index *ix, uint32_t path, uint32_t name,
     return 0;
 }
 
-/* Adds one process's total of a path to its rank's. */
-static int add_rank_total(run_model *m, rm_index *ix, uint32_t path, int64_t rank, uint64_t calls,
-                          uint64_t total_ns)
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
+/* Adds one process's total of a path to its rank's: to the path's last value when
+ * that is the rank's (the same process, or one of the same rank just before), else
+ * as a new value (run_model_finish merges the values of a rank that two processes
+ * apart added, when there were any). A path's values grow with the ranks that
+ * recorded it, each in one place: no look-up, and nothing held per rank that did
+ * not. */
+static int add_rank_value(rm_path *p, int64_t rank, uint64_t total_ns)
 {
     if (rank < 0 || rank >= (int64_t)RM_NONE)
         return 0; /* no rank (or none a key can hold): in no cross-rank figure */
-    u64_map *rm = &ix->rank_totals;
+    if (p->rank_value_count && p->rank_values[p->rank_value_count - 1].rank == rank) {
+        rank_value *v = &p->rank_values[p->rank_value_count - 1];
+        v->total_ns = sat_add(v->total_ns, total_ns);
+        return 0;
+    }
+    if (grow((void **)&p->rank_values, &p->rank_value_cap, p->rank_value_count,
+             sizeof *p->rank_values, 1u))
+        return -ENOMEM;
+    p->rank_values[p->rank_value_count++] = (rank_value){rank, total_ns};
+    return 0;
+}
+
+/* Notes whether a process of (role, rank) was added before: then the paths' values
+ * of that rank can be apart, and run_model_finish merges them. */
+static int note_rank(rm_index *ix, uint32_t role, int64_t rank)
+{
+    if (rank < 0 || rank >= (int64_t)RM_NONE)
+        return 0;
+    u64_map *rm = &ix->role_ranks;
     if ((rm->used + 1u) * 2u > rm->mask + 1u && u64_map_grow(rm))
         return -ENOMEM;
-    uint64_t key = ((uint64_t)path << 32) | (uint64_t)rank;
+    uint64_t key = ((uint64_t)role << 32) | (uint64_t)rank;
     int found;
     uint32_t slot = u64_map_slot(rm, key, &found);
-    if (!found) {
-        if (GROW(m, rank_totals, rank_total_count, rank_total_cap))
-            return -ENOMEM;
-        uint32_t idx = m->rank_total_count++;
-        rm_rank_total *t = &m->rank_totals[idx];
-        memset(t, 0, sizeof *t);
-        t->path = path;
-        t->rank = rank;
-        t->next = m->paths[path].first_rank_total;
-        m->paths[path].first_rank_total = idx;
-        rm->keys[slot] = key;
-        rm->vals[slot] = idx;
-        rm->used++;
+    if (found) {
+        ix->rank_shared = 1;
+        return 0;
     }
-    rm_rank_total *t = &m->rank_totals[rm->vals[slot]];
-    t->calls += calls;
-    t->total_ns += total_ns;
-    if (t->total_ns < total_ns)
-        t->total_ns = UINT64_MAX;
+    rm->keys[slot] = key;
+    rm->vals[slot] = 0;
+    rm->used++;
     return 0;
 }
 
 static char *dup_or_empty(const char *s)
 {
     return strdup(s ? s : "");
-}
-
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-    return a + b < a ? UINT64_MAX : a + b;
 }
 
 int run_model_add_unreadable(run_model *m, const char *file, const char *reason)
@@ -547,6 +557,8 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     }
     m->worker_count++;
     m->roles[role].processes++;
+    if (note_rank(ix, role, mt->rank))
+        return -ENOMEM;
 
     int rc = -ENOMEM;
     uint32_t *names = malloc(((size_t)f->name_count + 1u) * sizeof *names);
@@ -606,8 +618,7 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
         mp->sampled_wall_ns = sat_add(mp->sampled_wall_ns, n->sampled_wall_ns);
         mp->sampled_cpu_ns = sat_add(mp->sampled_cpu_ns, n->sampled_cpu_ns);
         if (p != m->roles[role].root &&
-            add_rank_total(m, ix, p, mt->rank, n->parent < 0 ? 0 : n->calls,
-                           n->parent < 0 ? n->child_ns : n->total_ns))
+            add_rank_value(mp, mt->rank, n->parent < 0 ? n->child_ns : n->total_ns))
             goto out;
     }
     for (uint32_t i = 0; i < f->counter_count; i++) {
@@ -805,6 +816,11 @@ int run_model_finish(run_model *m, const rm_options *opt)
         rc = build_hosts(m);
     if (rc)
         return rc;
+    rm_index *ix = m->index;
+    for (uint32_t i = 0; ix && ix->rank_shared && i < m->path_count; i++) {
+        rm_path *p = &m->paths[i];
+        p->rank_value_count = rank_values_merge(p->rank_values, p->rank_value_count);
+    }
     index_free(m->index);
     m->index = NULL;
 
@@ -962,6 +978,7 @@ void run_model_free(run_model *m)
     free(m->strings);
     for (uint32_t i = 0; i < m->path_count; i++) {
         free(m->paths[i].path);
+        free(m->paths[i].rank_values);
         hist_window_free(&m->paths[i].hist);
     }
     free(m->paths);
@@ -970,7 +987,6 @@ void run_model_free(run_model *m)
         free(m->roles[i].name);
         free(m->roles[i].ranks);
     }
-    free(m->rank_totals);
     free(m->roles);
     for (uint32_t i = 0; i < m->worker_count; i++) {
         worker_free(&m->workers[i]);

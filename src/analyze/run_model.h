@@ -6,6 +6,7 @@
 #define LAPSE_ANALYZE_RUN_MODEL_H
 
 #include "hist_window.h"
+#include "rank_spread.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -35,15 +36,6 @@ typedef struct rm_counter {
     int overflowed;  /* the true sum is beyond what an int64 holds: sum is that bound */
 } rm_counter;
 
-/* The total of one path in one rank (the processes of a role that share a rank are
- * added together). */
-typedef struct rm_rank_total {
-    uint32_t path;
-    uint32_t next;  /* next entry of the same path, RM_NONE at the end */
-    int64_t rank;
-    uint64_t calls, total_ns;
-} rm_rank_total;
-
 typedef struct rm_path {
     uint32_t parent; /* RM_NONE for a role root */
     uint32_t name;   /* string id; 0 ("") for a role root */
@@ -58,7 +50,10 @@ typedef struct rm_path {
     uint32_t in_processes;   /* processes of the role in which it completed a call */
     uint32_t last_worker;    /* loading only */
     uint32_t first_counter;  /* RM_NONE when none */
-    uint32_t first_rank_total; /* RM_NONE when no process with a rank recorded it */
+    uint32_t rank_value_count, rank_value_cap;
+    rank_value *rank_values; /* its total in each rank that recorded it (the processes
+                                of a role that share a rank added together), in no
+                                order; NULL when no process with a rank recorded it */
     char *path;              /* names joined with "/" ("" for a role root); beyond
                                 RM_PATH_SHOWN bytes "..." and the end */
     hist_window hist;        /* per-call wall time, ns */
@@ -169,8 +164,6 @@ typedef struct run_model {
     uint32_t path_count, path_cap;
     rm_counter *counters;
     uint32_t counter_count, counter_cap;
-    rm_rank_total *rank_totals;
-    uint32_t rank_total_count, rank_total_cap;
     rm_role *roles; /* sorted by name after loading */
     uint32_t role_count, role_cap;
     rm_worker *workers;

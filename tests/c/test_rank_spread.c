@@ -84,10 +84,27 @@ static void test_ties_and_edges(void)
     CHECK(s.median_ns > 1.8e19);
 }
 
+/* The values of one rank added by processes apart are one value: summed (saturating),
+ * one per rank, in order of rank. */
+static void test_merge(void)
+{
+    rank_value v[] = {{2, 5}, {0, 1}, {2, 7}, {1, 3}, {0, 2}, {2, UINT64_MAX - 3}};
+    CHECK_U64(rank_values_merge(v, 6), 3);
+    CHECK(v[0].rank == 0 && v[1].rank == 1 && v[2].rank == 2);
+    CHECK_U64(v[0].total_ns, 3);
+    CHECK_U64(v[1].total_ns, 3);
+    CHECK_U64(v[2].total_ns, UINT64_MAX);
+
+    rank_value one[] = {{4, 9}};
+    CHECK_U64(rank_values_merge(one, 1), 1);
+    CHECK_U64(rank_values_merge(NULL, 0), 0);
+}
+
 int main(void)
 {
     test_all_entered();
     test_missing_ranks_count_as_zero();
     test_ties_and_edges();
+    test_merge();
     return check_done("test_rank_spread");
 }
