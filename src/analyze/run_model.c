@@ -399,7 +399,7 @@ int run_model_check(const store_file *f, char *why, size_t whylen)
     uint64_t wall = f->meta.wall_ns;
     uint64_t *children = calloc(f->node_count ? f->node_count : 1, sizeof *children);
     if (!children)
-        return 0; /* no room to check: as the writer wrote it */
+        return -ENOMEM;
     int rc = 0;
     for (uint32_t i = 0; i < f->node_count; i++) {
         const store_node *n = &f->nodes[i];
@@ -502,8 +502,9 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
         if (f->counters[i].node >= f->node_count || f->counters[i].name >= f->name_count)
             return -EINVAL;
     char why[8];
-    if (run_model_check(f, why, sizeof why))
-        return -ERANGE;
+    int checked = run_model_check(f, why, sizeof why);
+    if (checked)
+        return checked;
 
     if (GROW(m, workers, worker_count, worker_cap))
         return -ENOMEM;
@@ -913,7 +914,10 @@ static int add_image(void *ctx, const store_image *im)
     if (!im->f)
         return run_model_add_unreadable(m, im->name, im->why);
     char why[512];
-    if (run_model_check(im->f, why, sizeof why))
+    int checked = run_model_check(im->f, why, sizeof why);
+    if (checked == -ENOMEM)
+        return checked;
+    if (checked)
         return run_model_add_unreadable(m, im->name, why);
     int rc = run_model_add(m, im->name, im->f);
     if (rc == -EINVAL)

@@ -214,7 +214,7 @@ int run_model_add(run_model *m, const char *file, const struct store_file *f);
  * more time than the path's child time, and the child time is no more than the
  * path's total plus the process's wall time (a span still open when a snapshot
  * is written holds children its total does not have yet); figures estimated from
- * sampled spans are not held to it. 0, or -ERANGE with one line in why. */
+ * sampled spans are not held to it. 0, -ERANGE with one line in why, or -ENOMEM. */
 int run_model_check(const struct store_file *f, char *why, size_t whylen);
 /* Records an image left out as the same process as kept. 0 or -ENOMEM. */
 int run_model_add_duplicate(run_model *m, const char *file, const char *kept);

@@ -134,14 +134,18 @@ int cmd_report(int argc, char **argv)
     }
     run_stats s;
     if (run_stats_build(&m, &s)) {
-        fprintf(stderr, "lapse report: out of memory\n");
+        fprintf(stderr, "lapse report: out of memory building the report\n");
         run_model_free(&m);
         return 1;
     }
     ro.ascii = ascii || report_wants_ascii();
     int rc = json ? report_write_json(stdout, &m, &s, &ro) : report_write_text(stdout, &m, &s, &ro);
     int status = 0;
-    if (rc) {
+    if (rc == -ENOMEM) {
+        /* what was written stays cut short: no CAVEATS, no end of the JSON document */
+        fprintf(stderr, "lapse report: out of memory writing the report\n");
+        status = 1;
+    } else if (rc) {
         fprintf(stderr, "lapse report: cannot write the report: %s\n", strerror(-rc));
         status = 1;
     } else if (m.worker_count == 0) {
