@@ -7,6 +7,7 @@
 #include "check.h"
 
 #include <errno.h>
+#include <stdlib.h>
 
 static void test_all_entered(void)
 {
@@ -100,8 +101,46 @@ static void test_merge(void)
     CHECK_U64(rank_values_merge(NULL, 0), 0);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* min and median against sorting all n values, zeros included: sizes 1..300, values
+ * from a few distinct ones (many ties) to all distinct, in runs that are sorted,
+ * reversed and shuffled. */
+static void test_against_sorting(void)
+{
+    static rank_value v[300];
+    static uint64_t all[400];
+    uint64_t x = 88172645463325252ull;
+    int bad = 0;
+    for (uint32_t k = 1; k <= 300; k++)
+        for (int kind = 0; kind < 4; kind++)
+            for (uint32_t zeros = 0; zeros <= 3; zeros++) {
+                uint32_t ranks = k + zeros;
+                for (uint32_t i = 0; i < k; i++) {
+                    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                    uint64_t val = kind == 0 ? x % 3 : kind == 1 ? i : kind == 2 ? k - i : x % 1000;
+                    v[i] = (rank_value){(int64_t)i, val};
+                    all[i] = val;
+                }
+                for (uint32_t i = k; i < ranks; i++)
+                    all[i] = 0;
+                qsort(all, ranks, sizeof *all, cmp_u64);
+                double median = ranks % 2 ? (double)all[ranks / 2]
+                                          : ((double)all[ranks / 2 - 1] + (double)all[ranks / 2]) / 2.0;
+                rank_spread s;
+                bad += rank_spread_compute(v, k, ranks, &s) != 0 || s.min_ns != all[0] ||
+                       s.median_ns != median || s.max_ns != all[ranks - 1];
+            }
+    CHECK(bad == 0);
+}
+
 int main(void)
 {
+    test_against_sorting();
     test_all_entered();
     test_missing_ranks_count_as_zero();
     test_ties_and_edges();
