@@ -44,30 +44,8 @@ static void select_nth(uint64_t *a, uint32_t n, uint32_t j)
     }
 }
 
-static int cmp_rank(const void *a, const void *b)
-{
-    int64_t x = ((const rank_value *)a)->rank, y = ((const rank_value *)b)->rank;
-    return x < y ? -1 : x > y;
-}
-
-uint32_t rank_values_merge(rank_value *values, uint32_t k)
-{
-    if (k < 2)
-        return k;
-    qsort(values, k, sizeof *values, cmp_rank);
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < k; i++) {
-        if (n && values[n - 1].rank == values[i].rank) {
-            uint64_t *t = &values[n - 1].total_ns;
-            *t = *t + values[i].total_ns < *t ? UINT64_MAX : *t + values[i].total_ns;
-        } else {
-            values[n++] = values[i];
-        }
-    }
-    return n;
-}
-
-int rank_spread_compute(const rank_value *values, uint32_t k, uint32_t ranks, rank_spread *out)
+int rank_spread_compute(const uint64_t *totals, const int64_t *ranks_of, uint32_t k,
+                        uint32_t ranks, rank_spread *out)
 {
     memset(out, 0, sizeof *out);
     out->slowest_rank = -1;
@@ -81,16 +59,16 @@ int rank_spread_compute(const rank_value *values, uint32_t k, uint32_t ranks, ra
         return -ENOMEM;
     uint64_t least = UINT64_MAX;
     for (uint32_t i = 0; i < k; i++) {
-        v[i] = values[i].total_ns;
+        v[i] = totals[i];
         if (v[i] < least)
             least = v[i];
-        if (values[i].total_ns)
-            out->entered++;
-        if (values[i].total_ns &&
-            (out->slowest_rank < 0 || values[i].total_ns > out->max_ns ||
-             (values[i].total_ns == out->max_ns && values[i].rank < out->slowest_rank))) {
-            out->max_ns = values[i].total_ns;
-            out->slowest_rank = values[i].rank;
+        if (!v[i])
+            continue;
+        out->entered++;
+        if (out->slowest_rank < 0 || v[i] > out->max_ns ||
+            (v[i] == out->max_ns && ranks_of[i] < out->slowest_rank)) {
+            out->max_ns = v[i];
+            out->slowest_rank = ranks_of[i];
         }
     }
     /* the n values, ascending: ranks - k zeros (ranks with no value), then v sorted */

@@ -32,8 +32,7 @@ typedef struct rm_index {
     str_map strings;
     u64_map paths;    /* (parent << 32 | name) -> path */
     u64_map counters; /* (path << 32 | name) -> counter */
-    u64_map role_ranks; /* (role << 32 | rank) of the processes added: a rank seen twice */
-    int rank_shared;    /* a role's rank is in two files: paths' rank values to merge */
+    u64_map rank_slots; /* (role << 32 | rank) -> the role's rank slot */
 } rm_index;
 
 static inline uint32_t mix64(uint64_t k, uint32_t mask)
@@ -113,19 +112,19 @@ static void index_free(rm_index *ix)
     free(ix->strings.ids);
     u64_map_free(&ix->paths);
     u64_map_free(&ix->counters);
-    u64_map_free(&ix->role_ranks);
+    u64_map_free(&ix->rank_slots);
     free(ix);
 }
 
 /* ---- growable arrays ---- */
 
-static int grow(void **items, uint32_t *cap, uint32_t count, size_t size, uint32_t first)
+static int grow(void **items, uint32_t *cap, uint32_t count, size_t size)
 {
     if (count < *cap)
         return 0;
     if (*cap >= UINT32_MAX / 2u)
         return -ENOMEM;
-    uint32_t ncap = *cap ? *cap * 2u : first;
+    uint32_t ncap = *cap ? *cap * 2u : 16u;
     void *p = realloc(*items, (size_t)ncap * size);
     if (!p)
         return -ENOMEM;
@@ -134,7 +133,7 @@ static int grow(void **items, uint32_t *cap, uint32_t count, size_t size, uint32
     return 0;
 }
 
-#define GROW(m, arr, count, cap) grow((void **)&(m)->arr, &(m)->cap, (m)->count, sizeof *(m)->arr, 16u)
+#define GROW(m, arr, count, cap) grow((void **)&(m)->arr, &(m)->cap, (m)->count, sizeof *(m)->arr)
 
 /* ---- strings ---- */
 
@@ -192,7 +191,7 @@ static rm_index *index_of(run_model *m)
     if (!ix)
         return NULL;
     m->index = ix;
-    if (u64_map_grow(&ix->paths) || u64_map_grow(&ix->counters) || u64_map_grow(&ix->role_ranks) ||
+    if (u64_map_grow(&ix->paths) || u64_map_grow(&ix->counters) || u64_map_grow(&ix->rank_slots) ||
         intern(m, ix, "") != 0) {
         index_free(ix);
         m->index = NULL;
@@ -303,47 +302,57 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
     return a + b < a ? UINT64_MAX : a + b;
 }
 
-/* Adds one process's total of a path to its rank's: to the path's last value when
- * that is the rank's (the same process, or one of the same rank just before), else
- * as a new value (run_model_finish merges the values of a rank that two processes
- * apart added, when there were any). A path's values grow with the ranks that
- * recorded it, each in one place: no look-up, and nothing held per rank that did
- * not. */
-static int add_rank_value(rm_path *p, int64_t rank, uint64_t total_ns)
+/* The rank slot of a process of role r with this rank (a new one for a rank not seen
+ * before in the role), RM_NONE for a process without a rank (or none a key can
+ * hold: in no cross-rank figure), or -ENOMEM. */
+static int64_t rank_slot(run_model *m, rm_index *ix, uint32_t r, int64_t rank)
 {
     if (rank < 0 || rank >= (int64_t)RM_NONE)
-        return 0; /* no rank (or none a key can hold): in no cross-rank figure */
-    if (p->rank_value_count && p->rank_values[p->rank_value_count - 1].rank == rank) {
-        rank_value *v = &p->rank_values[p->rank_value_count - 1];
-        v->total_ns = sat_add(v->total_ns, total_ns);
-        return 0;
-    }
-    if (grow((void **)&p->rank_values, &p->rank_value_cap, p->rank_value_count,
-             sizeof *p->rank_values, 1u))
+        return RM_NONE;
+    u64_map *sm = &ix->rank_slots;
+    if ((sm->used + 1u) * 2u > sm->mask + 1u && u64_map_grow(sm))
         return -ENOMEM;
-    p->rank_values[p->rank_value_count++] = (rank_value){rank, total_ns};
-    return 0;
+    uint64_t key = ((uint64_t)r << 32) | (uint64_t)rank;
+    int found;
+    uint32_t at = u64_map_slot(sm, key, &found);
+    if (found)
+        return sm->vals[at];
+    rm_role *role = &m->roles[r];
+    if (GROW(role, slot_ranks, slot_count, slot_cap))
+        return -ENOMEM;
+    role->slot_ranks[role->slot_count] = rank;
+    sm->keys[at] = key;
+    sm->vals[at] = role->slot_count;
+    sm->used++;
+    return role->slot_count++;
 }
 
-/* Notes whether a process of (role, rank) was added before: then the paths' values
- * of that rank can be apart, and run_model_finish merges them. */
-static int note_rank(rm_index *ix, uint32_t role, int64_t rank)
+/* Adds one process's total of a path to its rank's (slot's), widening the path's
+ * window of slots to hold it. */
+static int add_rank_total(rm_path *p, uint32_t slot, uint64_t total_ns)
 {
-    if (rank < 0 || rank >= (int64_t)RM_NONE)
-        return 0;
-    u64_map *rm = &ix->role_ranks;
-    if ((rm->used + 1u) * 2u > rm->mask + 1u && u64_map_grow(rm))
-        return -ENOMEM;
-    uint64_t key = ((uint64_t)role << 32) | (uint64_t)rank;
-    int found;
-    uint32_t slot = u64_map_slot(rm, key, &found);
-    if (found) {
-        ix->rank_shared = 1;
-        return 0;
+    if (!p->rank_n)
+        p->rank_lo = slot;
+    uint32_t lo = slot < p->rank_lo ? slot : p->rank_lo;
+    uint32_t end = slot >= p->rank_lo + p->rank_n ? slot + 1 : p->rank_lo + p->rank_n;
+    if (end - lo > p->rank_cap) {
+        uint32_t cap = p->rank_cap * 2 > end - lo ? p->rank_cap * 2 : end - lo;
+        uint64_t *t = realloc(p->rank_totals, (size_t)cap * sizeof *t);
+        if (!t)
+            return -ENOMEM;
+        p->rank_totals = t;
+        p->rank_cap = cap;
     }
-    rm->keys[slot] = key;
-    rm->vals[slot] = 0;
-    rm->used++;
+    if (lo < p->rank_lo) { /* a slot before the window: move it up */
+        memmove(p->rank_totals + (p->rank_lo - lo), p->rank_totals, (size_t)p->rank_n * sizeof(uint64_t));
+        memset(p->rank_totals, 0, (size_t)(p->rank_lo - lo) * sizeof(uint64_t));
+    } else if (end > p->rank_lo + p->rank_n) {
+        memset(p->rank_totals + p->rank_n, 0, (size_t)(end - p->rank_lo - p->rank_n) * sizeof(uint64_t));
+    }
+    p->rank_lo = lo;
+    p->rank_n = end - lo;
+    uint64_t *t = &p->rank_totals[slot - lo];
+    *t = sat_add(*t, total_ns);
     return 0;
 }
 
@@ -558,8 +567,9 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     }
     m->worker_count++;
     m->roles[role].processes++;
-    if (note_rank(ix, role, mt->rank))
-        return -ENOMEM;
+    int64_t slot = rank_slot(m, ix, role, mt->rank);
+    if (slot < 0)
+        return (int)slot;
 
     int rc = -ENOMEM;
     uint32_t *names = malloc(((size_t)f->name_count + 1u) * sizeof *names);
@@ -618,8 +628,8 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
         mp->child_estimated |= n->child_estimated;
         mp->sampled_wall_ns = sat_add(mp->sampled_wall_ns, n->sampled_wall_ns);
         mp->sampled_cpu_ns = sat_add(mp->sampled_cpu_ns, n->sampled_cpu_ns);
-        if (p != m->roles[role].root &&
-            add_rank_value(mp, mt->rank, n->parent < 0 ? n->child_ns : n->total_ns))
+        if (p != m->roles[role].root && slot != RM_NONE &&
+            add_rank_total(mp, (uint32_t)slot, n->parent < 0 ? n->child_ns : n->total_ns))
             goto out;
     }
     for (uint32_t i = 0; i < f->counter_count; i++) {
@@ -817,11 +827,6 @@ int run_model_finish(run_model *m, const rm_options *opt)
         rc = build_hosts(m);
     if (rc)
         return rc;
-    rm_index *ix = m->index;
-    for (uint32_t i = 0; ix && ix->rank_shared && i < m->path_count; i++) {
-        rm_path *p = &m->paths[i];
-        p->rank_value_count = rank_values_merge(p->rank_values, p->rank_value_count);
-    }
     index_free(m->index);
     m->index = NULL;
 
@@ -982,7 +987,7 @@ void run_model_free(run_model *m)
     free(m->strings);
     for (uint32_t i = 0; i < m->path_count; i++) {
         free(m->paths[i].path);
-        free(m->paths[i].rank_values);
+        free(m->paths[i].rank_totals);
         hist_window_free(&m->paths[i].hist);
     }
     free(m->paths);
@@ -990,6 +995,7 @@ void run_model_free(run_model *m)
     for (uint32_t i = 0; i < m->role_count; i++) {
         free(m->roles[i].name);
         free(m->roles[i].ranks);
+        free(m->roles[i].slot_ranks);
     }
     free(m->roles);
     for (uint32_t i = 0; i < m->worker_count; i++) {

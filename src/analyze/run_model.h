@@ -6,7 +6,6 @@
 #define LAPSE_ANALYZE_RUN_MODEL_H
 
 #include "hist_window.h"
-#include "rank_spread.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -50,10 +49,13 @@ typedef struct rm_path {
     uint32_t in_processes;   /* processes of the role in which it completed a call */
     uint32_t last_worker;    /* loading only */
     uint32_t first_counter;  /* RM_NONE when none */
-    uint32_t rank_value_count, rank_value_cap;
-    rank_value *rank_values; /* its total in each rank that recorded it (the processes
-                                of a role that share a rank added together), in no
-                                order; NULL when no process with a rank recorded it */
+    /* Its total in each rank of the role (the processes that share a rank added
+     * together): rank_totals[i] is that of rank slot rank_lo + i of the role (see
+     * rm_role.slot_ranks), 0 where that rank has none; rank_n 0 when no process with
+     * a rank recorded it. The window spans the slots that recorded it: a path of
+     * every rank costs 8 bytes a rank, one of a single rank 8 bytes. */
+    uint32_t rank_lo, rank_n, rank_cap;
+    uint64_t *rank_totals;
     char *path;              /* names joined with "/" ("" for a role root); beyond
                                 RM_PATH_SHOWN bytes "..." and the end */
     hist_window hist;        /* per-call wall time, ns */
@@ -112,7 +114,10 @@ typedef struct rm_role {
                               hold together */
     uint32_t over_busy;   /* paths with more total time than busy_ns: no share for them */
     int64_t *ranks;       /* distinct ranks of its processes, ascending (NULL when none) */
-    uint32_t rank_count;
+    uint32_t rank_count;  /* as many as its rank slots */
+    int64_t *slot_ranks;  /* the rank of each rank slot (its ranks in order of first sight),
+                             which paths' rank_totals are indexed by */
+    uint32_t slot_count, slot_cap;
     uint32_t unranked;    /* its processes without a rank */
 } rm_role;
 

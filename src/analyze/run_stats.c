@@ -57,7 +57,8 @@ uint32_t run_stats_pick_loop(const run_model *m, const rs_phase *phases, uint32_
 /* The spread of path p's per-rank totals over the role's ranks. */
 static int across_ranks(const rm_role *role, const rm_path *p, rank_spread *out)
 {
-    int rc = rank_spread_compute(p->rank_values, p->rank_value_count, role->rank_count, out);
+    int rc = rank_spread_compute(p->rank_totals, role->slot_ranks + p->rank_lo, p->rank_n,
+                                 role->rank_count, out);
     return rc == -EINVAL ? 0 : rc; /* a model built by hand may disagree: no figures */
 }
 
