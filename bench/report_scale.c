@@ -1,6 +1,7 @@
 /* How `lapse report` scales: wall time and peak memory on a large synthetic run.
  *
- *   report_scale [LAPSE] [--files N] [--paths N] [--unique F] [--spans N] [--reps N] [--keep]
+ *   report_scale [LAPSE] [--files N] [--paths N] [--unique F] [--spans N] [--reps N]
+ *                [--against LAPSE2] [--keep]
  *
  * Writes N (64) worker files of P (4096) paths each with store_write_file, under a
  * temporary directory laid out as a real run (<dir>/<run_id>/<host>/<role>-<pid>.lapse),
@@ -16,6 +17,10 @@
  * With --unique F (0..1) a share F of each file's paths is its own: subtrees whose
  * top span has a name of that file alone (the run then has about
  * P x (1 - F + N x F) distinct paths).
+ *
+ * With --against, LAPSE2 (another build: main's, say) reports the same files in turn with
+ * LAPSE, rep by rep, and its figures, the ratios and whether the two reports are the
+ * same bytes are printed too.
  *
  * LAPSE defaults to `lapse` next to this program, else build/lapse. */
 #include "core/hist.h"
@@ -414,9 +419,35 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The reps of one lapse command: wall times (sorted once done), the largest RSS. */
+typedef struct series {
+    const char *lapse;
+    char out_path[600], err_path[600];
+    double *walls;
+    long maxrss_kb;
+    int status;
+} series;
+
+static int same_bytes(const char *a, const char *b)
+{
+    FILE *x = fopen(a, "rb"), *y = fopen(b, "rb");
+    int same = x && y;
+    while (same) {
+        int c = fgetc(x);
+        same = c == fgetc(y);
+        if (c == EOF)
+            break;
+    }
+    if (x)
+        fclose(x);
+    if (y)
+        fclose(y);
+    return same;
+}
+
 int main(int argc, char **argv)
 {
-    const char *lapse = NULL;
+    const char *lapse = NULL, *against = NULL;
     int files = 64, reps = 3, keep = 0;
     uint32_t paths = 4096;
     double unique = 0;
@@ -432,11 +463,13 @@ int main(int argc, char **argv)
             spans = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--against") && i + 1 < argc)
+            against = argv[++i];
         else if (!strcmp(argv[i], "--keep"))
             keep = 1;
         else if (argv[i][0] == '-') {
             fprintf(stderr, "usage: report_scale [LAPSE] [--files N] [--paths N] [--unique F] "
-                            "[--spans N] [--reps N] [--keep]\n");
+                            "[--spans N] [--reps N] [--against LAPSE2] [--keep]\n");
             return 2;
         } else
             lapse = argv[i];
@@ -561,43 +594,61 @@ int main(int argc, char **argv)
     free(s.self_ns);
     free(s.own);
     free(s.own_base);
-    char out_path[600], err_path[600];
-    snprintf(out_path, sizeof out_path, "%s/report.out", dir);
-    snprintf(err_path, sizeof err_path, "%s/report.err", dir);
-    printf("  running: %s report %s  (x%d)\n", lapse, run_dir, reps);
-    double *walls = calloc((size_t)reps, sizeof *walls);
-    long maxrss = 0;
-    int status = 0;
-    for (int r = 0; r < reps; r++) {
-        run_result rr = run_report(lapse, run_dir, out_path, err_path);
-        walls[r] = rr.wall_s;
-        if (rr.maxrss_kb > maxrss)
-            maxrss = rr.maxrss_kb;
-        if (rr.status != 0) {
-            status = rr.status;
-            break;
+    series runs[2] = {{.lapse = lapse}, {.lapse = against}};
+    int nruns = against ? 2 : 1;
+    for (int k = 0; k < nruns; k++) {
+        snprintf(runs[k].out_path, sizeof runs[k].out_path, "%s/report%d.out", dir, k);
+        snprintf(runs[k].err_path, sizeof runs[k].err_path, "%s/report%d.err", dir, k);
+        runs[k].walls = calloc((size_t)reps, sizeof *runs[k].walls);
+        printf("  running: %s report %s  (x%d%s)\n", runs[k].lapse, run_dir, reps,
+               k ? ", the reference, in turn with the above" : "");
+    }
+    for (int r = 0; r < reps; r++)
+        for (int k = 0; k < nruns; k++) {
+            series *sr = &runs[k];
+            if (sr->status)
+                continue;
+            run_result rr = run_report(sr->lapse, run_dir, sr->out_path, sr->err_path);
+            sr->walls[r] = rr.wall_s;
+            if (rr.maxrss_kb > sr->maxrss_kb)
+                sr->maxrss_kb = rr.maxrss_kb;
+            sr->status = rr.status;
         }
-    }
-    if (status != 0) {
-        printf("  lapse report FAILED (exit %d); no figures. Its stderr:\n", status);
-        print_head(err_path, 10);
-        if (!keep)
-            nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-        else
-            printf("  files kept in %s\n", dir);
-        return 1;
-    }
-    qsort(walls, (size_t)reps, sizeof *walls, cmp_double);
+    for (int k = 0; k < nruns; k++)
+        if (runs[k].status != 0) {
+            printf("  %s report FAILED (exit %d); no figures. Its stderr:\n", runs[k].lapse,
+                   runs[k].status);
+            print_head(runs[k].err_path, 10);
+            if (!keep)
+                nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+            else
+                printf("  files kept in %s\n", dir);
+            return 1;
+        }
+    for (int k = 0; k < nruns; k++)
+        qsort(runs[k].walls, (size_t)reps, sizeof *runs[k].walls, cmp_double);
     struct stat st;
-    long out_size = stat(out_path, &st) == 0 ? (long)st.st_size : 0;
+    long out_size = stat(runs[0].out_path, &st) == 0 ? (long)st.st_size : 0;
     printf("  report output: %ld bytes; first lines:\n", out_size);
-    print_head(out_path, 8);
-    double mib = (double)maxrss / 1024.0;
+    print_head(runs[0].out_path, 8);
+    const double *walls = runs[0].walls;
+    double mib = (double)runs[0].maxrss_kb / 1024.0;
     printf("  wall time:  min %.3f s, median %.3f s, max %.3f s   target <= 1 s     %s\n",
            walls[0], walls[reps / 2], walls[reps - 1], walls[reps / 2] <= 1.0 ? "PASS" : "FAIL");
     printf("  peak RSS:   %.1f MiB                                    target <= 256 MiB %s\n",
            mib, mib <= 256.0 ? "PASS" : "FAIL");
-    free(walls);
+    if (against) {
+        const double *rw = runs[1].walls;
+        double rmib = (double)runs[1].maxrss_kb / 1024.0;
+        printf("  reference:  wall min %.3f s, median %.3f s, max %.3f s; peak RSS %.1f MiB\n",
+               rw[0], rw[reps / 2], rw[reps - 1], rmib);
+        printf("  against the reference: median wall x %.2f, min wall x %.2f, peak RSS x %.2f; "
+               "reports %s\n",
+               walls[reps / 2] / rw[reps / 2], walls[0] / rw[0], mib / rmib,
+               same_bytes(runs[0].out_path, runs[1].out_path) ? "the same bytes" : "DIFFER");
+    }
+    for (int k = 0; k < nruns; k++)
+        free(runs[k].walls);
     if (keep)
         printf("  files kept in %s\n", dir);
     else
