@@ -7,6 +7,7 @@
 # compare the runs). FULL_TIMELINE=0 skips the report_scale run with a full
 # timeline in every file. SAMPLER=0 skips bench/sampler (the external Python sampler
 # against py-spy and Austin, installed into BUILD_DIR/bench-venv on first use).
+# WAIT=0 skips bench/wait_accuracy.py (wait% against the truth, C and Python).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-"$here/../build"}
@@ -38,6 +39,11 @@ if [ "${FULL_TIMELINE:-1}" != 0 ]; then
     echo
     echo "== report_scale: the same with a full timeline (100000 spans) in every file"
     "$build/report_scale" "$build/lapse" --spans 100000
+fi
+
+if [ "${WAIT:-1}" != 0 ] && [ -x "$build/e2e_wait_phases" ]; then
+    echo
+    python3 "$here/wait_accuracy.py" "$build"
 fi
 
 if [ "${SAMPLER:-1}" != 0 ]; then

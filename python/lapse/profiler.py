@@ -39,6 +39,11 @@ class Feature(enum.Flag):
 #: command and a supported CPython are at hand (available()).
 AVAILABLE = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY
 
+#: What a Profiler collects unless told otherwise: what a C session collects
+#: (LAPSE_FEATURES_DEFAULT: spans, wait%, the process sampler's I/O and RSS), as
+#: `lapse run` does, which also samples Python stacks (Feature.PYTHON).
+COLLECTED_BY_DEFAULT = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY
+
 
 def available() -> Feature:
     """The features a Profiler can collect in this process; the others are accepted
@@ -52,7 +57,8 @@ class Profiler:
     """One profiling session of this process; a context manager.
 
     Args:
-        features: what may be collected (``Feature`` flags).
+        features: what may be collected (``Feature`` flags); default
+            ``COLLECTED_BY_DEFAULT``: spans, wait% (CPU), I/O and memory, as a C session.
         role: this process's role in the report (default ``$LAPSE_ROLE`` or "main").
         run_dir: where runs are written (default ``$LAPSE_RUN_DIR``, else a new
             temporary directory). Children started while the session is active join
@@ -86,7 +92,7 @@ class Profiler:
 
     _installed: Profiler | None = None
 
-    def __init__(self, features: Feature = Feature.SPANS, role: str | None = None,
+    def __init__(self, features: Feature = COLLECTED_BY_DEFAULT, role: str | None = None,
                  run_dir: str | os.PathLike[str] | None = None, max_spans: int = 100_000,
                  install: bool = False, strict: bool = False,
                  strict_names: bool = False, thread_names: bool = False,
