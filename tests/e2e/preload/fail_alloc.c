@@ -49,7 +49,6 @@ static void resolve(void)
 }
 
 static unsigned long long calls, limit = ~0ull;
-static int configured;
 static const char *count_file;
 
 static void write_count(void)
@@ -64,18 +63,21 @@ static void write_count(void)
     close(fd);
 }
 
+/* Read once the environment is there (a sanitizer's runtime allocates before it is):
+ * calls made before count, and succeed. */
+__attribute__((constructor)) static void configure(void)
+{
+    const char *after = getenv("LAPSE_TEST_FAIL_ALLOC_AFTER");
+    if (after && *after)
+        limit = strtoull(after, NULL, 10);
+    count_file = getenv("LAPSE_TEST_COUNT_ALLOCS");
+    if (count_file && *count_file)
+        atexit(write_count);
+}
+
 /* Whether this call fails; counts it. */
 static int fails(void)
 {
-    if (!configured) {
-        configured = 1;
-        const char *after = getenv("LAPSE_TEST_FAIL_ALLOC_AFTER");
-        if (after && *after)
-            limit = strtoull(after, NULL, 10);
-        count_file = getenv("LAPSE_TEST_COUNT_ALLOCS");
-        if (count_file && *count_file)
-            atexit(write_count);
-    }
     if (calls < limit) {
         calls++;
         return 0;
