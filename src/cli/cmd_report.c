@@ -69,7 +69,8 @@ static void help(FILE *out)
         "log-linear histograms (error below 1/8 of the value).\n"
         "\n"
         "Exit status: 0 report written; 1 nothing readable (one line says why, or the\n"
-        "report shows only CAVEATS); 2 wrong usage.\n"
+        "report shows only CAVEATS), or out of memory (one line, and no report: it is\n"
+        "built whole before a line of it is written); 2 wrong usage.\n"
         "\n"
         "examples:\n"
         "  LAPSE_PROFILE=1 LAPSE_RUN_DIR=runs LAPSE_ROLE=worker ./train\n"
@@ -142,7 +143,11 @@ int cmd_report(int argc, char **argv)
     ro.ascii = ascii || report_wants_ascii();
     int rc = json ? report_write_json(stdout, &r, &ro) : report_write_text(stdout, &r, &ro);
     int status = 0;
-    if (rc) {
+    if (rc == -ENOMEM) {
+        /* what was written stays cut short: no CAVEATS, no end of the JSON document */
+        fprintf(stderr, "lapse report: out of memory writing the report\n");
+        status = 1;
+    } else if (rc) {
         fprintf(stderr, "lapse report: cannot write the report: %s\n", strerror(-rc));
         status = 1;
     } else if (m.worker_count == 0) {

@@ -19,7 +19,7 @@ typedef struct report_options {
  * (LC_ALL, else LC_CTYPE, else LANG) that does not name UTF-8. */
 int report_wants_ascii(void);
 
-/* Returns 0, or -EIO when writing failed. */
+/* Returns 0, -EIO when writing failed, or -ENOMEM (JSON: an index of phases). */
 int report_write_text(FILE *out, const report_model *r, const report_options *o);
 int report_write_json(FILE *out, const report_model *r, const report_options *o);
 
