@@ -63,8 +63,13 @@ static struct session {
     sem_t sampler_started;
     uint32_t cpu_sample_ms; /* 0: no CPU sampler */
     uint32_t proc_sample_ms; /* 0: no process sampler */
-    volatile int signal_pending; /* a signal handler waits: 0 none, else 1 + final */
-    const char *signal_reason;
+    /* writes asked for by signal handlers, served by the flusher (a handler may not
+     * allocate): the reason of a non-final write still to do (a later signal's
+     * replaces it: one write serves both), and of the final write, which its handler
+     * waits for (final_written) */
+    const char *signal_snapshot;
+    const char *signal_final;
+    int final_written;
     char *saved_env[ENV_SAVED];
     int saved_env_set[ENV_SAVED];
 } S = {.write_mu = PTHREAD_MUTEX_INITIALIZER};
@@ -424,16 +429,24 @@ int lapse_flush(void)
     return session_write(0, "");
 }
 
-static void timespec_after_ms(struct timespec *ts, uint32_t ms)
+static void timespec_after_ns(struct timespec *ts, uint64_t ns)
 {
     clock_gettime(CLOCK_REALTIME, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+    ts->tv_sec += (time_t)(ns / 1000000000ull);
+    ts->tv_nsec += (long)(ns % 1000000000ull);
     if (ts->tv_nsec >= 1000000000L) {
         ts->tv_sec++;
         ts->tv_nsec -= 1000000000L;
     }
 }
+
+static uint64_t ms_to_ns(uint32_t ms) { return (uint64_t)ms * 1000000ull; }
+
+/* The shortest time between two writes that signals ask for: a storm of them
+ * (thousands a second) costs the process one write per 10 ms, not one per signal
+ * (each takes the flusher's CPU, that the program's own handlers need, and an
+ * fsync). A signal after a quiet spell is written at once. */
+#define SIGNAL_WRITE_GAP_NS 10000000ull
 
 static void *flusher_main(void *arg)
 {
@@ -444,39 +457,79 @@ static void *flusher_main(void *arg)
     sigset_t ignored;
     block_handled_signals(&ignored);
     sem_post(&S.flusher_started);
+    uint64_t interval = ms_to_ns(S.opts.snapshot_interval_ms);
+    uint64_t last = core_mono_ns(), periodic = last + interval;
     for (;;) {
-        struct timespec deadline;
-        timespec_after_ms(&deadline, S.opts.snapshot_interval_ms);
-        int woke = sem_timedwait(&S.flusher_wake, &deadline) == 0;
-        int pending = S.signal_pending;
-        if (__atomic_load_n(&S.flusher_stop, __ATOMIC_ACQUIRE) && !pending)
-            break;
-        if (woke && pending) {
-            session_write(pending - 1, S.signal_reason);
-            S.signal_pending = 0;
+        uint64_t now = core_mono_ns(), due = periodic;
+        if (__atomic_load_n(&S.signal_snapshot, __ATOMIC_ACQUIRE) && last + SIGNAL_WRITE_GAP_NS < due)
+            due = last + SIGNAL_WRITE_GAP_NS;
+        if (due > now) {
+            struct timespec deadline;
+            timespec_after_ns(&deadline, due - now);
+            if (sem_timedwait(&S.flusher_wake, &deadline) == 0)
+                while (sem_trywait(&S.flusher_wake) == 0) /* one look serves them all */
+                    ;
+        }
+        const char *final = __atomic_load_n(&S.signal_final, __ATOMIC_ACQUIRE);
+        if (final && !S.final_written) {
+            /* the process dies of the signal once this is in place: nothing after */
+            session_write(1, final);
+            __atomic_store_n(&S.final_written, 1, __ATOMIC_RELEASE);
             sem_post(&S.flusher_done);
-        } else if (!woke) {
+            continue;
+        }
+        if (__atomic_load_n(&S.flusher_stop, __ATOMIC_ACQUIRE))
+            break; /* the session's end writes the file */
+        if (final) {
+            periodic = UINT64_MAX; /* wait for the end, write nothing more */
+            continue;
+        }
+        now = core_mono_ns();
+        const char *reason = NULL;
+        if (now >= last + SIGNAL_WRITE_GAP_NS) /* taken before the write: a signal */
+            reason = __atomic_exchange_n(&S.signal_snapshot, NULL, __ATOMIC_ACQ_REL);
+        if (reason) { /* during it asks for another */
+            session_write(0, reason);
+        } else if (now >= periodic) {
             if (session_write(0, "") == 0)
                 snapshot_written(0);
+        } else {
+            continue;
         }
+        last = core_mono_ns();
+        periodic = last + interval;
     }
     return NULL;
 }
 
+/* From a handler of one of the signals lapse handles (async-signal-safe: atomics
+ * and sem_post). A signal the program goes on after (it handles or ignores it) only
+ * asks the flusher for a write and returns at once, so that the handler chains to
+ * the program's at once too, and a storm of signals reaches it as it would without
+ * lapse; a terminating one waits (up to 3 s) for the final file, which must be in
+ * place before the process dies. */
 int session_write_from_signal(int final, const char *reason)
 {
     if (!S.active)
         return 0;
-    if (S.flusher_running && !pthread_equal(pthread_self(), S.flusher) && !S.signal_pending) {
-        /* the flusher writes: it may allocate, which a signal handler may not */
-        S.signal_reason = reason;
-        S.signal_pending = 1 + final;
-        sem_post(&S.flusher_wake);
+    if (S.flusher_running && !pthread_equal(pthread_self(), S.flusher)) {
+        if (!final) {
+            /* one wake per write asked for: a storm wakes the flusher no more often
+             * than it writes */
+            if (!__atomic_exchange_n(&S.signal_snapshot, reason, __ATOMIC_ACQ_REL))
+                sem_post(&S.flusher_wake);
+            return 0;
+        }
+        const char *none = NULL;
+        if (__atomic_compare_exchange_n(&S.signal_final, &none, reason, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE))
+            sem_post(&S.flusher_wake);
         struct timespec deadline;
-        timespec_after_ms(&deadline, 3000);
-        while (sem_timedwait(&S.flusher_done, &deadline) != 0)
-            if (errno != EINTR)
+        timespec_after_ns(&deadline, ms_to_ns(3000));
+        while (!__atomic_load_n(&S.final_written, __ATOMIC_ACQUIRE))
+            if (sem_timedwait(&S.flusher_done, &deadline) != 0 && errno != EINTR)
                 return -ETIMEDOUT; /* give up rather than hang the exit */
+        sem_post(&S.flusher_done); /* a terminating signal on another thread waits too */
         return 0;
     }
     /* no flusher to hand over to: write here unless a write is in progress */
@@ -486,7 +539,9 @@ int session_write_from_signal(int final, const char *reason)
 static int flusher_start(void)
 {
     S.flusher_stop = 0;
-    S.signal_pending = 0;
+    S.signal_snapshot = NULL;
+    S.signal_final = NULL;
+    S.final_written = 0;
     sem_init(&S.flusher_wake, 0, 0);
     sem_init(&S.flusher_done, 0, 0);
     sem_init(&S.flusher_started, 0, 0);
@@ -513,8 +568,6 @@ static void flusher_stop(void)
     sem_destroy(&S.flusher_done);
 }
 
-static uint64_t ms_to_ns(uint32_t ms) { return (uint64_t)ms * 1000000ull; }
-
 /* One thread for both samplers: the CPU sampler every cpu_sample_ms, the process
  * sampler every proc_sample_ms (its first reading at once: the baseline). */
 static void *sampler_main(void *arg)
@@ -540,13 +593,7 @@ static void *sampler_main(void *arg)
         }
         if (wait_ns) {
             struct timespec deadline;
-            clock_gettime(CLOCK_REALTIME, &deadline);
-            deadline.tv_sec += (time_t)(wait_ns / 1000000000ull);
-            deadline.tv_nsec += (long)(wait_ns % 1000000000ull);
-            if (deadline.tv_nsec >= 1000000000L) {
-                deadline.tv_sec++;
-                deadline.tv_nsec -= 1000000000L;
-            }
+            timespec_after_ns(&deadline, wait_ns);
             sem_timedwait(&S.sampler_wake, &deadline);
         }
         if (__atomic_load_n(&S.sampler_stop, __ATOMIC_ACQUIRE))
