@@ -32,6 +32,19 @@ static const char *const exported_env[ENV_SAVED] = {"LAPSE_PROFILE", "LAPSE_RUN_
                                                     "LAPSE_ROLE"};
 #define CHILD_ROLE "child"
 
+/* A thread of the session: the flusher, the sampler. Started without waiting for
+ * it to run (a forked child that execs or exits at once never waits for a thread
+ * of its own): only a fork waits for that, since one before the thread runs could
+ * copy a lock its start-up holds (seen with ASan's allocator) into the child. */
+enum { THREAD_NEW, THREAD_RUNNING, THREAD_ABANDONED };
+typedef struct {
+    pthread_t id;
+    int created;   /* pthread_create succeeded; not joined yet */
+    int state;     /* atomic: THREAD_* */
+    int confirmed; /* a fork saw it run (under write_mu) */
+    sem_t started; /* posted once it runs */
+} session_thread;
+
 static struct session {
     int active;
     int inherited; /* started by LAPSE_PROFILE=1, or continued in a forked child, and
@@ -50,17 +63,13 @@ static struct session {
     uint64_t write_seq;
     int write_warned;
     pthread_mutex_t write_mu;
-    pthread_t flusher;
-    int flusher_running;
+    session_thread flusher;
     int flusher_stop;
     sem_t flusher_wake;
     sem_t flusher_done;
-    sem_t flusher_started;
-    pthread_t sampler;
-    int sampler_running;
+    session_thread sampler;
     int sampler_stop;
     sem_t sampler_wake;
-    sem_t sampler_started;
     uint32_t cpu_sample_ms; /* 0: no CPU sampler */
     uint32_t proc_sample_ms; /* 0: no process sampler */
     /* writes asked for by signal handlers, served by the flusher (a handler may not
@@ -448,15 +457,65 @@ static uint64_t ms_to_ns(uint32_t ms) { return (uint64_t)ms * 1000000ull; }
  * fsync). A signal after a quiet spell is written at once. */
 #define SIGNAL_WRITE_GAP_NS 10000000ull
 
-static void *flusher_main(void *arg)
+static int thread_start(session_thread *t, void *(*fn)(void *))
 {
-    (void)arg;
+    t->state = THREAD_NEW;
+    t->confirmed = 0;
+    sem_init(&t->started, 0, 0);
+    t->created = pthread_create(&t->id, NULL, fn, t) == 0;
+    if (!t->created)
+        sem_destroy(&t->started);
+    return t->created ? 0 : -EAGAIN;
+}
+
+/* First thing a session thread does: 0 when the session gave up on it (its
+ * process exited before it ran): it returns at once, touching nothing. */
+static int thread_begin(session_thread *t, const char *name)
+{
+    int expected = THREAD_NEW;
+    if (!__atomic_compare_exchange_n(&t->state, &expected, THREAD_RUNNING, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+        return 0;
     /* named from inside: prctl, where naming another thread writes to /proc */
-    pthread_setname_np(pthread_self(), "lapse-flush");
+    pthread_setname_np(pthread_self(), name);
     /* signals go to the program's threads, whose handler hands the write to us */
     sigset_t ignored;
     block_handled_signals(&ignored);
-    sem_post(&S.flusher_started);
+    sem_post(&t->started);
+    return 1;
+}
+
+/* Before a fork (write_mu held): the thread has run. */
+static void thread_wait_started(session_thread *t)
+{
+    if (!t->created || t->confirmed)
+        return;
+    while (sem_wait(&t->started) != 0 && errno == EINTR)
+        ;
+    t->confirmed = 1;
+}
+
+/* Ends a thread that was asked to stop: joined, or at the process's exit, if it
+ * has not run yet, left to die with the process (joining it would wait for the
+ * scheduler to run it, a few ms on a busy machine, for nothing). */
+static void thread_end(session_thread *t, int at_exit)
+{
+    if (!t->created)
+        return;
+    int expected = THREAD_NEW;
+    if (at_exit && __atomic_compare_exchange_n(&t->state, &expected, THREAD_ABANDONED, 0,
+                                               __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        pthread_detach(t->id);
+    else
+        pthread_join(t->id, NULL);
+    t->created = 0;
+    sem_destroy(&t->started);
+}
+
+static void *flusher_main(void *arg)
+{
+    if (!thread_begin(arg, "lapse-flush"))
+        return NULL;
     uint64_t interval = ms_to_ns(S.opts.snapshot_interval_ms);
     uint64_t last = core_mono_ns(), periodic = last + interval;
     for (;;) {
@@ -512,7 +571,7 @@ int session_write_from_signal(int final, const char *reason)
 {
     if (!S.active)
         return 0;
-    if (S.flusher_running && !pthread_equal(pthread_self(), S.flusher)) {
+    if (S.flusher.created && !pthread_equal(pthread_self(), S.flusher.id)) {
         if (!final) {
             /* one wake per write asked for: a storm wakes the flusher no more often
              * than it writes */
@@ -544,26 +603,21 @@ static int flusher_start(void)
     S.final_written = 0;
     sem_init(&S.flusher_wake, 0, 0);
     sem_init(&S.flusher_done, 0, 0);
-    sem_init(&S.flusher_started, 0, 0);
-    S.flusher_running = pthread_create(&S.flusher, NULL, flusher_main, NULL) == 0;
-    if (S.flusher_running) {
-        /* return only once the thread runs: a fork before that could copy a lock
-         * its start-up holds (seen with ASan's allocator) into the child */
-        while (sem_wait(&S.flusher_started) != 0 && errno == EINTR)
-            ;
+    int rc = thread_start(&S.flusher, flusher_main);
+    if (rc) {
+        sem_destroy(&S.flusher_wake);
+        sem_destroy(&S.flusher_done);
     }
-    sem_destroy(&S.flusher_started);
-    return S.flusher_running ? 0 : -EAGAIN;
+    return rc;
 }
 
-static void flusher_stop(void)
+static void flusher_stop(int at_exit)
 {
-    if (!S.flusher_running)
+    if (!S.flusher.created)
         return;
     __atomic_store_n(&S.flusher_stop, 1, __ATOMIC_RELEASE);
     sem_post(&S.flusher_wake);
-    pthread_join(S.flusher, NULL);
-    S.flusher_running = 0;
+    thread_end(&S.flusher, at_exit);
     sem_destroy(&S.flusher_wake);
     sem_destroy(&S.flusher_done);
 }
@@ -572,11 +626,8 @@ static void flusher_stop(void)
  * sampler every proc_sample_ms (its first reading at once: the baseline). */
 static void *sampler_main(void *arg)
 {
-    (void)arg;
-    pthread_setname_np(pthread_self(), "lapse-sampler"); /* as the flusher */
-    sigset_t ignored;
-    block_handled_signals(&ignored);
-    sem_post(&S.sampler_started);
+    if (!thread_begin(arg, "lapse-sampler"))
+        return NULL;
     uint64_t now = core_mono_ns();
     uint64_t next_proc = S.proc_sample_ms ? now + ms_to_ns(S.proc_sample_ms) : UINT64_MAX;
     if (S.proc_sample_ms)
@@ -613,34 +664,26 @@ static void *sampler_main(void *arg)
 
 static void sampler_start(void)
 {
-    S.sampler_running = 0;
     proc_sampler_reset(S.proc_sample_ms);
     if (!S.cpu_sample_ms && !S.proc_sample_ms)
         return;
     S.sampler_stop = 0;
     sem_init(&S.sampler_wake, 0, 0);
-    sem_init(&S.sampler_started, 0, 0);
-    S.sampler_running = pthread_create(&S.sampler, NULL, sampler_main, NULL) == 0;
-    if (S.sampler_running) {
-        /* as for the flusher: a fork must not copy a lock its start-up holds */
-        while (sem_wait(&S.sampler_started) != 0 && errno == EINTR)
-            ;
-    }
-    sem_destroy(&S.sampler_started);
+    if (thread_start(&S.sampler, sampler_main) != 0)
+        sem_destroy(&S.sampler_wake);
 }
 
-static void sampler_stop(void)
+static void sampler_stop(int at_exit)
 {
-    if (!S.sampler_running)
+    if (!S.sampler.created)
         return;
     __atomic_store_n(&S.sampler_stop, 1, __ATOMIC_RELEASE);
     sem_post(&S.sampler_wake);
-    pthread_join(S.sampler, NULL);
-    S.sampler_running = 0;
+    thread_end(&S.sampler, at_exit);
     sem_destroy(&S.sampler_wake);
 }
 
-static void end_session(const char *reason)
+static void end_session(const char *reason, int at_exit)
 {
     /* a terminating signal waits until the final file is in place (then finds no
      * session and only chains): handled meanwhile, it could stop the flusher
@@ -648,10 +691,10 @@ static void end_session(const char *reason)
     sigset_t saved;
     block_handled_signals(&saved);
     lapse_enabled_ = 0;
-    sampler_stop();
+    sampler_stop(at_exit);
     if (S.proc_sample_ms)
         proc_sampler_tick(lapse_io_counters, lapse_rss_bytes); /* the last, partial interval */
-    flusher_stop();
+    flusher_stop(at_exit);
     int rc = session_write(1, reason);
     (void)rc;
     if (S.opts.handle_signals)
@@ -666,13 +709,15 @@ static void end_session(const char *reason)
 static void at_exit(void)
 {
     if (S.active)
-        end_session("exit");
+        end_session("exit", 1);
 }
 
 static void fork_prepare(void)
 {
     /* no write may be in progress across fork, and no lock held by our thread */
     pthread_mutex_lock(&S.write_mu);
+    thread_wait_started(&S.flusher);
+    thread_wait_started(&S.sampler);
     core_fork_prepare();
 }
 
@@ -691,8 +736,9 @@ static void fork_child(void)
     pthread_cond_init(&snap_cond, NULL);
     if (!S.active)
         return;
-    /* a new process: its own file, an empty tree, its own clock of time and CPU */
-    S.flusher_running = 0;
+    /* a new process: its own file, an empty tree, its own clock of time and CPU;
+     * its own threads, started and not waited for */
+    S.flusher.created = S.sampler.created = 0;
     S.write_seq = 0;
     S.write_warned = 0;
     S.start_real_ns = core_real_ns();
@@ -855,6 +901,6 @@ int lapse_stop(void)
 {
     if (!S.active)
         return set_error(-EINVAL, "lapse_stop: no active session", NULL);
-    end_session("stop");
+    end_session("stop", 0);
     return 0;
 }
