@@ -83,10 +83,12 @@ typedef struct rm_proc {
 
 typedef struct rm_worker {
     char *file, *host, *role, *run_id, *end_reason, *launcher, *job_id;
+    char *write_error; /* the last failed write before this file's, "" when none */
     uint32_t role_index;
     int64_t pid, ppid, rank, world_size, local_rank; /* ranks, world_size: -1 when unknown */
     uint32_t final;
     uint64_t write_seq;
+    uint64_t write_failures; /* writes of its session that failed before this file's */
     uint64_t start_real_ns, written_real_ns;
     uint64_t wall_ns, cpu_user_ns, cpu_sys_ns, max_rss_kb;
     uint64_t busy_ns;    /* sum of its top-level spans over all its threads */

@@ -130,7 +130,9 @@ size_t report_caveats(const run_model *m, report_caveat_fn fn, void *ctx)
         report_caveat cv = {.kind = "stale", .file = w->file, .worker = w, .processes = 1};
         e->msg[0] = 0;
         add(e, "%s stopped writing %s before the run's end (last of %llu writes at %s; "
-               "snapshots every %s; no final write): likely killed; its numbers end there",
+               "snapshots every %s; no final write): killed, or its later writes failed (a "
+               "full disk, a permission: its stderr then says \"lapse: profile not saved\"); "
+               "the file cannot tell which; its numbers end there",
             report_worker_name(name, sizeof name, w), fmt_duration(a, sizeof a, (double)w->stale_by_ns),
             (unsigned long long)w->write_seq, fmt_utc(b, sizeof b, w->written_real_ns),
             fmt_duration(c, sizeof c, (double)w->snapshot_interval_ms * 1e6));
@@ -143,9 +145,11 @@ size_t report_caveats(const run_model *m, report_caveat_fn fn, void *ctx)
             continue;
         report_caveat cv = {.kind = "stale", .file = w->file, .worker = w, .processes = 1};
         e->msg[0] = 0;
-        add(e, "%s is gone (no process %lld on this host) and wrote no final file: killed "
-               "(SIGKILL, the OOM killer) or ended by _exit after its last snapshot at %s "
-               "(snapshots every %s); its numbers end there",
+        add(e, "%s is gone (no process %lld on this host) and its file holds no final write: "
+               "after its last write that landed, at %s (snapshots every %s), it was killed "
+               "(SIGKILL, the OOM killer), left by _exit, or its writes failed (a full disk, a "
+               "permission: its stderr then says \"lapse: profile not saved\"); the file cannot "
+               "tell which; its numbers end there",
             report_worker_name(name, sizeof name, w), (long long)w->pid,
             fmt_utc(b, sizeof b, w->written_real_ns),
             fmt_duration(c, sizeof c, (double)w->snapshot_interval_ms * 1e6));
@@ -165,7 +169,8 @@ size_t report_caveats(const run_model *m, report_caveat_fn fn, void *ctx)
                 fmt_duration(b, sizeof b, (double)w->snapshot_interval_ms * 1e6));
         else
             add(e, "%s wrote no final file and no snapshot for %s (snapshots every %s): "
-                   "killed or wedged after its last snapshot; up to one interval of its work is missing",
+                   "killed, wedged, or its writes failed after its last snapshot; up to one "
+                   "interval of its work is missing",
                 report_worker_name(name, sizeof name, w), fmt_duration(a, sizeof a, (double)w->silent_ns),
                 fmt_duration(b, sizeof b, (double)w->snapshot_interval_ms * 1e6));
         emit(e, &cv);
@@ -181,6 +186,20 @@ size_t report_caveats(const run_model *m, report_caveat_fn fn, void *ctx)
         add(e, "%s ended on %s (its last file was written at the signal; work it had not "
                "reached is not in the run)",
             report_worker_name(name, sizeof name, w), w->end_reason);
+        emit(e, &cv);
+    }
+
+    for (uint32_t i = 0; i < m->worker_count; i++) {
+        const rm_worker *w = &m->workers[i];
+        if (!w->write_failures)
+            continue;
+        report_caveat cv = {.kind = "write_failed", .file = w->file, .worker = w, .processes = 1};
+        e->msg[0] = 0;
+        add(e, "%s: %llu of its writes failed before the one its file holds (write %llu; "
+               "the last failure: %s); a write holds everything up to it, so none of that is "
+               "lost",
+            report_worker_name(name, sizeof name, w), (unsigned long long)w->write_failures,
+            (unsigned long long)w->write_seq, w->write_error[0] ? w->write_error : "no reason recorded");
         emit(e, &cv);
     }
 

@@ -62,6 +62,8 @@ static struct session {
     uint64_t start_real_ns, start_mono_ns;
     uint64_t write_seq;
     int write_warned;
+    uint64_t write_failures; /* this session's writes that failed */
+    char write_error[512];   /* the last failure */
     pthread_mutex_t write_mu;
     session_thread flusher;
     int flusher_stop;
@@ -344,6 +346,8 @@ static void fill_meta(store_meta *m, int final, const char *reason)
     m->max_rss_kb = (uint64_t)ru.ru_maxrss;
     m->tsc_hz = core_clock_g.tsc_hz;
     m->write_seq = ++S.write_seq;
+    m->write_failures = S.write_failures;
+    m->write_error = S.write_error;
     m->final = (uint32_t)final;
     m->snapshot_interval_ms = S.opts.snapshot_interval_ms;
     m->max_spans = core_cfg.max_spans;
@@ -416,17 +420,24 @@ static int write_locked(int final, const char *reason)
             session_own_read(returned);
         }
     } else {
-        snprintf(err, sizeof err, "out of memory taking a snapshot");
+        snprintf(err, sizeof err, "out of memory taking a snapshot for %s", S.file);
     }
     snapshot_free(&f);
-    if (rc && !S.write_warned) {
-        /* never break the host program: one line, and carry on */
-        S.write_warned = 1;
-        fprintf(stderr, "lapse: warning: %s (profiling continues; later failures are silent)\n",
-                err);
-    }
-    if (rc)
+    if (rc) {
+        /* never break the host program: a line, and carry on. The next write that
+         * lands carries the count and the last failure (meta write_failures,
+         * write_error), for the reader. */
+        S.write_failures++;
+        snprintf(S.write_error, sizeof S.write_error, "%s", err);
         snprintf(last_error, sizeof last_error, "%s", err);
+        if (final) {
+            fprintf(stderr, "lapse: profile not saved: %s\n", err);
+        } else if (!S.write_warned) {
+            S.write_warned = 1;
+            fprintf(stderr, "lapse: warning: %s (profiling continues; at its end lapse says "
+                            "whether the profile was saved)\n", err);
+        }
+    }
     pthread_mutex_unlock(&S.write_mu);
     return rc;
 }
@@ -741,6 +752,8 @@ static void fork_child(void)
     S.flusher.created = S.sampler.created = 0;
     S.write_seq = 0;
     S.write_warned = 0;
+    S.write_failures = 0;
+    S.write_error[0] = 0;
     S.start_real_ns = core_real_ns();
     S.start_mono_ns = core_mono_ns();
     S.inherited = 1; /* the child's own session object may adopt it */
@@ -837,6 +850,8 @@ int lapse_start(const lapse_options *options)
     S.opts = o;
     S.write_seq = 0;
     S.write_warned = 0;
+    S.write_failures = 0;
+    S.write_error[0] = 0;
     S.start_real_ns = core_real_ns();
     S.start_mono_ns = core_mono_ns();
     install_process_hooks();
