@@ -426,13 +426,13 @@ int main(int argc, char **argv)
         char host[32], hdir[600], path[700];
         snprintf(host, sizeof host, "node%02d", i % HOSTS);
         snprintf(hdir, sizeof hdir, "%s/%s", run_dir, host);
-        if (store_make_dirs(hdir) != 0) {
+        if (store_make_dirs(hdir, 0) != 0) {
             fprintf(stderr, "report_scale: cannot create %s\n", hdir);
             return 1;
         }
         make_worker(&w, &s, i, files, host, run_id, spans);
         snprintf(path, sizeof path, "%s/worker-%lld.lapse", hdir, (long long)w.f.meta.pid);
-        if (store_write_file(path, &w.f, err, sizeof err) != 0) {
+        if (store_write_file(path, &w.f, 0, err, sizeof err) != 0) {
             fprintf(stderr, "report_scale: %s\n", err);
             return 1;
         }

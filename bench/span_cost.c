@@ -2,6 +2,14 @@
  *
  *   span_cost [REPS]
  *
+ * The reference is what a span pair cannot do without: a call that reads the
+ * session's clock twice the way a span does (the first reading stored, the second
+ * taken after it and the difference added up). The pair does all of that and its
+ * bookkeeping besides, so it cannot cost less than the reference, and pair minus
+ * reference is the bookkeeping. (Two bare __rdtsc() back to back cost more on their
+ * own than inside a span, whose other work overlaps them: measured against them, a
+ * pair read 0.94-0.97 x and hid its bookkeeping.)
+ *
  * Each figure is the time of a batch of BATCH operations (CLOCK_MONOTONIC around
  * the batch, so its own cost is amortized), divided by BATCH; REPS batches give
  * a minimum and a median. The minimum is the cost without interference, the
@@ -37,6 +45,26 @@ __attribute__((noinline)) static void scoped_call(void)
 {
     LAPSE_SCOPE("bench.pair");
     __asm__ volatile("");
+}
+
+/* The reference: two readings of the session's clock in a call, as a span pair
+ * takes them (store the start; read again; add the difference). */
+static struct {
+    uint64_t start, sum;
+} ref_slot;
+
+__attribute__((noinline)) static void clock_pair_call(void)
+{
+    ref_slot.start = core_ticks();
+    __asm__ volatile("" ::: "memory");
+    uint64_t now = core_ticks();
+    ref_slot.sum += now - ref_slot.start;
+}
+
+__attribute__((noinline)) static void batch_clock_pair(int n)
+{
+    for (int i = 0; i < n; i++)
+        clock_pair_call();
 }
 
 __attribute__((noinline)) static void batch_empty(int n)
@@ -182,8 +210,8 @@ int main(int argc, char **argv)
     stat_ns loop = measure(batch_loop);
     stat_ns rdtsc2 = minus(measure(batch_rdtsc), loop);
     stat_ns gettime2 = minus(measure(batch_gettime), loop);
-    line("two __rdtsc() (the reference)", rdtsc2);
-    line("two clock_gettime(CLOCK_MONOTONIC) (context)", gettime2);
+    line("two __rdtsc() back to back (context)", rdtsc2);
+    line("two clock_gettime(CLOCK_MONOTONIC) back to back (context)", gettime2);
 
     /* dormant: no session */
     stat_ns call = measure(batch_empty);
@@ -194,7 +222,9 @@ int main(int argc, char **argv)
     /* active: the same function with a session */
     const uint64_t big = (uint64_t)(reps + 4) * BATCH * 2 + 4096; /* never fills */
     start(LAPSE_FEATURE_SPANS | LAPSE_FEATURE_TIMELINE, big);
-    const char *clock = core_clock_g.use_tsc ? "tsc" : "monotonic (no invariant TSC)";
+    const char *clock = core_clock_g.use_tsc ? "tsc" : "monotonic (LAPSE_CLOCK=monotonic, or no invariant TSC)";
+    stat_ns ref = minus(measure(batch_clock_pair), call); /* the session's clock, chosen now */
+    line("two reads of the span clock in a call, as a span takes them (the reference)", ref);
     stat_ns on_cold = minus(measure(batch_scoped), call);
     stat_ns count = measure(batch_count);
     stop();
@@ -234,14 +264,16 @@ int main(int argc, char **argv)
     line("lapse_count on an open span", count);
 
     printf("\nspan clock: %s\n", clock);
-    printf("active pair / two clock reads (timeline on, first touch): %.2f (min)  %.2f (median)\n",
-           on_cold.min / rdtsc2.min, on_cold.median / rdtsc2.median);
-    printf("active pair / two clock reads (timeline on):   %.2f (min)  %.2f (median)\n",
-           on.min / rdtsc2.min, on.median / rdtsc2.median);
-    printf("active pair / two clock reads (buffer full):   %.2f (min)  %.2f (median)\n",
-           full.min / rdtsc2.min, full.median / rdtsc2.median);
-    printf("active pair / two clock reads (timeline off):  %.2f (min)  %.2f (median)\n",
-           off.min / rdtsc2.min, off.median / rdtsc2.median);
+    printf("active pair / reference (timeline on, first touch): %.2f (min)  %.2f (median)\n",
+           on_cold.min / ref.min, on_cold.median / ref.median);
+    printf("active pair / reference (timeline on):   %.2f (min)  %.2f (median)\n",
+           on.min / ref.min, on.median / ref.median);
+    printf("active pair / reference (buffer full):   %.2f (min)  %.2f (median)\n",
+           full.min / ref.min, full.median / ref.median);
+    printf("active pair / reference (timeline off):  %.2f (min)  %.2f (median)\n",
+           off.min / ref.min, off.median / ref.median);
+    printf("bookkeeping = pair - reference: %.2f ns (timeline on), %.2f ns (off), min\n",
+           on.min - ref.min, off.min - ref.min);
     printf("\nacceptance (on the minimum):\n");
     double dormant_ns = dormant.min < 0 && dormant.min > -0.005 ? 0.0 : dormant.min;
     printf("  dormant pair <= 1 ns:                          %s (%.2f ns)\n",
@@ -249,15 +281,18 @@ int main(int argc, char **argv)
     double worst = on.min > full.min ? on.min : full.min;
     if (off.min > worst)
         worst = off.min;
-    printf("  active pair <= 1.5 x two clock reads:          %s (%.2f x, worst of on/full/off)\n",
-           worst <= 1.5 * rdtsc2.min ? "PASS" : "FAIL", worst / rdtsc2.min);
+    printf("  active pair <= 1.5 x the reference:            %s (%.2f x, worst of on/full/off)\n",
+           worst <= 1.5 * ref.min ? "PASS" : "FAIL", worst / ref.min);
     printf("  ... while the timeline's pages are first touched: %s (%.2f x)\n",
-           on_cold.min <= 1.5 * rdtsc2.min ? "PASS" : "FAIL", on_cold.min / rdtsc2.min);
+           on_cold.min <= 1.5 * ref.min ? "PASS" : "FAIL", on_cold.min / ref.min);
     printf("  wait%% on adds <= 100 ns to a span pair:        %s (%+.2f ns)\n",
            cpu.min - off.min <= 100.0 ? "PASS" : "FAIL", cpu.min - off.min);
     printf("  process sampler (at 10 ms) adds to a span pair: %+.2f ns (no bound; its cost is\n"
            "  the sampler thread's CPU per interval, in the report's I/O block)\n",
            proc.min - cpu.min);
+    if (on.min < ref.min || off.min < ref.min)
+        printf("  note: a pair measured below its reference: the machine was too noisy for\n"
+               "  these figures (rerun with more REPS)\n");
     fflush(stdout);
     nftw(run_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return 0;

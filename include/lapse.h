@@ -62,6 +62,9 @@ typedef struct lapse_options {
     uint32_t process_sample_ms;    /* the process sampler's period (with
                                       LAPSE_FEATURE_PROCESS); 0: $LAPSE_PROCESS_SAMPLE_MS
                                       (0 there: off), else 1000; at least 10 */
+    int share;                     /* the run readable by the user's group: directories
+                                      0750 and files 0640 instead of 0700 and 0600 (the
+                                      umask still applies); default $LAPSE_SHARE, else 0 */
 } lapse_options;
 
 /* Fills *options with the defaults ("from the environment"). */

@@ -32,6 +32,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-spans", type=int, default=100_000, metavar="N",
                    help="timeline bound per process (default 100000)")
     p.add_argument("-q", "--quiet", action="store_true", help="do not print the report")
+    p.add_argument("--share", action="store_true",
+                   help="make the run readable by your group: directories 0750 and files "
+                        "0640 instead of 0700 and 0600 (the umask still applies; "
+                        "default: $LAPSE_SHARE)")
     for f in FEATURE_FLAGS:
         p.add_argument(f"--no-{f.name.lower()}", dest=f"no_{f.name.lower()}",
                        action="store_true", help=f"turn the {f.name} feature off")
@@ -63,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
             features &= ~f
     run_dir = opts.output or os.environ.get("LAPSE_RUN_DIR") or "lapse-runs"
     profiler = Profiler(features=features, role=opts.role, run_dir=run_dir,
-                        max_spans=opts.max_spans)
+                        max_spans=opts.max_spans, share=opts.share)
     with profiler:
         status = run_target(target, args, module=module)
     if profiler.file and not opts.quiet:

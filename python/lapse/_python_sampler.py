@@ -20,32 +20,49 @@ SUPPORTED_VERSIONS = ((3, 11), (3, 12), (3, 13))
 
 
 def command() -> str | None:
-    """The `lapse` command: $LAPSE_COMMAND, else the one pip installed next to this
-    interpreter, else the first on PATH."""
+    """The `lapse` command as an absolute path, found the way it is then run:
+    $LAPSE_COMMAND (a path, or a name looked up on PATH as execvp looks it up), else
+    the one pip installed next to this interpreter, else the first on PATH."""
     chosen = os.environ.get("LAPSE_COMMAND")
     if chosen:
-        return chosen if os.access(chosen, os.X_OK) else None
+        found = shutil.which(chosen)
+        return os.path.abspath(found) if found else None
     sibling = os.path.join(os.path.dirname(sys.executable), "lapse")
     if os.access(sibling, os.X_OK):
         return sibling
-    return shutil.which("lapse")
+    found = shutil.which("lapse")
+    return os.path.abspath(found) if found else None
+
+
+def resolve() -> tuple[str | None, str | None]:
+    """(the lapse command, resolved once: command()), and why this process's Python
+    cannot be sampled from outside (None when it can)."""
+    if sys.version_info[:2] not in SUPPORTED_VERSIONS:
+        return None, (f"CPython {sys.version_info[0]}.{sys.version_info[1]} is not supported "
+                      "(3.11 to 3.13)")
+    if sysconfig.get_config_var("Py_GIL_DISABLED"):
+        return None, "a free-threaded CPython is not supported"
+    cmd = command()
+    if cmd is None:
+        chosen = os.environ.get("LAPSE_COMMAND")
+        if chosen:
+            return None, (f"LAPSE_COMMAND={chosen} is not an executable file, nor a command "
+                          "on PATH")
+        return None, "the lapse command was not found (pip install . puts it next to python)"
+    return cmd, None
 
 
 def unavailable_reason() -> str | None:
     """Why this process's Python cannot be sampled from outside; None when it can."""
-    if sys.version_info[:2] not in SUPPORTED_VERSIONS:
-        return f"CPython {sys.version_info[0]}.{sys.version_info[1]} is not supported (3.11 to 3.13)"
-    if sysconfig.get_config_var("Py_GIL_DISABLED"):
-        return "a free-threaded CPython is not supported"
-    if command() is None:
-        return "the lapse command was not found (pip install . puts it next to python)"
-    return None
+    return resolve()[1]
 
 
 class PythonSampler:
-    """A `lapse record --pid` process sampling this process at rate_hz."""
+    """A `lapse record --pid` process (cmd: the lapse command, as resolve() found it)
+    sampling this process at rate_hz."""
 
-    def __init__(self, rate_hz: int) -> None:
+    def __init__(self, cmd: str, rate_hz: int) -> None:
+        self.cmd = cmd
         self.rate_hz = rate_hz
         self._proc: subprocess.Popen[bytes] | None = None
         self._owner = 0
@@ -53,9 +70,7 @@ class PythonSampler:
         self._log: tempfile._TemporaryFileWrapper[bytes] | None = None
 
     def start(self, session_file: str) -> None:
-        cmd = command()
-        if cmd is None:
-            return
+        cmd = self.cmd
         self._out = session_file + ".samples"
         # the sampler is not a process of the run: none of the session's variables
         env = {k: v for k, v in os.environ.items() if not k.startswith("LAPSE_")}
@@ -72,6 +87,7 @@ class PythonSampler:
             self._log = None
             return
         self._owner = os.getpid()
+        # that child, and no other process, may read this one (Yama's ptrace_scope 1)
         _lapse.allow_reader(self._proc.pid)
 
     def stop(self, final_file: str | None) -> None:
@@ -86,6 +102,7 @@ class PythonSampler:
         except subprocess.TimeoutExpired:
             proc.kill()
             status = proc.wait()
+        _lapse.allow_reader(0)  # withdrawn: its pid may be another process's next
         log = b""
         if self._log is not None:
             self._log.seek(0)

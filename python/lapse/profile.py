@@ -203,7 +203,8 @@ class Caveat(NamedTuple):
     """Something that makes the numbers incomplete or distorted: ``(kind, message)``.
 
     Kinds, in the order the report lists them: ``unreadable``, ``stale``,
-    ``not_final``, ``signal``, ``write_failed``, ``superseded``, ``dropped_spans``, ``folded``,
+    ``not_final``, ``signal``, ``write_failed``, ``leftover_tmp``, ``superseded``,
+    ``dropped_spans``, ``folded``,
     ``unmatched_ends``, ``dropped_counters``, ``missing_ranks``, ``io_unreadable``,
     ``sampling``.
     ``Profile.to_dict()["caveats"]`` has their details (file, pid, counts).
@@ -284,20 +285,6 @@ def _scan_run_dir(run_dir: pathlib.Path) -> dict[str, bytes]:
                 if sub.is_file() and _is_lapse_name(sub.name):
                     files[f"{entry.name}/{sub.name}"] = pathlib.Path(sub.path).read_bytes()
     return files
-
-
-def _write_atomic(path: pathlib.Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp.{os.getpid()}")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
 
 
 def _replace_strings(value: Any, pairs: list[tuple[str, str]]) -> Any:
@@ -452,7 +439,9 @@ class Profile:
           run was: ``<path>/<host>/<file name>``. ``path`` must not exist or be an
           empty directory (so that two runs are never mixed).
 
-        Files are written atomically (a temporary file, then a rename).
+        Files are written atomically (a temporary file of their own, created next
+        to them without following links, then a rename), with mode 0600 and new
+        directories 0700 (0640 and 0750 with ``LAPSE_SHARE=1``; the umask applies).
         """
         target = pathlib.Path(path)
         if len(self._files) == 1:
@@ -461,8 +450,7 @@ class Profile:
                 target = target / pathlib.PurePosixPath(rel).name
             elif not target.suffix:
                 target = target.with_name(target.name + _SUFFIX)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            _write_atomic(target, data)
+            _lapse.write_file(os.fspath(target), data)
             return target
         if target.exists() and (not target.is_dir() or any(target.iterdir())):
             raise FileExistsError(
@@ -470,9 +458,7 @@ class Profile:
                 f"{len(self._files)} files is saved as a directory of its own)"
             )
         for rel, data in self._files.items():
-            dest = target.joinpath(*pathlib.PurePosixPath(rel).parts)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            _write_atomic(dest, data)
+            _lapse.write_file(os.fspath(target.joinpath(*pathlib.PurePosixPath(rel).parts)), data)
         return target
 
     @contextlib.contextmanager
@@ -484,14 +470,11 @@ class Profile:
         if run.get("single_file") and len(self._files) == 1:
             ((rel, data),) = self._files.items()
             where = root / pathlib.PurePosixPath(rel).name
-            where.parent.mkdir(parents=True, exist_ok=True)
-            where.write_bytes(data)
+            _lapse.write_file(os.fspath(where), data)
         else:
             where = root / (pathlib.PurePath(original).name or "run")
             for rel, data in self._files.items():
-                dest = where.joinpath(*pathlib.PurePosixPath(rel).parts)
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                dest.write_bytes(data)
+                _lapse.write_file(os.fspath(where.joinpath(*pathlib.PurePosixPath(rel).parts)), data)
         yield str(where), original
 
     def _render(self, top: int) -> str:

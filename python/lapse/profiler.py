@@ -73,6 +73,9 @@ class Profiler:
             samples join the final file, each with the span path open on its thread.
         snapshot_ms: the period of the snapshots written while the session runs (and of
             ``on_snapshot`` callbacks); default ``$LAPSE_SNAPSHOT_MS``, else 5000.
+        share: make the run readable by the user's group: directories 0750 and files
+            0640 instead of 0700 and 0600 (the umask still applies); default
+            ``$LAPSE_SHARE``. Processes that join the run inherit it.
 
     Only one Profiler may be active in a process; starting a second raises
     RuntimeError.
@@ -85,7 +88,7 @@ class Profiler:
                  install: bool = False, strict: bool = False,
                  strict_names: bool = False, thread_names: bool = False,
                  process_sample_ms: int | None = None, snapshot_ms: int | None = None,
-                 python_hz: int = 100) -> None:
+                 python_hz: int = 100, share: bool = False) -> None:
         if not isinstance(features, Feature):
             raise TypeError(f"features must be lapse.Feature flags, not {type(features).__name__}")
         if max_spans < 0:
@@ -106,7 +109,16 @@ class Profiler:
         if python_hz < 1 or python_hz > 20_000:
             raise ValueError("python_hz must be 1 to 20000")
         self.python_hz = python_hz
-        self.missing = features & ~available()  #: requested features that add nothing here
+        self.share = share
+        # the lapse command behind PYTHON, resolved once: what is checked is what runs
+        self._lapse_command: str | None = None
+        self._python_why: str | None = None
+        if Feature.PYTHON in features:
+            from ._python_sampler import resolve
+
+            self._lapse_command, self._python_why = resolve()
+        python = Feature(0) if self._python_why else Feature.PYTHON
+        self.missing = features & ~(AVAILABLE | python)  #: requested features that add nothing here
         self._python_sampler = None
         self._file: str | None = None
         self._active = False
@@ -120,12 +132,12 @@ class Profiler:
         """Starts the session (what ``with Profiler():`` does on entry)."""
         if self.strict and self.missing:
             names = ", ".join(f.name or "?" for f in Feature if f in self.missing and f.name != "DEFAULT")
-            why = ""
-            if Feature.PYTHON in self.missing:
-                from ._python_sampler import unavailable_reason
-
-                why = f" (PYTHON: {unavailable_reason()})"
+            why = f" (PYTHON: {self._python_why})" if Feature.PYTHON in self.missing else ""
             raise RuntimeError(f"lapse: strict=True and these collectors cannot run here: {names}{why}")
+        if Feature.PYTHON in self.missing and os.environ.get("LAPSE_COMMAND"):
+            # a command the user named that cannot run is said, not dropped in silence
+            warnings.warn(f"lapse: no PYTHON samples: {self._python_why}", RuntimeWarning,
+                          stacklevel=2)
         if _lapse.adopt_environment_session():
             # a parent's session reached this process through the environment
             # (LAPSE_PROFILE=1) and started when lapse loaded: this Profiler takes it
@@ -145,7 +157,7 @@ class Profiler:
                                       thread_names=self.thread_names,
                                       process=bool(self.features & (Feature.IO | Feature.MEMORY)),
                                       process_ms=self.process_sample_ms or 0,
-                                      snapshot_ms=self.snapshot_ms or 0)
+                                      snapshot_ms=self.snapshot_ms or 0, share=self.share)
         except OSError as e:
             # the host program carries on without profiling
             warnings.warn(f"{e} (profiling is off)", RuntimeWarning, stacklevel=2)
@@ -180,10 +192,10 @@ class Profiler:
         self._live.began()
         _lapse.timing_enable()
         hook_multiprocessing()
-        if Feature.PYTHON in self.features and Feature.PYTHON not in self.missing and self._file:
+        if self._lapse_command and Feature.PYTHON not in self.missing and self._file:
             from ._python_sampler import PythonSampler
 
-            self._python_sampler = PythonSampler(self.python_hz)
+            self._python_sampler = PythonSampler(self._lapse_command, self.python_hz)
             self._python_sampler.start(self._file)
         if self.strict_names:
             _names.strict = True

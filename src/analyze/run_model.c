@@ -714,8 +714,7 @@ static uint64_t now_real_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* 1 when host names the machine this reader runs on. */
-static int on_this_host(const char *host)
+int rm_on_this_host(const char *host)
 {
     char here[256];
     if (!host || gethostname(here, sizeof here) != 0)
@@ -790,7 +789,7 @@ int run_model_finish(run_model *m, const rm_options *opt)
         w->stale_limit_ns = 2ull * w->snapshot_interval_ms * 1000000ull + 1000000000ull;
         w->stale_by_ns = m->end_real_ns - w->written_real_ns;
         w->silent_ns = m->read_real_ns > w->written_real_ns ? m->read_real_ns - w->written_real_ns : 0;
-        w->gone = !w->final && on_this_host(w->host) && w->pid > 0 &&
+        w->gone = !w->final && rm_on_this_host(w->host) && w->pid > 0 &&
                   kill((pid_t)w->pid, 0) != 0 && errno == ESRCH;
         if (w->final)
             w->state = RM_FINAL;
@@ -853,6 +852,8 @@ int run_model_load(const char *path, const rm_options *opt, run_model *m, char *
             goto fail;
     }
     rc = run_model_finish(m, opt);
+    if (!rc)
+        rc = rm_find_leftovers(m, at->files, at->file_count);
     if (rc)
         goto fail;
     store_run_listing_free(&l);
@@ -899,6 +900,11 @@ void run_model_free(run_model *m)
     for (uint32_t i = 0; i < m->host_count; i++)
         free(m->hosts[i]);
     free(m->hosts);
+    for (uint32_t i = 0; i < m->leftover_count; i++) {
+        free(m->leftovers[i].temp);
+        free(m->leftovers[i].file);
+    }
+    free(m->leftovers);
     index_free(m->index);
     memset(m, 0, sizeof *m);
 }

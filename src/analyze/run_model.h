@@ -130,6 +130,18 @@ typedef struct rm_superseded {
     uint64_t newest_mtime_ns;
 } rm_superseded;
 
+/* A temporary in the run's directories (NAME.lapse.tmp.<pid>...) whose writer is gone:
+ * on the reader's host (the host of the directory's files), no process has its pid.
+ * It was killed while it wrote, or its rename failed: the file it was to replace
+ * holds the write before, and the next writer of that file removes it. */
+typedef struct rm_leftover {
+    char *temp;        /* the temporary */
+    char *file;        /* the file it was to replace */
+    int64_t pid;       /* its writer */
+    uint64_t mtime_ns; /* its last modification */
+    uint32_t worker;   /* the worker whose file that is, RM_NONE when none was read */
+} rm_leftover;
+
 typedef struct run_model {
     char *input;  /* the path given */
     char *dir;    /* the attempt reported (the file itself when given one file) */
@@ -158,6 +170,8 @@ typedef struct run_model {
     uint32_t superseded_count;
     char **hosts; /* sorted, distinct */
     uint32_t host_count;
+    rm_leftover *leftovers; /* in name order */
+    uint32_t leftover_count;
 
     void *index; /* loading only */
 } run_model;
@@ -184,6 +198,13 @@ int run_model_add_unreadable(run_model *m, const char *file, const char *reason)
 /* After the last add: sorts roles, builds path strings, hosts, per-role busy
  * statistics and worker staleness. 0 or -ENOMEM. */
 int run_model_finish(run_model *m, const rm_options *opt);
+
+/* 1 when host names the machine this reader runs on. */
+int rm_on_this_host(const char *host);
+
+/* Adds to m (after run_model_finish) the leftover temporaries in the directories
+ * that hold files (the attempt's count paths). 0 or -ENOMEM. */
+int rm_find_leftovers(run_model *m, char *const *files, size_t count);
 
 /* Whether a worker takes part in cross-rank figures (a rank a key can hold). */
 static inline int rm_has_rank(const rm_worker *w) { return w->rank >= 0 && w->rank < (int64_t)RM_NONE; }

@@ -3,6 +3,7 @@
 #include "commands.h"
 
 #include "samples/samples.h"
+#include "store/file_write.h"
 #include "tools/export_run.h"
 
 #include <errno.h>
@@ -23,11 +24,18 @@ static void usage(FILE *out)
             "\n"
             "The trace has one process per .lapse file, named \"role pid@host\" and ordered\n"
             "by rank when the rank is known, one thread per recorded thread, one slice per\n"
-            "timeline span (args.depth: 1 for a top-level span), and the process sampler's\n"
-            "counter tracks \"lapse: I/O bytes/s\" (read, written) and \"lapse: RSS bytes\n"
-            "(max)\". Every file is placed on one clock through its CLOCK_REALTIME anchor,\n"
-            "so processes and hosts line up; the trace starts at the earliest span or\n"
-            "sampler record of the run.\n"
+            "timeline span (a parent before its children when they start together), and\n"
+            "the process sampler's counter tracks \"lapse: I/O bytes/s\" (read, written)\n"
+            "and \"lapse: RSS bytes (max)\". Every file is placed on one clock through its\n"
+            "CLOCK_REALTIME anchor, so processes and hosts line up; the trace starts at the\n"
+            "earliest span, sampler record or Python sample of the run. OUT ending in .gz\n"
+            "is written gzip-compressed (Perfetto opens it as it is).\n"
+            "\n"
+            "Python stack samples (lapse record, lapse run) go on a track of their own per\n"
+            "sampled thread, \"...: Python samples, merged\": the stacks are aggregated, so\n"
+            "they are laid side by side from the recording's start, each as wide as the\n"
+            "time it stands for, with common frames merged (a flame chart whose x axis is\n"
+            "time sampled, not when it ran).\n"
             "\n"
             "The timeline holds at most max_spans spans per process (LAPSE_MAX_SPANS,\n"
             "default 100000); a process that recorded more is marked with an instant event\n"
@@ -38,6 +46,9 @@ static void usage(FILE *out)
             "run's files hold (lapse record, or lapse run with the PYTHON feature), merged:\n"
             "an interactive flame graph (click to zoom, search), speedscope's JSON (one\n"
             "profile per thread; www.speedscope.app), or flamegraph.pl's input.\n"
+            "\n"
+            "OUT is replaced atomically (a temporary of its own, then a rename; never\n"
+            "written through a link), with mode 0600 (0640 with LAPSE_SHARE=1).\n"
             "\n"
             "options:\n"
             "  --perfetto OUT   write the trace to OUT (\"-\" for standard output)\n"
@@ -69,21 +80,29 @@ static int export_samples(const char *path, const char *format, const char *out_
     if (!*out_path)
         return usage_error("%s", "an empty output file name");
     int to_stdout = !strcmp(out_path, "-");
-    FILE *out = to_stdout ? stdout : fopen(out_path, "w");
-    if (!out) {
-        fprintf(stderr, "lapse export: cannot create %s: %s\n", out_path, strerror(errno));
-        return 1;
-    }
     char err[600] = "";
+    store_out o;
+    FILE *out = stdout;
+    if (!to_stdout) {
+        if (store_out_open(&o, out_path, store_share_from_env(), err, sizeof err) != 0) {
+            fprintf(stderr, "lapse export: %s\n", err);
+            return 1;
+        }
+        if (!(out = store_out_stream(&o))) {
+            fprintf(stderr, "lapse export: cannot write %s: out of memory\n", out_path);
+            store_out_abort(&o);
+            return 1;
+        }
+    }
     int rc = samples_export(path, format, path, out, err, sizeof err);
-    if (!to_stdout && fclose(out) != 0 && !rc) {
-        snprintf(err, sizeof err, "cannot write %s: %s", out_path, strerror(errno));
-        rc = -EIO;
+    if (!to_stdout) {
+        if (rc)
+            store_out_abort(&o);
+        else
+            rc = store_out_commit(&o, err, sizeof err);
     }
     if (rc) {
         fprintf(stderr, "lapse export: %s\n", err);
-        if (!to_stdout)
-            remove(out_path);
         return 1;
     }
     if (!to_stdout)
@@ -129,14 +148,21 @@ int cmd_export(int argc, char **argv)
         return usage_error("%s", "no output given (--perfetto OUT.json, --flamegraph OUT.svg, ...)");
 
     export_run_result r;
-    export_run_perfetto(path, out_path, &r, note_to_stderr, NULL);
+    export_run_perfetto(path, out_path, store_share_from_env(), &r, note_to_stderr, NULL);
     if (r.rc) {
         fprintf(stderr, "lapse export: %s\n", r.err);
         return 1;
     }
-    fprintf(stderr, "lapse export: %s: %zu process%s, %llu threads, %llu slices\n",
+    fprintf(stderr, "lapse export: %s: %zu process%s, %llu threads, %llu slices",
             strcmp(out_path, "-") ? out_path : "<stdout>", r.processes,
             r.processes == 1 ? "" : "es", (unsigned long long)r.threads,
             (unsigned long long)r.slices);
+    if (r.sample_slices)
+        fprintf(stderr, ", %llu slices of merged Python samples",
+                (unsigned long long)r.sample_slices);
+    fprintf(stderr, "%s\n", export_wants_gzip(out_path) ? " (gzip)" : "");
+    if (!r.slices && !r.sample_slices)
+        fprintf(stderr, "lapse export: note: %s holds no timeline span and no Python sample: the "
+                        "trace has tracks only\n", path);
     return 0;
 }

@@ -6,6 +6,7 @@
 #include "pyread/pyread.h"
 #include "pyread/sampler.h"
 #include "samples/samples.h"
+#include "store/file_write.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -52,7 +53,9 @@ static void usage(FILE *out)
             "  --idle               keep waiting threads (wall mode)\n"
             "  --subprocesses       also sample the program's descendants that run Python\n"
             "  -o, --output OUT     where to write (\"-\": standard output, not for lapse);\n"
-            "                       default lapse-PID.<ext>\n"
+            "                       default lapse-PID.<ext>; mode 0600 (0640 with\n"
+            "                       LAPSE_SHARE=1), replaced atomically, never written\n"
+            "                       through a link\n"
             "  --format F           lapse (a .lapse file: `lapse report OUT`), collapsed\n"
             "                       (flamegraph.pl input), speedscope (JSON for\n"
             "                       speedscope.app), flamegraph (interactive SVG); default:\n"
@@ -70,7 +73,10 @@ static void usage(FILE *out)
             "liblapse with LAPSE_PROFILE=1) publishes its open spans: each sample then\n"
             "carries the span path open on its thread, and when the target exits the\n"
             "samples are also added to its own final .lapse file (one target, one run, one\n"
-            "file: `lapse report RUN` shows the functions inside each span).\n"
+            "file: `lapse report RUN` shows the functions inside each span), found under\n"
+            "its LAPSE_RUN_DIR: only a regular file that, with its directory, belongs to\n"
+            "the target's user (no link is followed); otherwise one line says the samples\n"
+            "are in OUT only.\n"
             "Attaching needs the right to ptrace the target: the same user with\n"
             "kernel.yama.ptrace_scope=0 (a launched program is a child: scope 1 suffices),\n"
             "or root / CAP_SYS_PTRACE.\n"
@@ -110,20 +116,26 @@ static const char *format_from_name(const char *out)
 static int write_output(const sample_set *set, const char *format, const char *out, pid_t pid, char *err,
                         size_t errlen)
 {
+    unsigned flags = store_share_from_env();
     if (!strcmp(format, "lapse")) {
         samples_file_meta meta;
         memset(&meta, 0, sizeof meta);
         meta.pid = pid;
         meta.ppid = -1;
-        return samples_save_lapse(set, &meta, out, err, errlen);
+        return samples_save_lapse(set, &meta, out, flags, err, errlen);
     }
     int to_stdout = !strcmp(out, "-");
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d", out, (int)getpid());
-    FILE *f = to_stdout ? stdout : fopen(tmp, "w");
-    if (!f) {
-        snprintf(err, errlen, "cannot write %s: %s", out, strerror(errno));
-        return -1;
+    store_out o;
+    FILE *f = stdout;
+    if (!to_stdout) {
+        int rc = store_out_open(&o, out, flags, err, errlen);
+        if (rc)
+            return rc;
+        if (!(f = store_out_stream(&o))) {
+            snprintf(err, errlen, "cannot write %s: out of memory", out);
+            store_out_abort(&o);
+            return -ENOMEM;
+        }
     }
     int rc;
     if (!strcmp(format, "collapsed"))
@@ -135,19 +147,15 @@ static int write_output(const sample_set *set, const char *format, const char *o
     if (to_stdout) {
         if (fflush(stdout) != 0)
             rc = -EIO;
+    } else if (rc != 0) {
+        store_out_abort(&o);
     } else {
-        if (fclose(f) != 0)
-            rc = -EIO;
-        if (rc == 0 && rename(tmp, out) != 0)
-            rc = -errno;
-        if (rc != 0)
-            unlink(tmp);
+        return store_out_commit(&o, err, errlen);
     }
     if (rc != 0)
         snprintf(err, errlen, "cannot write %s: %s", out, strerror(rc < 0 ? -rc : EIO));
     return rc;
 }
-
 
 /* Where a target with a lapse session writes: LAPSE_RUN_DIR of its environment
  * (default lapse-runs), relative to its working directory. Read at the start: once
@@ -186,7 +194,28 @@ static void target_run_dir(pid_t pid, int launched, char *out, size_t len)
         snprintf(out, len, "%s/%s", cwd, dir);
 }
 
-/* The newest <role>-<pid>-xxxx.lapse under dir (run/host/ levels below it). */
+/* The effective uid of the target, which its files belong to: ours for a program we
+ * launched, else from /proc/PID/status (read at the start, as target_run_dir); -1
+ * when unknown. */
+static int64_t target_uid(pid_t pid, int launched)
+{
+    if (launched)
+        return (int64_t)geteuid();
+    char p[64], line[256];
+    snprintf(p, sizeof p, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(p, "re");
+    long long real, effective;
+    int64_t uid = -1;
+    while (f && uid < 0 && fgets(line, sizeof line, f))
+        if (sscanf(line, "Uid: %lld %lld", &real, &effective) == 2)
+            uid = effective;
+    if (f)
+        fclose(f);
+    return uid;
+}
+
+/* The newest <role>-<pid>-xxxx.lapse under dir (run/host/ levels below it). Links
+ * are not followed: the directory is the target's to fill. */
 static void find_run_file(const char *dir, pid_t pid, int depth, char *best, size_t len, time_t *best_time)
 {
     DIR *d = opendir(dir);
@@ -202,13 +231,14 @@ static void find_run_file(const char *dir, pid_t pid, int depth, char *best, siz
         if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)
             continue;
         struct stat st;
-        if (stat(path, &st) != 0)
+        if (lstat(path, &st) != 0)
             continue;
         size_t n = strlen(e->d_name);
         if (S_ISDIR(st.st_mode) && depth > 0)
             find_run_file(path, pid, depth - 1, best, len, best_time);
-        else if (S_ISREG(st.st_mode) && n > 6 && !strcmp(e->d_name + n - 6, ".lapse") &&
+        else if (!S_ISDIR(st.st_mode) && n > 6 && !strcmp(e->d_name + n - 6, ".lapse") &&
                  strstr(e->d_name, needle) && st.st_mtime >= *best_time) {
+            /* a link or another kind of file is named, and refused, when merging */
             *best_time = st.st_mtime;
             snprintf(best, len, "%s", path);
         }
@@ -350,6 +380,7 @@ int cmd_record(int argc, char **argv)
     }
     char run_dir[PATH_MAX];
     target_run_dir(o.root, have_cmd, run_dir, sizeof run_dir);
+    int64_t owner = target_uid(o.root, have_cmd);
     progress prog = {mono_s(), 0};
     if (isatty(STDERR_FILENO)) {
         o.tick = show_progress;
@@ -406,11 +437,12 @@ int cmd_record(int argc, char **argv)
         time_t newest = 0;
         find_run_file(run_dir, o.root, 3, run_file, sizeof run_file, &newest);
         if (run_file[0]) {
-            char e2[600] = "";
-            if (samples_add_to_lapse(set, run_file, e2, sizeof e2) == 0)
+            char e2[600] = "the target's user is unknown";
+            if (owner >= 0 && samples_add_to_lapse(set, run_file, owner, e2, sizeof e2) == 0)
                 fprintf(stderr, "lapse record: added the samples to the target's own file %s\n", run_file);
             else
-                fprintf(stderr, "lapse record: could not add the samples to %s: %s\n", run_file, e2);
+                fprintf(stderr, "lapse record: not adding the samples to %s (%s); they are in %s only\n",
+                        run_file, e2, strcmp(out, "-") ? out : "the standard output");
         }
     }
     const store_samples *m = sample_set_view(set);

@@ -36,7 +36,8 @@ static void usage(FILE *out)
     fprintf(out,
             "\n"
             "Run `lapse <command> --help` for its options.\n"
-            "Record a C/C++/Fortran program: LAPSE_PROFILE=1 LAPSE_RUN_DIR=runs ./program\n"
+            "Record a C or C++ program linked with liblapse:\n"
+            "                                LAPSE_PROFILE=1 LAPSE_RUN_DIR=runs ./program\n"
             "Record a Python program:        lapse run -o runs train.py\n"
             "Sample a Python program from outside (no code change):\n"
             "                                lapse record -o prof.lapse -- python train.py\n");

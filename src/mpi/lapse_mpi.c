@@ -120,7 +120,7 @@ static int write_pack(const char *own, const uint8_t *all, const int *lens, cons
             snprintf(err, errlen, "path too long");
             rc = -ENAMETOOLONG;
         } else {
-            rc = store_write_atomic(path, out.data, out.len, err, errlen);
+            rc = store_write_atomic(path, out.data, out.len, session_store_flags(), err, errlen);
         }
     }
     bytes_out_free(&out);

@@ -1,9 +1,14 @@
 /* Chrome trace JSON from .lapse timelines; see perfetto.h. */
 #include "perfetto.h"
 
+#include "samples/samples_util.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#if LAPSE_HAVE_ZLIB
+#include <zlib.h>
+#endif
 
 #define OUT_BUF_SIZE (256u * 1024u)
 #define SYNTHETIC_ID_BASE 0x40000000ll /* above any Linux pid or tid (2^22) */
@@ -89,10 +94,43 @@ struct perfetto_writer {
     int events; /* events written so far (for the commas) */
     id_set pids;
     int64_t next_synthetic;
+#if LAPSE_HAVE_ZLIB
+    z_stream *z;  /* gzip: the buffer is deflated on its way out; NULL: plain */
+    unsigned char *zbuf;
+#endif
 };
+
+#define ZBUF_SIZE (64u * 1024u)
+
+#if LAPSE_HAVE_ZLIB
+/* Deflates what is in w->buf (all of it: finish at the end) and writes it out. */
+static void gz_write(perfetto_writer *w, int finish)
+{
+    z_stream *z = w->z;
+    z->next_in = (unsigned char *)w->buf;
+    z->avail_in = (uInt)w->len;
+    int rc;
+    do {
+        z->next_out = w->zbuf;
+        z->avail_out = ZBUF_SIZE;
+        rc = deflate(z, finish ? Z_FINISH : Z_NO_FLUSH);
+        size_t have = ZBUF_SIZE - z->avail_out;
+        if (rc == Z_STREAM_ERROR || (have && fwrite(w->zbuf, 1, have, w->out) != have))
+            w->failed = 1;
+    } while (!w->failed && (z->avail_out == 0 || (finish && rc != Z_STREAM_END)));
+}
+#endif
 
 static void out_flush(perfetto_writer *w)
 {
+#if LAPSE_HAVE_ZLIB
+    if (w->z) {
+        if (w->len && !w->failed)
+            gz_write(w, 0);
+        w->len = 0;
+        return;
+    }
+#endif
     if (w->len && !w->failed && fwrite(w->buf, 1, w->len, w->out) != w->len)
         w->failed = 1;
     w->len = 0;
@@ -319,6 +357,27 @@ static void name_cache_free(name_cache *c)
     free(c->text);
 }
 
+/* ---- span order ---- */
+
+/* By start, then depth (a parent before what it holds), then the longer first. */
+static int cmp_span_order(const void *a, const void *b, void *ctx)
+{
+    const store_span *spans = ctx;
+    const store_span *x = &spans[*(const uint64_t *)a], *y = &spans[*(const uint64_t *)b];
+    if (x->begin_ns != y->begin_ns)
+        return x->begin_ns < y->begin_ns ? -1 : 1;
+    if (x->depth != y->depth)
+        return x->depth < y->depth ? -1 : 1;
+    if (x->end_ns != y->end_ns)
+        return x->end_ns > y->end_ns ? -1 : 1;
+    return *(const uint64_t *)a < *(const uint64_t *)b ? -1 : 1;
+}
+
+static void sort_spans(uint64_t *order, uint64_t n, const store_span *spans)
+{
+    qsort_r(order, (size_t)n, sizeof *order, cmp_span_order, (void *)spans);
+}
+
 /* ---- events ---- */
 
 static void event_start(perfetto_writer *w)
@@ -357,24 +416,38 @@ uint64_t perfetto_clock_offset(const store_file *f)
 int perfetto_first_ns(const store_file *f, uint64_t *first_ns)
 {
     uint64_t off = perfetto_clock_offset(f);
-    if (f->span_count || f->proc.count) {
-        uint64_t first = UINT64_MAX;
-        for (uint64_t i = 0; i < f->span_count; i++)
-            if (f->spans[i].begin_ns < first)
-                first = f->spans[i].begin_ns;
-        if (f->proc.count && f->proc.records[0].start_ns < first)
-            first = f->proc.records[0].start_ns; /* the sampler's counter tracks */
-        *first_ns = first + off;
-        return 0;
-    }
-    if (f->meta.start_mono_ns) {
-        *first_ns = f->meta.start_mono_ns + off;
-        return 0;
-    }
-    return -1;
+    uint64_t first = UINT64_MAX;
+    for (uint64_t i = 0; i < f->span_count; i++)
+        if (f->spans[i].begin_ns + off < first)
+            first = f->spans[i].begin_ns + off;
+    if (f->proc.count && f->proc.records[0].start_ns + off < first)
+        first = f->proc.records[0].start_ns + off; /* the sampler's counter tracks */
+    if (f->samples && f->samples->stack_count && f->samples->start_real_ns &&
+        f->samples->start_real_ns < first)
+        first = f->samples->start_real_ns; /* the Python samples' tracks */
+    if (first == UINT64_MAX && f->meta.start_mono_ns)
+        first = f->meta.start_mono_ns + off;
+    if (first == UINT64_MAX)
+        return -1;
+    *first_ns = first;
+    return 0;
 }
 
-perfetto_writer *perfetto_open(FILE *out)
+static void writer_free(perfetto_writer *w)
+{
+#if LAPSE_HAVE_ZLIB
+    if (w->z) {
+        deflateEnd(w->z);
+        free(w->z);
+        free(w->zbuf);
+    }
+#endif
+    id_set_free(&w->pids);
+    free(w->buf);
+    free(w);
+}
+
+static perfetto_writer *writer_new(FILE *out, int gzip)
 {
     perfetto_writer *w = calloc(1, sizeof *w);
     if (!w)
@@ -385,20 +458,66 @@ perfetto_writer *perfetto_open(FILE *out)
         return NULL;
     }
     w->out = out;
+#if LAPSE_HAVE_ZLIB
+    if (gzip) {
+        w->z = calloc(1, sizeof *w->z);
+        w->zbuf = malloc(ZBUF_SIZE);
+        /* windowBits 15 + 16: a gzip header and trailer around the deflate stream */
+        if (!w->z || !w->zbuf ||
+            deflateInit2(w->z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+            free(w->z);
+            free(w->zbuf);
+            w->z = NULL;
+            writer_free(w);
+            return NULL;
+        }
+    }
+#else
+    (void)gzip;
+#endif
+    return w;
+}
+
+static void perfetto_start(perfetto_writer *w)
+{
     w->next_synthetic = SYNTHETIC_ID_BASE;
     out_str(w, "{\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"generator\":\"lapse export\"},\n"
                "\"traceEvents\":[");
+}
+
+int perfetto_gzip_available(void) { return LAPSE_HAVE_ZLIB; }
+
+perfetto_writer *perfetto_open_gzip(FILE *out)
+{
+    if (!LAPSE_HAVE_ZLIB)
+        return NULL;
+    perfetto_writer *w = writer_new(out, 1);
+    if (w)
+        perfetto_start(w);
     return w;
 }
+
+perfetto_writer *perfetto_open(FILE *out)
+{
+    perfetto_writer *w = writer_new(out, 0);
+    if (w)
+        perfetto_start(w);
+    return w;
+}
+
 
 int perfetto_finish(perfetto_writer *w)
 {
     out_str(w, "\n]}\n");
+#if LAPSE_HAVE_ZLIB
+    if (w->z && !w->failed) {
+        gz_write(w, 1);
+        w->len = 0;
+    }
+#endif
     out_flush(w);
     int failed = w->failed || fflush(w->out) != 0 || ferror(w->out);
-    id_set_free(&w->pids);
-    free(w->buf);
-    free(w);
+    writer_free(w);
     return failed ? -EIO : 0;
 }
 
@@ -458,6 +577,223 @@ static int64_t *track_tids(const store_file *f, int *renamed)
     }
     free(s);
     return tids;
+}
+
+/* ---- Python samples: one merged flame chart per sampled thread ----
+ *
+ * A file's samples are aggregated stacks (counts and the time they stand for), with
+ * no instant of their own. Each sampled thread gets a track of its own, named as
+ * merged, on which its stacks are laid side by side from the recording's start, each
+ * as wide as the time it stands for, frames of a common prefix merged: the x axis of
+ * that track is time sampled, not when it ran. */
+
+typedef struct sample_slice {
+    int64_t ts;
+    uint64_t dur;
+    uint32_t depth, frame;
+} sample_slice;
+
+typedef struct slice_list {
+    sample_slice *items;
+    size_t count, cap;
+} slice_list;
+
+static int slice_push(slice_list *l, sample_slice v)
+{
+    if (l->count == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 256;
+        sample_slice *p = realloc(l->items, cap * sizeof *p);
+        if (!p)
+            return -ENOMEM;
+        l->items = p;
+        l->cap = cap;
+    }
+    l->items[l->count++] = v;
+    return 0;
+}
+
+static int cmp_slice(const void *a, const void *b)
+{
+    const sample_slice *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->depth < y->depth ? -1 : x->depth > y->depth;
+}
+
+/* Stacks of one thread, ordered root first frame by frame, so that stacks with a
+ * common prefix are neighbours. */
+static int cmp_stack_frames(const void *a, const void *b, void *ctx)
+{
+    const store_samples *s = ctx;
+    const store_sample_stack *x = &s->stacks[*(const uint32_t *)a];
+    const store_sample_stack *y = &s->stacks[*(const uint32_t *)b];
+    uint32_t n = x->depth < y->depth ? x->depth : y->depth;
+    for (uint32_t d = 0; d < n; d++) {
+        uint32_t fx = s->frame_ids[x->first + d], fy = s->frame_ids[y->first + d];
+        if (fx != fy)
+            return fx < fy ? -1 : 1;
+    }
+    if (x->depth != y->depth)
+        return x->depth < y->depth ? -1 : 1;
+    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/* The time a stack stands for: its weight, or when the recording kept none its
+ * count of sampling periods. */
+static uint64_t stack_width_ns(const store_samples *s, const store_sample_stack *st)
+{
+    if (st->weight_ns)
+        return st->weight_ns;
+    double hz = s->rate_achieved_hz > 0 ? s->rate_achieved_hz : s->rate_asked_hz;
+    return hz > 0 ? (uint64_t)((double)st->count * 1e9 / hz) : st->count;
+}
+
+/* Lays out the stacks idx[0..n) from ts0 into slices. */
+static int layout_thread(const store_samples *s, const uint32_t *idx, uint32_t n, int64_t ts0,
+                         slice_list *out)
+{
+    uint32_t open_cap = 64, open_n = 0;
+    uint32_t *open_frame = malloc(open_cap * sizeof *open_frame);
+    int64_t *open_ts = malloc(open_cap * sizeof *open_ts);
+    int rc = open_frame && open_ts ? 0 : -ENOMEM;
+    int64_t cursor = ts0;
+    for (uint32_t k = 0; k <= n && rc == 0; k++) {
+        const store_sample_stack *st = k < n ? &s->stacks[idx[k]] : NULL;
+        uint32_t depth = st ? st->depth : 0, common = 0;
+        while (common < open_n && common < depth &&
+               open_frame[common] == s->frame_ids[st->first + common])
+            common++;
+        while (open_n > common && rc == 0) { /* close what this stack does not share */
+            open_n--;
+            rc = slice_push(out, (sample_slice){open_ts[open_n], (uint64_t)(cursor - open_ts[open_n]),
+                                                open_n, open_frame[open_n]});
+        }
+        if (!st || rc)
+            break;
+        if (depth > open_cap) {
+            uint32_t cap = depth;
+            uint32_t *f = realloc(open_frame, cap * sizeof *f);
+            if (f)
+                open_frame = f;
+            int64_t *t = f ? realloc(open_ts, cap * sizeof *t) : NULL;
+            if (t)
+                open_ts = t;
+            if (!f || !t) {
+                rc = -ENOMEM;
+                break;
+            }
+            open_cap = cap;
+        }
+        for (; open_n < depth; open_n++) {
+            open_frame[open_n] = s->frame_ids[st->first + open_n];
+            open_ts[open_n] = cursor;
+        }
+        cursor += (int64_t)stack_width_ns(s, st);
+    }
+    free(open_frame);
+    free(open_ts);
+    return rc;
+}
+
+/* The track pid for a sampled process: the file's own track when it is the file's
+ * process, else its pid (or a synthetic one) named after its command. */
+static int sample_process_track(perfetto_writer *w, const store_file *f, int64_t file_track_pid,
+                                int64_t pid, int64_t *seen_pid, int64_t *seen_track,
+                                uint32_t *seen_n, int64_t *track)
+{
+    if (pid == f->meta.pid) {
+        *track = file_track_pid;
+        return 0;
+    }
+    for (uint32_t i = 0; i < *seen_n; i++)
+        if (seen_pid[i] == pid) {
+            *track = seen_track[i];
+            return 0;
+        }
+    int64_t t = pid;
+    if (id_set_has(&w->pids, t)) {
+        while (id_set_has(&w->pids, w->next_synthetic))
+            w->next_synthetic++;
+        t = w->next_synthetic++;
+    }
+    if (id_set_add(&w->pids, t))
+        return -ENOMEM;
+    char label[600];
+    samples_process_label(f->samples, pid, label, sizeof label);
+    meta_event(w, "process_name", t, t, "name", label, 0);
+    seen_pid[*seen_n] = pid;
+    seen_track[*seen_n] = t;
+    (*seen_n)++;
+    *track = t;
+    return 0;
+}
+
+static int add_samples(perfetto_writer *w, const store_file *f, uint64_t base_ns,
+                       int64_t file_track_pid, perfetto_file_stats *st)
+{
+    const store_samples *s = f->samples;
+    samples_thread *threads;
+    uint32_t thread_count, *thread_of;
+    if (samples_threads(s, &threads, &thread_count, &thread_of))
+        return -ENOMEM;
+    uint32_t *idx = malloc(((size_t)s->stack_count + 1) * sizeof *idx);
+    int64_t *seen_pid = malloc(((size_t)thread_count + 1) * sizeof *seen_pid);
+    int64_t *seen_track = malloc(((size_t)thread_count + 1) * sizeof *seen_track);
+    uint32_t seen_n = 0;
+    slice_list slices = {0};
+    int rc = idx && seen_pid && seen_track ? 0 : -ENOMEM;
+    int64_t ts0 = (int64_t)(s->start_real_ns - base_ns);
+    char label[1024], tname[1200];
+    for (uint32_t t = 0; t < thread_count && rc == 0; t++) {
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < s->stack_count; i++)
+            if (thread_of[i] == t && s->stacks[i].depth)
+                idx[n++] = i;
+        if (!n)
+            continue;
+        int64_t track;
+        rc = sample_process_track(w, f, file_track_pid, threads[t].pid, seen_pid, seen_track,
+                                  &seen_n, &track);
+        if (rc)
+            break;
+        int64_t tid = w->next_synthetic++;
+        samples_thread_label(s, &threads[t], label, sizeof label);
+        snprintf(tname, sizeof tname, "%s: Python samples, merged (width = time sampled, not when)",
+                 label);
+        meta_event(w, "thread_name", track, tid, "name", tname, 0);
+        meta_event(w, "thread_sort_index", track, tid, "sort_index", NULL, 1000000 + (int64_t)t);
+        st->threads++;
+        qsort_r(idx, n, sizeof *idx, cmp_stack_frames, (void *)s);
+        slices.count = 0;
+        rc = layout_thread(s, idx, n, ts0, &slices);
+        if (rc)
+            break;
+        qsort(slices.items, slices.count, sizeof *slices.items, cmp_slice);
+        for (size_t i = 0; i < slices.count; i++) {
+            const sample_slice *sl = &slices.items[i];
+            samples_frame_label(s, sl->frame, label, sizeof label);
+            event_start(w);
+            OUT_LIT(w, "{\"ph\":\"X\",\"name\":");
+            out_json_str(w, label);
+            OUT_LIT(w, ",\"pid\":");
+            out_i64(w, track);
+            OUT_LIT(w, ",\"tid\":");
+            out_i64(w, tid);
+            OUT_LIT(w, ",\"ts\":");
+            out_us(w, sl->ts);
+            OUT_LIT(w, ",\"dur\":");
+            out_us(w, sl->dur > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)sl->dur);
+            OUT_LIT(w, "}");
+            st->sample_slices++;
+        }
+    }
+    free(slices.items);
+    free(idx);
+    free(seen_pid);
+    free(seen_track);
+    free(threads);
+    free(thread_of);
+    return rc;
 }
 
 int perfetto_add_file(perfetto_writer *w, const store_file *f, uint64_t base_ns,
@@ -526,9 +862,20 @@ int perfetto_add_file(perfetto_writer *w, const store_file *f, uint64_t base_ns,
         pidtxt[k + n] = 0;
     }
     size_t pidlen = strlen(pidtxt);
+    /* in order of start, a parent before the spans it holds: viewers nest complete
+     * slices of one thread by their order in the file when start times tie */
+    uint64_t *order = malloc((f->span_count ? f->span_count : 1) * sizeof *order);
+    if (!order) {
+        free(tids);
+        name_cache_free(&names);
+        return -ENOMEM;
+    }
+    for (uint64_t i = 0; i < f->span_count; i++)
+        order[i] = i;
+    sort_spans(order, f->span_count, f->spans);
     int64_t last_end = INT64_MIN;
-    for (uint64_t i = 0; i < f->span_count; i++) {
-        const store_span *s = &f->spans[i];
+    for (uint64_t k = 0; k < f->span_count; k++) {
+        const store_span *s = &f->spans[order[k]];
         int64_t ts = (int64_t)(s->begin_ns + off - base_ns);
         uint64_t dur = s->end_ns - s->begin_ns;
         int64_t end = (int64_t)(s->end_ns + off - base_ns);
@@ -545,11 +892,10 @@ int perfetto_add_file(perfetto_writer *w, const store_file *f, uint64_t base_ns,
         out_us(w, ts);
         OUT_LIT(w, ",\"dur\":");
         out_us(w, dur > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)dur);
-        OUT_LIT(w, ",\"args\":{\"depth\":");
-        out_u64(w, s->depth);
-        OUT_LIT(w, "}}");
+        OUT_LIT(w, "}");
         st.slices++;
     }
+    free(order);
 
     /* the process sampler: counter tracks of RSS and of the I/O rate per record */
     const store_proc_samples *ps = &f->proc;
@@ -586,6 +932,15 @@ int perfetto_add_file(perfetto_writer *w, const store_file *f, uint64_t base_ns,
             OUT_LIT(w, ",\"args\":{\"read\":0,\"written\":0}}");
         }
         st.counters += 2 + (uint64_t)gap;
+    }
+
+    if (f->samples && f->samples->stack_count) {
+        int rc = add_samples(w, f, base_ns, pid, &st);
+        if (rc) {
+            free(tids);
+            name_cache_free(&names);
+            return rc;
+        }
     }
 
     if (m->timeline_dropped) {

@@ -1,7 +1,9 @@
 /* Chrome trace JSON (the format Perfetto and chrome://tracing open) from the
  * timelines of a run: one process track per .lapse file, one thread track per
- * thread, one complete ("X") slice per timeline span, and counter ("C") tracks of
- * the process sampler's I/O rate and RSS.
+ * thread, one complete ("X") slice per timeline span (in order of start, a parent
+ * before the spans it holds), counter ("C") tracks of the process sampler's I/O rate
+ * and RSS, and for a file with Python stack samples one track per sampled thread
+ * with its stacks merged (see add_samples in perfetto.c).
  *
  * The writer streams: files are added one at a time and nothing of a file is kept
  * after perfetto_add_file returns, so a run with millions of spans costs one
@@ -23,7 +25,8 @@ typedef struct perfetto_writer perfetto_writer;
 typedef struct perfetto_file_stats {
     int64_t pid;          /* the pid of its track (the file's pid unless it collided) */
     uint32_t threads;     /* thread tracks */
-    uint64_t slices;      /* "X" events */
+    uint64_t slices;      /* "X" events of spans */
+    uint64_t sample_slices; /* "X" events of the merged Python samples' tracks */
     uint64_t dropped;     /* meta.timeline_dropped: spans the timeline had no room for */
     uint64_t counters;    /* "C" events: the process sampler's I/O rate and RSS */
 } perfetto_file_stats;
@@ -40,6 +43,10 @@ int perfetto_first_ns(const store_file *f, uint64_t *first_ns);
 /* Starts a trace on out (which the caller opens, and closes after
  * perfetto_finish). Returns NULL when out of memory. */
 perfetto_writer *perfetto_open(FILE *out);
+/* The same, gzip-compressed (a .json.gz that Perfetto opens as it is). NULL when out
+ * of memory or when lapse was built without zlib (perfetto_gzip_available). */
+perfetto_writer *perfetto_open_gzip(FILE *out);
+int perfetto_gzip_available(void);
 
 /* Writes the tracks and slices of one file; base_ns (common timeline) becomes 0.
  * Returns 0, -ENOMEM, or -EIO when a write failed. stats may be NULL. */

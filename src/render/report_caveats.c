@@ -203,6 +203,18 @@ size_t report_caveats(const run_model *m, report_caveat_fn fn, void *ctx)
         emit(e, &cv);
     }
 
+    for (uint32_t i = 0; i < m->leftover_count; i++) {
+        const rm_leftover *l = &m->leftovers[i];
+        report_caveat cv = {.kind = "leftover_tmp", .file = l->temp};
+        e->msg[0] = 0;
+        add(e, "%s: a temporary left by pid %lld, which is gone (killed while it wrote, or "
+               "its rename failed), last written at %s; %s %s (the next write of that file "
+               "removes the temporary)",
+            l->temp, (long long)l->pid, fmt_utc(a, sizeof a, l->mtime_ns), l->file,
+            l->worker != RM_NONE ? "holds the write before it" : "was not read");
+        emit(e, &cv);
+    }
+
     for (uint32_t i = 0; i < m->superseded_count; i++) {
         const rm_superseded *s = &m->superseded[i];
         report_caveat cv = {.kind = "superseded", .file = s->dir};

@@ -1,6 +1,6 @@
 /* The CAVEATS of a run: what is missing or distorted, derived at read time. The text
  * and JSON reports (and both sides of a diff) list the same caveats in this order:
- * unreadable, stale, not_final, signal, superseded, dropped_spans, folded,
+ * unreadable, stale, not_final, signal, leftover_tmp, superseded, dropped_spans, folded,
  * unmatched_ends, dropped_counters, missing_ranks, io_unreadable, sampling. */
 #ifndef LAPSE_RENDER_REPORT_CAVEATS_H
 #define LAPSE_RENDER_REPORT_CAVEATS_H

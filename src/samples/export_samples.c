@@ -72,7 +72,7 @@ int samples_move_to_lapse(const char *samples_path, const char *target, char *er
         snprintf(err, errlen, "out of memory");
         rc = -ENOMEM;
     } else {
-        rc = samples_add_to_lapse(set, target, err, errlen);
+        rc = samples_add_to_lapse(set, target, -1, err, errlen);
     }
     sample_set_free(set);
     store_file_free(&f);

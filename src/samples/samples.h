@@ -112,11 +112,11 @@ typedef struct samples_file_meta {
     const char *end_reason; /* NULL: "exit" (the recording ended) */
 } samples_file_meta;
 
-/* Writes a final .lapse file (atomically) holding the samples of one target process:
- * meta, an empty span tree and the SAMPLES section, so `lapse report` reads it.
- * 0, or a negative code with one line in err. */
+/* Writes a final .lapse file (atomically; flags: STORE_SHARE) holding the samples of
+ * one target process: meta, an empty span tree and the SAMPLES section, so `lapse
+ * report` reads it. 0, or a negative code with one line in err. */
 int samples_save_lapse(const sample_set *set, const samples_file_meta *meta, const char *path,
-                       char *err, size_t errlen);
+                       unsigned flags, char *err, size_t errlen);
 /* The samples of every file of PATH (a .lapse file, a run directory or a directory of
  * runs, as `lapse report` takes it) merged, written as format: "collapsed",
  * "speedscope" or "flamegraph" (title for the flame graph and speedscope). 0, or a
@@ -127,13 +127,17 @@ int samples_export(const char *path, const char *format, const char *title, FILE
 
 /* Adds the samples of set to an existing .lapse file (a run's file of the sampled
  * process: one target, one run, one file): reads it whole, merges with samples it may
- * already hold, writes it back atomically. Call it once the process has written its
- * final file (a later snapshot of the process would replace the file without them).
- * 0, or a negative code with one line in err. */
-int samples_add_to_lapse(const sample_set *set, const char *path, char *err, size_t errlen);
+ * already hold, writes it back atomically, with its owner and mode (store_update:
+ * no link followed). With owner >= 0 the file and its directory must belong to that
+ * uid (the target's). Call it once the process has written its final file (a later
+ * snapshot of the process would replace the file without them). 0, or a negative
+ * code with one line in err (-EPERM: another user's, -ELOOP: a link). */
+int samples_add_to_lapse(const sample_set *set, const char *path, int64_t owner, char *err,
+                         size_t errlen);
 
 /* The samples of the file samples_path (as `lapse record --format lapse` writes it)
- * added to the .lapse file target (samples_add_to_lapse), then samples_path removed.
+ * added to the .lapse file target (samples_add_to_lapse, with no owner: the caller's
+ * own file), then samples_path removed.
  * 0, or a negative code with one line in err (samples_path is then kept). */
 int samples_move_to_lapse(const char *samples_path, const char *target, char *err, size_t errlen);
 

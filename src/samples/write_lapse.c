@@ -3,6 +3,7 @@
 #include "samples.h"
 #include "store/codec.h"
 #include "store/file_io.h"
+#include "store/file_update.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -18,7 +19,7 @@ static uint64_t clock_ns(clockid_t id)
 }
 
 int samples_save_lapse(const sample_set *set, const samples_file_meta *meta, const char *path,
-                       char *err, size_t errlen)
+                       unsigned flags, char *err, size_t errlen)
 {
     const store_samples *s = sample_set_view(set);
     char host[256] = "";
@@ -70,7 +71,7 @@ int samples_save_lapse(const sample_set *set, const samples_file_meta *meta, con
     f.names = empty_names;
     f.name_count = 1;
     f.samples = (store_samples *)s;
-    int rc = store_write_file(path, &f, err, errlen);
+    int rc = store_write_file(path, &f, flags, err, errlen);
     if (rc == 0)
         return 0;
     if (!err[0])
@@ -78,10 +79,12 @@ int samples_save_lapse(const sample_set *set, const samples_file_meta *meta, con
     return rc;
 }
 
-int samples_add_to_lapse(const sample_set *set, const char *path, char *err, size_t errlen)
+int samples_add_to_lapse(const sample_set *set, const char *path, int64_t owner, char *err,
+                         size_t errlen)
 {
+    store_update u;
     store_file f;
-    int rc = store_read_file(path, 0, &f, err, errlen);
+    int rc = store_update_open(&u, path, owner, &f, err, errlen);
     if (rc)
         return rc;
     sample_set *merged = NULL;
@@ -91,11 +94,12 @@ int samples_add_to_lapse(const sample_set *set, const char *path, char *err, siz
             snprintf(err, errlen, "out of memory adding samples to %s", path);
             sample_set_free(merged);
             store_file_free(&f);
+            store_update_close(&u);
             return -ENOMEM;
         }
     }
     f.samples = merged ? sample_set_data(merged) : (store_samples *)sample_set_view(set);
-    rc = store_write_file(path, &f, err, errlen);
+    rc = store_update_write(&u, &f, err, errlen);
     f.samples = NULL; /* not the decoder's: store_file_free must not see it */
     sample_set_free(merged);
     store_file_free(&f);

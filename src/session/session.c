@@ -20,16 +20,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 /* What a session exports to the processes it starts: they join its run, as role
  * "child" unless they choose one. */
-#define ENV_SAVED 4
+#define ENV_SAVED 5
 static const char *const exported_env[ENV_SAVED] = {"LAPSE_PROFILE", "LAPSE_RUN_DIR", "LAPSE_RUN_ID",
-                                                    "LAPSE_ROLE"};
+                                                    "LAPSE_ROLE", "LAPSE_SHARE"};
 #define CHILD_ROLE "child"
 
 /* A thread of the session: the flusher, the sampler. Started without waiting for
@@ -257,22 +256,6 @@ void lapse_options_init(lapse_options *o)
     o->handle_signals = 1;
 }
 
-/* Run ids and file names: the kernel's random bytes; else a hash of the clocks, the pid
- * and a counter (the clocks alone repeat their XOR: real = mono + a constant). */
-static uint32_t random_u32(void)
-{
-    uint32_t v;
-    if (getrandom(&v, sizeof v, GRND_NONBLOCK) == (ssize_t)sizeof v)
-        return v;
-    static uint64_t counter;
-    uint64_t x = core_mono_ns() + ((uint64_t)getpid() << 40) +
-                 __atomic_add_fetch(&counter, 0x9e3779b97f4a7c15ull, __ATOMIC_RELAXED);
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return (uint32_t)x;
-}
-
 static void make_run_id(char *out, size_t len)
 {
     time_t now = time(NULL);
@@ -280,7 +263,7 @@ static void make_run_id(char *out, size_t len)
     localtime_r(&now, &tm);
     char stamp[32];
     strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%S", &tm);
-    snprintf(out, len, "%s-%06x", stamp, random_u32() & 0xffffff);
+    snprintf(out, len, "%s-%06x", stamp, store_random_u32() & 0xffffff);
 }
 
 static void choose_file(void)
@@ -289,12 +272,12 @@ static void choose_file(void)
     snprintf(role, sizeof role, "%s", S.role);
     launcher_sanitize(role);
     snprintf(S.file, sizeof S.file, "%s/%s-%ld-%04x.lapse", S.dir, role, (long)getpid(),
-             random_u32() & 0xffff);
+             store_random_u32() & 0xffff);
 }
 
 static void save_and_export_env(void)
 {
-    const char *values[ENV_SAVED] = {"1", S.run_dir, S.run_id, CHILD_ROLE};
+    const char *values[ENV_SAVED] = {"1", S.run_dir, S.run_id, CHILD_ROLE, S.opts.share ? "1" : "0"};
     for (int i = 0; i < ENV_SAVED; i++) {
         const char *old = getenv(exported_env[i]);
         S.saved_env_set[i] = old != NULL;
@@ -411,7 +394,7 @@ static int write_locked(int final, const char *reason)
         rc = proc_sampler_take(&f.proc);
     if (rc == 0) {
         fill_meta(&f.meta, final, reason);
-        rc = store_write_file(S.file, &f, err, sizeof err);
+        rc = store_write_file(S.file, &f, session_store_flags(), err, sizeof err);
         /* after - before holds the first reading's bytes; the second's come on top */
         if (measured && read_io_file("/proc/thread-self/io", after, &returned) == 0) {
             for (int i = 0; i < 4; i++)
@@ -797,6 +780,8 @@ int lapse_start(const lapse_options *options)
         o.max_spans = 0;
     if (!o.thread_names)
         o.thread_names = env_u64("LAPSE_THREAD_NAMES", 0) != 0;
+    if (!o.share)
+        o.share = store_share_from_env() != 0;
     S.cpu_sample_ms = o.features & LAPSE_FEATURE_CPU ? (uint32_t)env_u64("LAPSE_CPU_SAMPLE_MS", 10) : 0;
     if (!o.process_sample_ms) /* LAPSE_PROCESS_SAMPLE_MS=0 turns it off */
         o.process_sample_ms = (uint32_t)env_u64("LAPSE_PROCESS_SAMPLE_MS", 1000);
@@ -839,7 +824,7 @@ int lapse_start(const lapse_options *options)
     if (snprintf(S.dir, sizeof S.dir, "%s/%s/%s", S.run_dir, S.run_id, host_dir) >=
         (int)sizeof S.dir)
         return set_error(-ENAMETOOLONG, "lapse_start: run directory too long: ", S.run_dir);
-    int rc = store_make_dirs(S.dir);
+    int rc = store_make_dirs(S.dir, o.share ? STORE_SHARE : 0);
     if (rc)
         return set_error(rc, "lapse_start: cannot create ", S.dir);
     choose_file();
@@ -883,6 +868,8 @@ void session_set_rank(int64_t rank, int64_t world_size)
 }
 
 const char *session_run_id(void) { return S.active ? S.run_id : ""; }
+
+unsigned session_store_flags(void) { return S.opts.share ? STORE_SHARE : 0; }
 
 int lapse_adopt_environment_session(void)
 {

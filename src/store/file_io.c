@@ -11,81 +11,31 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int write_all(int fd, const uint8_t *p, size_t len)
-{
-    while (len) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-int store_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen)
-{
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp) {
-        snprintf(err, errlen, "path too long: %s", path);
-        return -ENAMETOOLONG;
-    }
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        int e = errno;
-        snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(e));
-        return -e;
-    }
-    int rc = write_all(fd, data, len);
-    if (rc == 0 && fsync(fd) != 0)
-        rc = -errno;
-    if (close(fd) != 0 && rc == 0)
-        rc = -errno;
-    if (rc == 0 && rename(tmp, path) != 0)
-        rc = -errno;
-    if (rc) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(-rc));
-        unlink(tmp);
-    }
-    return rc;
-}
-
-int store_write_file(const char *path, const store_file *f, char *err, size_t errlen)
+int store_write_file(const char *path, const store_file *f, unsigned flags, char *err, size_t errlen)
 {
     bytes_out out = {0};
     int rc = store_encode(f, &out);
     if (rc) {
         snprintf(err, errlen, "out of memory encoding %s", path);
     } else {
-        rc = store_write_atomic(path, out.data, out.len, err, errlen);
+        rc = store_write_atomic(path, out.data, out.len, flags, err, errlen);
     }
     bytes_out_free(&out);
     return rc;
 }
 
-int store_read_bytes(const char *path, uint8_t **data, size_t *len, char *err, size_t errlen)
+int store_read_fd(int fd, uint8_t **data, size_t *len, char *err, size_t errlen)
 {
     *data = NULL;
     *len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        snprintf(err, errlen, "cannot open: %s", strerror(e));
-        return -e;
-    }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
         snprintf(err, errlen, "not a regular file");
         return -EINVAL;
     }
     size_t want = (size_t)st.st_size;
     uint8_t *buf = malloc(want ? want : 1);
     if (!buf) {
-        close(fd);
         snprintf(err, errlen, "out of memory reading %zu bytes", want);
         return -ENOMEM;
     }
@@ -98,10 +48,24 @@ int store_read_bytes(const char *path, uint8_t **data, size_t *len, char *err, s
             break;
         got += (size_t)n;
     }
-    close(fd);
     *data = buf;
     *len = got;
     return 0;
+}
+
+int store_read_bytes(const char *path, uint8_t **data, size_t *len, char *err, size_t errlen)
+{
+    *data = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        snprintf(err, errlen, "cannot open: %s", strerror(e));
+        return -e;
+    }
+    int rc = store_read_fd(fd, data, len, err, errlen);
+    close(fd);
+    return rc;
 }
 
 int store_read_file(const char *path, unsigned flags, store_file *f, char *err, size_t errlen)
@@ -167,26 +131,4 @@ int store_read_each(const char *path, unsigned flags, store_each_fn fn, void *ct
     free(members);
     free(data);
     return rc;
-}
-
-int store_make_dirs(const char *path)
-{
-    char buf[4096];
-    size_t n = strlen(path);
-    if (n == 0 || n >= sizeof buf)
-        return -ENAMETOOLONG;
-    memcpy(buf, path, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (buf[i] == '/' || buf[i] == 0) {
-            char c = buf[i];
-            buf[i] = 0;
-            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-                return -errno;
-            buf[i] = c;
-        }
-    }
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return -errno;
-    return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }

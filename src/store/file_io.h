@@ -2,17 +2,14 @@
 #ifndef LAPSE_STORE_FILE_IO_H
 #define LAPSE_STORE_FILE_IO_H
 
+#include "file_write.h"
 #include "model.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* Writes data to path through a temporary file, fsync and rename, so a reader sees
- * the old file or the new one, never a mix. Returns 0 or -errno; err says why. */
-int store_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
-
-/* Encodes f and writes it atomically. */
-int store_write_file(const char *path, const store_file *f, char *err, size_t errlen);
+/* Encodes f and writes it atomically (store_write_atomic; flags: STORE_SHARE). */
+int store_write_file(const char *path, const store_file *f, unsigned flags, char *err, size_t errlen);
 
 /* Reads and decodes a whole file (flags: STORE_READ_*). On failure err holds one
  * line that names the problem. */
@@ -20,6 +17,8 @@ int store_read_file(const char *path, unsigned flags, store_file *f, char *err, 
 
 /* Reads a whole file into a malloc'd buffer (free it). 0, or -errno with err. */
 int store_read_bytes(const char *path, uint8_t **data, size_t *len, char *err, size_t errlen);
+/* The same from an open file (a regular file, else -EINVAL). */
+int store_read_fd(int fd, uint8_t **data, size_t *len, char *err, size_t errlen);
 
 /* What store_read_each passes for each process image of a file: its name (the path,
  * or "PATH[i]" for member i of a pack) and its content, or NULL and why it could not
@@ -32,8 +31,5 @@ typedef int (*store_each_fn)(void *ctx, const char *name, const store_file *f, c
  * for a plain file, nor for any member of a pack whose index is bad). */
 int store_read_each(const char *path, unsigned flags, store_each_fn fn, void *ctx, char *err,
                     size_t errlen);
-
-/* mkdir -p; returns 0 or -errno. */
-int store_make_dirs(const char *path);
 
 #endif

@@ -1,7 +1,10 @@
 #include "run_dir.h"
 
+#include "file_write.h"
+
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,4 +179,74 @@ void store_run_listing_free(store_run_listing *l)
     }
     free(l->attempts);
     memset(l, 0, sizeof *l);
+}
+
+static int cmp_temp(const void *a, const void *b)
+{
+    return strcmp(((const store_temp *)a)->path, ((const store_temp *)b)->path);
+}
+
+int store_list_temps(const char *dir, store_temp **out, size_t *count)
+{
+    *out = NULL;
+    *count = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    size_t cap = 0;
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        const char *at = strstr(e->d_name, ".lapse.tmp.");
+        long pid;
+        size_t base = at ? (size_t)(at - e->d_name) + 6 : 0;
+        struct stat st;
+        if (!at || !store_temp_pid(e->d_name, base, &pid) ||
+            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        if (*count == cap) {
+            cap = cap ? cap * 2 : 4;
+            store_temp *t = realloc(*out, cap * sizeof *t);
+            if (!t) {
+                rc = -ENOMEM;
+                break;
+            }
+            *out = t;
+        }
+        store_temp *t = &(*out)[*count];
+        size_t n = strlen(dir) + strlen(e->d_name) + 2;
+        t->path = malloc(n);
+        t->file = malloc(n);
+        if (!t->path || !t->file) {
+            free(t->path);
+            free(t->file);
+            rc = -ENOMEM;
+            break;
+        }
+        snprintf(t->path, n, "%s/%s", dir, e->d_name);
+        snprintf(t->file, n, "%s/%.*s", dir, (int)base, e->d_name);
+        t->pid = pid;
+        t->uid = (uint32_t)st.st_uid;
+        t->mtime_ns = mtime_ns(&st);
+        (*count)++;
+    }
+    closedir(d);
+    if (rc) {
+        store_temps_free(*out, *count);
+        *out = NULL;
+        *count = 0;
+        return rc;
+    }
+    if (*count)
+        qsort(*out, *count, sizeof **out, cmp_temp);
+    return 0;
+}
+
+void store_temps_free(store_temp *t, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        free(t[i].path);
+        free(t[i].file);
+    }
+    free(t);
 }

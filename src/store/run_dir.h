@@ -24,4 +24,19 @@ typedef struct store_run_listing {
 int store_list_run(const char *path, store_run_listing *out, char *err, size_t errlen);
 void store_run_listing_free(store_run_listing *l);
 
+/* A temporary of a .lapse file in a run directory, NAME.lapse.tmp.<pid>[.x]
+ * (store_temp_pid): what a writer that did not finish left, or a write in progress. */
+typedef struct store_temp {
+    char *path;        /* the temporary */
+    char *file;        /* the file it was to replace */
+    int64_t pid;       /* its writer's */
+    uint32_t uid;      /* its owner */
+    uint64_t mtime_ns; /* its last modification */
+} store_temp;
+
+/* The temporaries of .lapse files in dir: regular files only (links are not
+ * followed), in name order. 0 or -ENOMEM; a directory that cannot be read has none. */
+int store_list_temps(const char *dir, store_temp **out, size_t *count);
+void store_temps_free(store_temp *t, size_t count);
+
 #endif

@@ -3,6 +3,7 @@
 #include "render/perfetto.h"
 #include "store/codec.h"
 #include "store/file_io.h"
+#include "store/file_write.h"
 #include "store/run_dir.h"
 
 #include <errno.h>
@@ -10,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static void say(void (*note)(void *, const char *), void *ctx, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -71,6 +71,7 @@ static int second_image(void *ctx, const char *name, const store_file *f, const 
     sp->r->processes++;
     sp->r->threads += st.threads;
     sp->r->slices += st.slices;
+    sp->r->sample_slices += st.sample_slices;
     if (st.dropped)
         say(sp->note, sp->ctx,
             "%s: timeline full, %llu spans not recorded (max_spans %llu); the trace misses them",
@@ -78,8 +79,14 @@ static int second_image(void *ctx, const char *name, const store_file *f, const 
     return 0;
 }
 
-void export_run_perfetto(const char *path, const char *out_path, export_run_result *r,
-                         void (*note)(void *ctx, const char *line), void *ctx)
+int export_wants_gzip(const char *out_path)
+{
+    size_t n = strlen(out_path);
+    return n > 3 && !strcmp(out_path + n - 3, ".gz");
+}
+
+void export_run_perfetto(const char *path, const char *out_path, unsigned flags,
+                         export_run_result *r, void (*note)(void *ctx, const char *line), void *ctx)
 {
     memset(r, 0, sizeof *r);
     char why[512] = "";
@@ -136,31 +143,34 @@ void export_run_perfetto(const char *path, const char *out_path, export_run_resu
         base = 0;
 
     /* pass 2: stream the trace, one file at a time */
-    r->writing = 1;
     int to_stdout = !strcmp(out_path, "-");
-    char tmp_path[4096] = "";
+    int gzip = export_wants_gzip(out_path);
+    if (gzip && !perfetto_gzip_available()) {
+        r->rc = -ENOTSUP;
+        snprintf(r->err, sizeof r->err,
+                 "%s: this lapse was built without zlib and cannot write gzip (name the "
+                 "output .json, or rebuild with zlib1g-dev installed)", out_path);
+        free(readable);
+        store_run_listing_free(&run);
+        return;
+    }
+    r->writing = 1;
+    store_out o;
     FILE *out = stdout;
     if (!to_stdout) {
-        static unsigned exports; /* a temporary name of its own for each export */
-        unsigned seq = __atomic_add_fetch(&exports, 1, __ATOMIC_RELAXED);
-        if (snprintf(tmp_path, sizeof tmp_path, "%s.tmp.%ld.%u", out_path, (long)getpid(), seq) >=
-            (int)sizeof tmp_path) {
-            r->rc = -ENAMETOOLONG;
-            snprintf(r->err, sizeof r->err, "%s: path too long", out_path);
-            free(readable);
-            store_run_listing_free(&run);
-            return;
+        r->rc = store_out_open(&o, out_path, flags, r->err, sizeof r->err);
+        if (r->rc == 0 && !(out = store_out_stream(&o))) {
+            store_out_abort(&o);
+            r->rc = -ENOMEM;
+            snprintf(r->err, sizeof r->err, "cannot write %s: out of memory", out_path);
         }
-        out = fopen(tmp_path, "w");
-        if (!out) {
-            r->rc = -errno;
-            snprintf(r->err, sizeof r->err, "cannot create %s: %s", out_path, strerror(errno));
+        if (r->rc) {
             free(readable);
             store_run_listing_free(&run);
             return;
         }
     }
-    perfetto_writer *w = perfetto_open(out);
+    perfetto_writer *w = gzip ? perfetto_open_gzip(out) : perfetto_open(out);
     int rc = w ? 0 : -ENOMEM;
     for (size_t i = 0; i < a->file_count && rc == 0; i++) {
         if (!readable[i])
@@ -178,8 +188,6 @@ void export_run_perfetto(const char *path, const char *out_path, export_run_resu
         if (rc == 0)
             rc = frc;
     }
-    if (!to_stdout && fclose(out) != 0 && rc == 0)
-        rc = -EIO;
     if (rc) {
         r->rc = rc;
         snprintf(r->err, sizeof r->err, "%s: %s", out_path,
@@ -189,12 +197,13 @@ void export_run_perfetto(const char *path, const char *out_path, export_run_resu
         r->no_files = 1;
         r->writing = 0;
         snprintf(r->err, sizeof r->err, "%s: no readable .lapse file, nothing written", path);
-    } else if (!to_stdout && rename(tmp_path, out_path) != 0) {
-        r->rc = -errno;
-        snprintf(r->err, sizeof r->err, "cannot write %s: %s", out_path, strerror(errno));
     }
-    if (r->rc && !to_stdout)
-        unlink(tmp_path);
+    if (!to_stdout) {
+        if (r->rc)
+            store_out_abort(&o);
+        else
+            r->rc = store_out_commit(&o, r->err, sizeof r->err);
+    }
     free(readable);
     store_run_listing_free(&run);
 }

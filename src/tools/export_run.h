@@ -12,16 +12,22 @@ typedef struct export_run_result {
     int no_files;    /* nothing readable: the run holds no usable file */
     int writing;     /* the failure is about the output */
     size_t processes;
-    uint64_t threads, slices;
+    uint64_t threads, slices; /* threads: span and sample tracks; slices: of spans */
+    uint64_t sample_slices;   /* slices of the merged Python samples' tracks */
     char err[1024];
 } export_run_result;
 
 /* Writes the trace of the run at path to out_path ("-": standard output): two
  * passes over its files (the earliest instant, then one file at a time, so memory
- * is one file's), into OUT.tmp.<pid>.<n> renamed into place at the end. note(ctx,
- * line), when given, receives one line per file left out and per file whose
- * timeline dropped spans. */
-void export_run_perfetto(const char *path, const char *out_path, export_run_result *r,
-                         void (*note)(void *ctx, const char *line), void *ctx);
+ * is one file's), into a temporary of its own renamed into place at the end
+ * (store_out; flags: STORE_SHARE). note(ctx, line), when given, receives one line
+ * per file left out and per file whose timeline dropped spans. An out_path ending
+ * in .gz is written gzip-compressed (-ENOTSUP when built without zlib). */
+void export_run_perfetto(const char *path, const char *out_path, unsigned flags,
+                         export_run_result *r, void (*note)(void *ctx, const char *line),
+                         void *ctx);
+
+/* Whether export_run_perfetto writes out_path as gzip (it ends in ".gz"). */
+int export_wants_gzip(const char *out_path);
 
 #endif

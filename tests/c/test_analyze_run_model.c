@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 
@@ -123,10 +124,10 @@ static void b_write(builder *b, const char *dir, const char *host, const char *f
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, host);
-    CHECK(store_make_dirs(path) == 0);
+    CHECK(store_make_dirs(path, 0) == 0);
     snprintf(path, sizeof path, "%s/%s/%s", dir, host, file);
     char err[256];
-    int rc = store_write_file(path, &b->f, err, sizeof err);
+    int rc = store_write_file(path, &b->f, 0, err, sizeof err);
     if (rc)
         fprintf(stderr, "store_write_file: %s\n", err);
     CHECK(rc == 0);
@@ -398,7 +399,7 @@ static void test_all_unreadable(const char *tmp)
     char run[4096], path[4096];
     snprintf(run, sizeof run, "%s/bad-run", tmp);
     snprintf(path, sizeof path, "%s/h", run);
-    CHECK(store_make_dirs(path) == 0);
+    CHECK(store_make_dirs(path, 0) == 0);
     snprintf(path, sizeof path, "%s/h/a-1-0000.lapse", run);
     FILE *f = fopen(path, "wb");
     if (f) {
@@ -584,7 +585,7 @@ static void test_pack(const char *tmp)
     char run[4096], dir[4200], path[4300];
     snprintf(run, sizeof run, "%s/pack-run", tmp);
     snprintf(dir, sizeof dir, "%s/n1", run);
-    CHECK(store_make_dirs(dir) == 0);
+    CHECK(store_make_dirs(dir, 0) == 0);
     static const uint64_t step[] = {100};
     bytes_out img[3] = {{0}, {0}, {0}};
     builder b;
@@ -603,7 +604,7 @@ static void test_pack(const char *tmp)
     CHECK(store_pack_encode(images, lens, 3, &pack) == 0);
     snprintf(path, sizeof path, "%s/mpi-ranks-1.lapse", dir);
     char err[256];
-    CHECK(store_write_atomic(path, pack.data, pack.len, err, sizeof err) == 0);
+    CHECK(store_write_atomic(path, pack.data, pack.len, 0, err, sizeof err) == 0);
 
     run_model m;
     CHECK(run_model_load(run, NULL, &m, err, sizeof err) == 0);
@@ -619,7 +620,7 @@ static void test_pack(const char *tmp)
 
     /* the index checksum broken: the whole pack is one unreadable file */
     pack.data[STORE_PACK_HEADER_SIZE + 3] ^= 1;
-    CHECK(store_write_atomic(path, pack.data, pack.len, err, sizeof err) == 0);
+    CHECK(store_write_atomic(path, pack.data, pack.len, 0, err, sizeof err) == 0);
     CHECK(run_model_load(run, NULL, &m, err, sizeof err) == 0);
     CHECK_U64(m.worker_count, 0);
     CHECK_U64(m.unreadable_count, 1);
@@ -628,7 +629,7 @@ static void test_pack(const char *tmp)
     run_model_free(&m);
 
     /* truncated */
-    CHECK(store_write_atomic(path, pack.data, pack.len - 8, err, sizeof err) == 0);
+    CHECK(store_write_atomic(path, pack.data, pack.len - 8, 0, err, sizeof err) == 0);
     CHECK(run_model_load(run, NULL, &m, err, sizeof err) == 0);
     CHECK_U64(m.unreadable_count, 1);
     if (m.unreadable_count == 1)
@@ -637,6 +638,64 @@ static void test_pack(const char *tmp)
     for (int i = 0; i < 3; i++)
         bytes_out_free(&img[i]);
     bytes_out_free(&pack);
+}
+
+/* A pid no process has: a child that has exited and been reaped. */
+static long dead_pid(void)
+{
+    pid_t p = fork();
+    if (p == 0)
+        _exit(0);
+    waitpid(p, NULL, 0);
+    return (long)p;
+}
+
+static void touch(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    CHECK(fd >= 0);
+    if (fd >= 0)
+        close(fd);
+}
+
+/* Temporaries of writers that are gone are named (in this host's directory, where
+ * the pid can be checked); a live writer's, a link, and those of another host's
+ * directory are not. */
+static void test_leftovers(const char *tmp)
+{
+    char run[4096], here[256], path[4600];
+    snprintf(run, sizeof run, "%s/leftovers", tmp);
+    CHECK(gethostname(here, sizeof here) == 0);
+    builder b;
+    b_init(&b, "worker", here, 100);
+    b_write(&b, run, here, "worker-100-0000.lapse");
+    b_init(&b, "worker", "elsewhere", 101);
+    b_write(&b, run, "elsewhere", "worker-101-0000.lapse");
+    long gone = dead_pid();
+    snprintf(path, sizeof path, "%s/%s/worker-100-0000.lapse.tmp.%ld.abc", run, here, gone);
+    touch(path);
+    char named[4600];
+    snprintf(named, sizeof named, "%s", path);
+    snprintf(path, sizeof path, "%s/%s/worker-100-0000.lapse.tmp.%ld", run, here, (long)getpid());
+    touch(path); /* a live writer's */
+    snprintf(path, sizeof path, "%s/%s/worker-100-0000.lapse.tmp.%ld.lnk", run, here, gone);
+    CHECK(symlink("/nowhere", path) == 0);
+    snprintf(path, sizeof path, "%s/elsewhere/worker-101-0000.lapse.tmp.%ld", run, gone);
+    touch(path); /* another host's pid: cannot be checked from here */
+    snprintf(path, sizeof path, "%s/%s/other.txt.tmp.%ld", run, here, gone);
+    touch(path); /* not a .lapse file's */
+    run_model m;
+    char err[512];
+    CHECK(run_model_load(run, NULL, &m, err, sizeof err) == 0);
+    CHECK_U64(m.leftover_count, 1);
+    if (m.leftover_count == 1) {
+        CHECK_STR(m.leftovers[0].temp, named);
+        CHECK(m.leftovers[0].pid == gone);
+        CHECK(m.leftovers[0].worker != RM_NONE &&
+              m.workers[m.leftovers[0].worker].pid == 100);
+        CHECK(strstr(m.leftovers[0].file, "/worker-100-0000.lapse") != NULL);
+    }
+    run_model_free(&m);
 }
 
 int main(void)
@@ -656,6 +715,7 @@ int main(void)
     test_deep_chain();
     test_across_ranks(tmp);
     test_pack(tmp);
+    test_leftovers(tmp);
     if (!check_failed) {
         char cmd[4200];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);

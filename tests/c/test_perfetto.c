@@ -3,6 +3,7 @@
  * dropped spans, a large streamed file), then `lapse export` itself when the
  * binary sits next to this test (exit codes, unreadable files, JSON validity). */
 #include "render/perfetto.h"
+#include "samples/samples.h"
 #include "store/codec.h"
 #include "store/file_io.h"
 
@@ -154,6 +155,14 @@ static size_t count_of(const char *hay, const char *needle)
     return n;
 }
 
+/* Whether needle is in the event that at points into (before its closing brace). */
+static int event_has(const char *at, const char *needle)
+{
+    const char *end = strchr(at, '}');
+    const char *found = strstr(at, needle);
+    return end && found && found < end;
+}
+
 /* ---- building files ---- */
 
 typedef struct builder {
@@ -202,7 +211,7 @@ static void build(builder *b, const char *host, int64_t pid, int64_t rank,
 static void write_or_die(const char *path, const store_file *f)
 {
     char err[512];
-    if (store_write_file(path, f, err, sizeof err) != 0) {
+    if (store_write_file(path, f, 0, err, sizeof err) != 0) {
         fprintf(stderr, "store_write_file %s: %s\n", path, err);
         exit(1);
     }
@@ -224,9 +233,9 @@ static void write_run(char *path_a, char *path_b)
 {
     char sub[PATH_MAX + 32];
     snprintf(sub, sizeof sub, "%s/run/hostA", dir);
-    CHECK(store_make_dirs(sub) == 0);
+    CHECK(store_make_dirs(sub, 0) == 0);
     snprintf(sub, sizeof sub, "%s/run/hostB", dir);
-    CHECK(store_make_dirs(sub) == 0);
+    CHECK(store_make_dirs(sub, 0) == 0);
 
     /* host A: its spans start the run (common time 1.7e18 + 1e9 ns) */
     static const char *const names_a[] = {"", "step", "fwd \"q\"\\", "bwd"};
@@ -327,11 +336,11 @@ static void test_render(const char *path_a, const char *path_b)
 
     /* host A: the run starts at its first span */
     CHECK(strstr(t, "{\"ph\":\"X\",\"name\":\"step\",\"pid\":100,\"tid\":100,\"ts\":0.000,"
-                    "\"dur\":10.500,\"args\":{\"depth\":1}}") != NULL);
+                    "\"dur\":10.500}") != NULL);
     CHECK(strstr(t, "{\"ph\":\"X\",\"name\":\"fwd \\\"q\\\"\\\\\",\"pid\":100,\"tid\":100,"
-                    "\"ts\":1.000,\"dur\":3.001,\"args\":{\"depth\":2}}") != NULL);
+                    "\"ts\":1.000,\"dur\":3.001}") != NULL);
     CHECK(strstr(t, "{\"ph\":\"X\",\"name\":\"bwd\",\"pid\":100,\"tid\":101,\"ts\":5.000,"
-                    "\"dur\":1.000,\"args\":{\"depth\":1}}") != NULL);
+                    "\"dur\":1.000}") != NULL);
     CHECK(strstr(t, "\"name\":\"process_name\",\"pid\":100,\"tid\":100,"
                     "\"args\":{\"name\":\"trainer 100@hostA\"}") != NULL);
     CHECK(strstr(t, "\"name\":\"process_sort_index\",\"pid\":100,\"tid\":100,"
@@ -345,16 +354,107 @@ static void test_render(const char *path_a, const char *path_b)
                     "\"args\":{\"name\":\"trainer 100@hostB\"}") != NULL);
     CHECK(strstr(t, "\"args\":{\"sort_index\":1}") != NULL);
     CHECK(strstr(t, "{\"ph\":\"X\",\"name\":\"b\xef\xbf\xbd\xef\xbf\xbd\",\"pid\":1073741824,"
-                    "\"tid\":100,\"ts\":0.500,\"dur\":2000000.123,\"args\":{\"depth\":1}}") != NULL);
+                    "\"tid\":100,\"ts\":0.500,\"dur\":2000000.123}") != NULL);
     CHECK(strstr(t, "{\"ph\":\"X\",\"name\":\"io\",\"pid\":1073741824,\"tid\":1073741824,"
-                    "\"ts\":1.500,\"dur\":0.000,\"args\":{\"depth\":1}}") != NULL);
+                    "\"ts\":1.500,\"dur\":0.000}") != NULL);
     CHECK(strstr(t, "\"tid\":100,\"args\":{\"name\":\"thread 0\"}") != NULL);
+    CHECK(strstr(t, "depth") == NULL); /* speedscope would take it as part of each name */
+    /* step before fwd, which it holds: in order of start */
+    CHECK(strstr(t, "\"name\":\"step\"") < strstr(t, "\"name\":\"fwd "));
     CHECK(strstr(t, "\"args\":{\"name\":\"io (tid 100)\"}") != NULL);
 
     /* host B recorded more than its timeline held */
     CHECK(strstr(t, "\"name\":\"process_labels\",\"pid\":1073741824") != NULL);
     CHECK(strstr(t, "timeline incomplete: 7 spans not recorded (max_spans 2)") != NULL);
     CHECK(strstr(t, "\"ts\":2000000.623,\"args\":{\"dropped\":7,\"max_spans\":2}") != NULL);
+    free(t);
+}
+
+/* Spans as the core writes them (at their end: a child before its parent) with
+ * start times that tie: the parent must come first in the trace, or viewers nest
+ * both at the top level. */
+static void test_tie_order(void)
+{
+    static const char *const names[] = {"", "outer", "inner", "leaf"};
+    static const store_thread threads[] = {{7, "main"}};
+    builder b;
+    build(&b, "tie", 7, -1, names, 4, threads, 1);
+    b.f.meta.anchor_real_ns = 1000;
+    b.f.meta.anchor_mono_ns = 1000;
+    store_span spans[] = {
+        {0, 3, 3, 5000, 5000}, /* leaf, zero length, at the same instant */
+        {0, 2, 2, 5000, 6000}, /* inner */
+        {0, 1, 1, 5000, 9000}, /* outer */
+    };
+    b.f.spans = spans;
+    b.f.span_count = 3;
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/tie.lapse", dir);
+    write_or_die(path, &b.f);
+    const char *paths[] = {path};
+    size_t len = 0;
+    char *t = render(paths, 1, &len);
+    CHECK(t && json_valid(t, len));
+    if (!t)
+        return;
+    const char *o = strstr(t, "\"name\":\"outer\""), *i = strstr(t, "\"name\":\"inner\"");
+    const char *l = strstr(t, "\"name\":\"leaf\"");
+    CHECK(o && i && l && o < i && i < l);
+    free(t);
+}
+
+/* A file of Python samples (as lapse record writes it): one merged track per thread,
+ * stacks side by side from the recording's start, common frames merged, a parent
+ * before its children. */
+static void test_samples_tracks(void)
+{
+    sample_set *set = sample_set_new();
+    uint32_t file = sample_set_string(set, "app.py", 6);
+    uint32_t fn_main = sample_set_frame(set, sample_set_string(set, "main", 4), file, 1);
+    uint32_t fn_a = sample_set_frame(set, sample_set_string(set, "a", 1), file, 2);
+    uint32_t fn_b = sample_set_frame(set, sample_set_string(set, "b", 1), file, 3);
+    CHECK(sample_set_process(set, 55, 1, sample_set_string(set, "python app.py", 13),
+                             sample_set_string(set, "3.12.1", 6)) == 0);
+    sample_key k = {55, 56, sample_set_string(set, "MainThread", 10), 0, SAMPLE_RUNNING};
+    uint32_t main_a[] = {fn_main, fn_a}, main_b[] = {fn_main, fn_b}, main_only[] = {fn_main};
+    for (int i = 0; i < 3; i++)
+        CHECK(sample_set_add(set, &k, main_a, 2, 1000000) == 0); /* 3 ms in main/a */
+    CHECK(sample_set_add(set, &k, main_b, 2, 1000000) == 0);     /* 1 ms in main/b */
+    CHECK(sample_set_add(set, &k, main_only, 1, 1000000) == 0);  /* 1 ms in main itself */
+    store_samples *d = sample_set_data(set);
+    d->start_real_ns = 2000000000ull;
+    d->end_real_ns = 2005000000ull;
+    d->rate_asked_hz = d->rate_achieved_hz = 1000;
+    CHECK(sample_set_set_mode(set, "wall") == 0);
+
+    builder b;
+    static const char *const names[] = {""};
+    static const store_thread threads[] = {{55, ""}};
+    build(&b, "rec", 55, -1, names, 1, threads, 1);
+    b.f.meta.start_mono_ns = 1999000000ull; /* the trace starts at the samples */
+    b.f.meta.anchor_real_ns = 1000;
+    b.f.meta.anchor_mono_ns = 1000;
+    b.f.samples = d;
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/rec.lapse", dir);
+    write_or_die(path, &b.f);
+    sample_set_free(set);
+
+    const char *paths[] = {path};
+    size_t len = 0;
+    char *t = render(paths, 1, &len);
+    CHECK(t && json_valid(t, len));
+    if (!t)
+        return;
+    CHECK_EQ_U64(count_of(t, "\"ph\":\"X\""), 3); /* main (merged), a, b */
+    CHECK(strstr(t, "MainThread (tid 56): Python samples, merged") != NULL);
+    /* main spans all 5 ms from the recording's start; a and b inside it */
+    const char *m = strstr(t, "\"name\":\"main (app.py:1)\"");
+    CHECK(m && event_has(m, "\"ts\":0.000,\"dur\":5000.000"));
+    const char *a = strstr(t, "\"name\":\"a (app.py:2)\""), *bb = strstr(t, "\"name\":\"b (app.py:3)\"");
+    CHECK(a && bb && m < a && m < bb);
+    CHECK(a && event_has(a, "\"dur\":3000.000"));
+    CHECK(bb && event_has(bb, "\"dur\":1000.000"));
     free(t);
 }
 
@@ -498,7 +598,7 @@ static void test_command(void)
     /* nothing readable: exit 1, no output */
     char only_bad[PATH_MAX + 32];
     snprintf(only_bad, sizeof only_bad, "%s/badrun/h", dir);
-    CHECK(store_make_dirs(only_bad) == 0);
+    CHECK(store_make_dirs(only_bad, 0) == 0);
     CHECK(run_cmd("cp '%s' '%s/x.lapse'", bad, only_bad) == 0);
     unlink(out);
     CHECK(run_cmd("'%s' export '%s/badrun' --perfetto '%s' 2>/dev/null", lapse_bin, dir, out) == 1);
@@ -517,6 +617,8 @@ int main(void)
     test_escape();
     write_run(path_a, path_b);
     test_render(path_a, path_b);
+    test_tie_order();
+    test_samples_tracks();
     test_large();
     test_command();
     if (!check_failed)

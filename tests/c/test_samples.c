@@ -339,7 +339,7 @@ static void test_lapse_file(void)
     char path[512], err[256] = "";
     snprintf(path, sizeof path, "%s/python-100.lapse", tmpdir);
     samples_file_meta meta = {100, 1, "hostA", NULL, NULL, 0, 0, NULL};
-    CHECK(samples_save_lapse(s, &meta, path, err, sizeof err) == 0);
+    CHECK(samples_save_lapse(s, &meta, path, 0, err, sizeof err) == 0);
     store_file f;
     CHECK(store_read_file(path, 0, &f, err, sizeof err) == 0);
     CHECK(f.samples != NULL);
@@ -532,7 +532,7 @@ static void test_report(void)
     char path[512], err[256];
     snprintf(path, sizeof path, "%s/report.lapse", tmpdir);
     samples_file_meta meta = {100, 1, "hostA", NULL, NULL, 0, 0, NULL};
-    CHECK(samples_save_lapse(s, &meta, path, err, sizeof err) == 0);
+    CHECK(samples_save_lapse(s, &meta, path, 0, err, sizeof err) == 0);
     char *text = report_of(path, 0);
     CHECK(strstr(text, "PYTHON SAMPLES") != NULL);
     CHECK(strstr(text, "estimates from sampling") != NULL);
@@ -581,12 +581,12 @@ static void test_report(void)
     /* sampling on schedule and no read error: no caveat; a slow rate alone is one */
     sample_set_data(s)->late_samples = 0;
     sample_set_data(s)->read_errors = 0;
-    CHECK(samples_save_lapse(s, &meta, path, err, sizeof err) == 0);
+    CHECK(samples_save_lapse(s, &meta, path, 0, err, sizeof err) == 0);
     text = report_of(path, 0);
     CHECK(strstr(text, "CAVEATS none") != NULL);
     free(text);
     sample_set_data(s)->rate_achieved_hz = 899;
-    CHECK(samples_save_lapse(s, &meta, path, err, sizeof err) == 0);
+    CHECK(samples_save_lapse(s, &meta, path, 0, err, sizeof err) == 0);
     text = report_of(path, 0);
     CHECK(strstr(text, "fell short: achieved 899.0 Hz of 1,000.0 Hz asked: its shares") != NULL);
     free(text);
@@ -601,7 +601,7 @@ static void test_report(void)
     plain.name_count = 1;
     plain.meta.role = "main";
     snprintf(path, sizeof path, "%s/plain.lapse", tmpdir);
-    CHECK(store_write_file(path, &plain, err, sizeof err) == 0);
+    CHECK(store_write_file(path, &plain, 0, err, sizeof err) == 0);
     text = report_of(path, 0);
     CHECK(strstr(text, "PYTHON SAMPLES") == NULL);
     CHECK(strstr(text, "sampling ") == NULL);
@@ -618,7 +618,7 @@ static void test_export(void)
     char dir[512], path[600], err[256];
     snprintf(dir, sizeof dir, "%s/run1", tmpdir);
     snprintf(path, sizeof path, "%s/hostA", dir);
-    CHECK(store_make_dirs(path) == 0);
+    CHECK(store_make_dirs(path, 0) == 0);
     sample_set *a = make_set(), *b = make_set();
     /* b: another process, slower and with other figures */
     store_samples *bd = sample_set_data(b);
@@ -630,9 +630,9 @@ static void test_export(void)
     samples_file_meta ma = {100, 1, "hostA", NULL, "run1", 0, 0, NULL};
     samples_file_meta mb = {200, 1, "hostA", NULL, "run1", 0, 0, NULL};
     snprintf(path, sizeof path, "%s/hostA/python-100.lapse", dir);
-    CHECK(samples_save_lapse(a, &ma, path, err, sizeof err) == 0);
+    CHECK(samples_save_lapse(a, &ma, path, 0, err, sizeof err) == 0);
     snprintf(path, sizeof path, "%s/hostA/python-200.lapse", dir);
-    CHECK(samples_save_lapse(b, &mb, path, err, sizeof err) == 0);
+    CHECK(samples_save_lapse(b, &mb, path, 0, err, sizeof err) == 0);
     char *buf = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);
@@ -688,10 +688,10 @@ static void test_add_to_file(void)
     own.thread_count = 1;
     own.nodes = nodes;
     own.node_count = 2;
-    CHECK(store_write_file(path, &own, err, sizeof err) == 0);
+    CHECK(store_write_file(path, &own, 0, err, sizeof err) == 0);
     sample_set *s = make_set();
-    CHECK(samples_add_to_lapse(s, path, err, sizeof err) == 0);
-    CHECK(samples_add_to_lapse(s, path, err, sizeof err) == 0);
+    CHECK(samples_add_to_lapse(s, path, -1, err, sizeof err) == 0);
+    CHECK(samples_add_to_lapse(s, path, -1, err, sizeof err) == 0);
     store_file f;
     CHECK(store_read_file(path, 0, &f, err, sizeof err) == 0);
     CHECK_U64(f.node_count, 2);
@@ -706,7 +706,7 @@ static void test_add_to_file(void)
     }
     store_file_free(&f);
     snprintf(path, sizeof path, "%s/missing.lapse", tmpdir);
-    CHECK(samples_add_to_lapse(s, path, err, sizeof err) < 0);
+    CHECK(samples_add_to_lapse(s, path, -1, err, sizeof err) < 0);
     CHECK(err[0] && !strchr(err, '\n'));
     sample_set_free(s);
 }

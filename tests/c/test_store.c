@@ -5,6 +5,7 @@
 #include "../../src/store/file_io.h"
 #include "check.h"
 
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -181,23 +182,30 @@ static void test_atomic_file(void)
     CHECK(mkdtemp(dir) != NULL);
     char path[512], err[256];
     snprintf(path, sizeof path, "%s/a/b/c", dir);
-    CHECK(store_make_dirs(path) == 0);
+    CHECK(store_make_dirs(path, 0) == 0);
     snprintf(path, sizeof path, "%s/a/b/c/x.lapse", dir);
     store_file in, out;
     sample_model(&in);
-    CHECK(store_write_file(path, &in, err, sizeof err) == 0);
+    CHECK(store_write_file(path, &in, 0, err, sizeof err) == 0);
     CHECK(store_read_file(path, 0, &out, err, sizeof err) == 0);
     CHECK_EQ_U64(out.node_count, 4);
     store_file_free(&out);
     CHECK(access(path, F_OK) == 0);
-    char tmp[600];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    CHECK(access(tmp, F_OK) != 0); /* the temporary is gone */
+    /* the temporary is gone: x.lapse is all the directory holds */
+    snprintf(path, sizeof path, "%s/a/b/c", dir);
+    DIR *d = opendir(path);
+    struct dirent *e;
+    int entries = 0;
+    while (d && (e = readdir(d)))
+        entries += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    CHECK(entries == 1);
     snprintf(path, sizeof path, "%s/missing.lapse", dir);
     CHECK(store_read_file(path, 0, &out, err, sizeof err) != 0);
     CHECK(strstr(err, "No such file") != NULL);
     snprintf(path, sizeof path, "%s/no/such/dir/x.lapse", dir);
-    CHECK(store_write_file(path, &in, err, sizeof err) != 0);
+    CHECK(store_write_file(path, &in, 0, err, sizeof err) != 0);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);

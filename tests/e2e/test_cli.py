@@ -42,3 +42,15 @@ def test_unknown_command(lapse):
     r = lapse.run("no-such-command")
     assert r.returncode == 2
     assert len(r.stderr.splitlines()) == 1, r.stderr
+
+
+def test_help_claims_only_supported_languages(lapse):
+    """`lapse --help` names a language only where the project ships its binding:
+    C/C++ (include/lapse.h), Python (python/lapse), Fortran (a fortran/ module)."""
+    from conftest import REPO
+    r = lapse.run("--help")
+    assert r.returncode == 0, r.stderr
+    for language, binding in (("Fortran", REPO / "fortran"), ("Rust", REPO / "rust"),
+                              ("Julia", REPO / "julia")):
+        if language in r.stdout:
+            assert binding.is_dir(), f"--help names {language}, which lapse does not support"

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections import defaultdict
 
 from conftest import WORKER_PATHS
+from test_record import WORKLOAD
+from test_pyread_dump import PYTHONS
 
 
 def test_perfetto_export(lapse, workers_run, tmp_path):
@@ -48,3 +51,63 @@ def test_perfetto_export(lapse, workers_run, tmp_path):
     for e in slices:
         if e["pid"] == pid and e["name"] == "inner":
             assert any(b <= e["ts"] and e["ts"] + e["dur"] <= end + 1 for b, end in work), e
+
+
+def test_perfetto_order_and_no_depth(lapse, workers_run, tmp_path):
+    """Slices of a thread come in order of start, a parent before what it holds, and
+    carry no depth argument (speedscope takes args as part of a frame's name)."""
+    out = tmp_path / "trace.json"
+    r = lapse.run("export", workers_run.run_dir, "--perfetto", out)
+    assert r.returncode == 0, r.stderr
+    events = json.loads(out.read_text())["traceEvents"]
+    by_thread = defaultdict(list)
+    for e in events:
+        if e.get("ph") == "X":
+            assert "args" not in e or "depth" not in e["args"], e
+            by_thread[(e["pid"], e["tid"])].append(e)
+    for key, slices in by_thread.items():
+        for a, b in zip(slices, slices[1:]):
+            assert a["ts"] <= b["ts"], (key, a, b)
+            if a["ts"] == b["ts"]:  # a tie: the one first must hold the other
+                assert a["dur"] >= b["dur"], (key, a, b)
+
+
+def test_perfetto_gzip(lapse, workers_run, tmp_path):
+    plain, packed = tmp_path / "trace.json", tmp_path / "trace.json.gz"
+    assert lapse.run("export", workers_run.run_dir, "--perfetto", plain).returncode == 0
+    r = lapse.run("export", workers_run.run_dir, "--perfetto", packed)
+    assert r.returncode == 0, r.stderr
+    assert "(gzip)" in r.stderr
+    raw = packed.read_bytes()
+    assert raw[:2] == b"\x1f\x8b", raw[:8]
+    assert len(raw) * 3 < plain.stat().st_size, "gzip that does not compress"
+    assert json.loads(gzip.decompress(raw)) == json.loads(plain.read_text())
+
+
+def test_record_file_exports_samples(lapse, tmp_path):
+    """A file of `lapse record` holds Python samples and no timeline: its samples
+    become one merged flame chart per sampled thread."""
+    rec = tmp_path / "w.lapse"
+    r = lapse.run("record", "-r", "200", "-o", rec, "--", PYTHONS[0], WORKLOAD, "1",
+                  timeout=60)
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "trace.json"
+    r = lapse.run("export", rec, "--perfetto", out)
+    assert r.returncode == 0, r.stderr
+    assert "slices of merged Python samples" in r.stderr, r.stderr
+    events = json.loads(out.read_text())["traceEvents"]
+    names = [e for e in events if e.get("ph") == "M" and e["name"] == "thread_name"]
+    tracks = {e["tid"] for e in names if "Python samples, merged" in e["args"]["name"]}
+    assert tracks, names
+    slices = [e for e in events if e.get("ph") == "X"]
+    assert slices and all(e["tid"] in tracks and e["ts"] >= 0 for e in slices)
+    callers = [e for e in slices if e["name"].split(" (")[0] in ("hot", "cold")]
+    work = [e for e in slices if e["name"].startswith("work ")]
+    assert callers and work, sorted({e["name"] for e in slices})
+    # work runs inside hot and cold: each work slice lies within one of theirs
+    for w in work:
+        assert any(c["tid"] == w["tid"] and c["ts"] <= w["ts"]
+                   and w["ts"] + w["dur"] <= c["ts"] + c["dur"] + 0.001 for c in callers), w
+    # hot stands for about 3/4 of hot + cold (as in test_record's shares)
+    total = {n: sum(e["dur"] for e in callers if e["name"].startswith(n + " ")) for n in ("hot", "cold")}
+    assert abs(total["hot"] / (total["hot"] + total["cold"]) - 0.75) < 0.1, total

@@ -186,6 +186,48 @@ def test_save_several_files_as_a_run_directory(multi_role_run: pathlib.Path, tmp
         prof.save(out)
 
 
+def test_save_never_writes_through_a_link(tmp_path: pathlib.Path) -> None:
+    """A link planted at the temporary name save used (.NAME.tmp.<pid>) or at the
+    destination itself: neither is written through; the destination becomes a file
+    of its own."""
+    prof = record(tmp_path / "runs", steps=3).result()
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"victim")
+    out = tmp_path / "out.lapse"
+    (tmp_path / f".out.lapse.tmp.{os.getpid()}").symlink_to(victim)
+    assert prof.save(out) == out
+    assert victim.read_bytes() == b"victim"
+    out.unlink()
+    out.symlink_to(victim)
+    prof.save(out)
+    assert victim.read_bytes() == b"victim"
+    assert not out.is_symlink() and out.read_bytes() == next(iter(prof.files.values()))
+
+
+@pytest.mark.parametrize("share,dirs,files", [(False, 0o700, 0o600), (True, 0o750, 0o640)])
+def test_modes_of_what_is_written(tmp_path: pathlib.Path, multi_role_run: pathlib.Path,
+                                  monkeypatch: pytest.MonkeyPatch, share: bool, dirs: int,
+                                  files: int) -> None:
+    """Under umask 022: a run and what save writes are the user's alone (0700/0600),
+    or with share (Profiler(share=True), LAPSE_SHARE=1) also the group's (0750/0640)."""
+    old = os.umask(0o022)
+    try:
+        p = record(tmp_path / "runs", steps=2, share=share)
+        if share:
+            monkeypatch.setenv("LAPSE_SHARE", "1")
+        saved = Profile.load(multi_role_run).save(tmp_path / "saved")
+    finally:
+        os.umask(old)
+    made = pathlib.Path(p.file)
+    assert made.stat().st_mode & 0o777 == files, oct(made.stat().st_mode)
+    for d in (made.parent, made.parent.parent, tmp_path / "runs"):
+        assert d.stat().st_mode & 0o777 == dirs, (d, oct(d.stat().st_mode))
+    for f in lapse_files(saved):
+        assert f.stat().st_mode & 0o777 == files, (f, oct(f.stat().st_mode))
+        assert f.parent.stat().st_mode & 0o777 == dirs, f.parent
+    assert saved.stat().st_mode & 0o777 == dirs
+
+
 # ---- numbers ----
 
 

@@ -4,6 +4,7 @@ the span path open on its thread (one process, one run, one file)."""
 
 from __future__ import annotations
 
+import os
 import pathlib
 import subprocess
 import textwrap
@@ -63,12 +64,34 @@ def test_a_missing_lapse_command_leaves_python_out(tmp_path, monkeypatch):
     monkeypatch.setenv("LAPSE_COMMAND", str(tmp_path / "no-such-lapse"))
     p = Profiler(features=Feature.SPANS | Feature.PYTHON, run_dir=tmp_path)
     assert Feature.PYTHON in p.missing
-    with pytest.raises(RuntimeError, match="PYTHON: the lapse command was not found"):
+    with pytest.raises(RuntimeError, match="PYTHON: LAPSE_COMMAND=.*no-such-lapse is not an "
+                                           "executable file, nor a command on PATH"):
         Profiler(features=Feature.SPANS | Feature.PYTHON, run_dir=tmp_path, strict=True).start()
-    with p:
-        with span("train"):
-            spin(0.05)
+    # a command the user named that cannot run is said, not dropped in silence
+    with pytest.warns(RuntimeWarning, match="no PYTHON samples: LAPSE_COMMAND="):
+        with p:
+            with span("train"):
+                spin(0.05)
     assert report(pathlib.Path(p.file)).get("python_samples", []) == []
+
+
+def test_a_lapse_command_found_on_path_keeps_python(tmp_path, monkeypatch):
+    """LAPSE_COMMAND=lapse names a command on PATH, as execvp would run it: resolved
+    once to that file, it samples (it was checked in the working directory, found
+    missing there, and PYTHON was dropped)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "lapse").symlink_to(lapse_command())
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setenv("LAPSE_COMMAND", "lapse")
+    monkeypatch.chdir(tmp_path)  # no ./lapse here: the name is PATH's
+    with Profiler(features=Feature.SPANS | Feature.PYTHON, run_dir=tmp_path / "runs",
+                  python_hz=200, strict=True) as p:
+        assert Feature.PYTHON not in p.missing
+        with span("train"):
+            spin(0.4)
+    [samples] = report(pathlib.Path(p.file))["python_samples"]
+    assert samples["samples"] > 20, samples
 
 
 def test_a_sampler_that_fails_warns_and_the_program_carries_on(tmp_path, monkeypatch):

@@ -1,7 +1,8 @@
 /* Reading runs from Python: report, diff and Perfetto export, composed exactly as
  * the `lapse report`, `lapse diff` and `lapse export` commands compose them
- * (store -> analyze -> render). The text is rendered into memory; the GIL is
- * released while files are read and rendered.
+ * (store -> analyze -> render), and the files the package writes (store's one
+ * atomic write). The text is rendered into memory; the GIL is released while files
+ * are read, rendered and written.
  *
  * Errors carry the C layer's one-line reason:
  *   FileNotFoundError  the path does not exist
@@ -320,7 +321,7 @@ static PyObject *read_export_perfetto(PyObject *self, PyObject *args, PyObject *
     } else {
         int exists = 1;
         Py_BEGIN_ALLOW_THREADS
-        export_run_perfetto(path, out_path, r, NULL, NULL);
+        export_run_perfetto(path, out_path, store_share_from_env(), r, NULL, NULL);
         if (r->rc && !r->writing && !r->no_files)
             exists = path_exists(path);
         Py_END_ALLOW_THREADS
@@ -361,7 +362,46 @@ static PyObject *read_add_samples(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+static PyObject *read_write_file(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *path_obj = NULL;
+    Py_buffer data;
+    if (!PyArg_ParseTuple(args, "O&y*:write_file", PyUnicode_FSConverter, &path_obj, &data))
+        return NULL;
+    char err[REASON_LEN] = "";
+    const char *path = PyBytes_AS_STRING(path_obj);
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    unsigned flags = store_share_from_env();
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    rc = 0;
+    if (slash && slash != path && (size_t)(slash - path) < sizeof dir) {
+        memcpy(dir, path, (size_t)(slash - path));
+        dir[slash - path] = 0;
+        if ((rc = store_make_dirs(dir, flags)) != 0)
+            snprintf(err, sizeof err, "cannot create %s: %s", dir, strerror(-rc));
+    }
+    if (rc == 0)
+        rc = store_write_atomic(path, data.buf, (size_t)data.len, flags, err, sizeof err);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&data);
+    Py_DECREF(path_obj);
+    if (rc) {
+        raise_write_error(rc, err);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 PyMethodDef ext_read_methods[] = {
+    {"write_file", read_write_file, METH_VARARGS,
+     "write_file(path, data)\n\n"
+     "Writes data to path atomically: a temporary of its own created next to it\n"
+     "(O_EXCL|O_NOFOLLOW), fsync, rename over path. Missing directories above it are\n"
+     "created. Files are 0600 and directories 0700 (0640 and 0750 with LAPSE_SHARE=1),\n"
+     "the umask applying on top. OSError on failure."},
     {"add_samples", read_add_samples, METH_VARARGS,
      "add_samples(samples_path, target)\n\n"
      "Adds the Python stack samples of samples_path (a file of `lapse record --format\n"

@@ -11,15 +11,15 @@ static PyObject *session_start(PyObject *self, PyObject *args, PyObject *kw)
     (void)self;
     static char *names[] = {"role", "run_dir", "max_spans", "snapshot_ms", "timeline",
                             "handle_signals", "cpu", "thread_names", "process",
-                            "process_ms", NULL};
+                            "process_ms", "share", NULL};
     const char *role = NULL, *run_dir = NULL;
     unsigned long long max_spans = 0;
     unsigned int snapshot_ms = 0;
-    int timeline = 1, handle_signals = 1, cpu = 0, thread_names = 0, process = 0;
+    int timeline = 1, handle_signals = 1, cpu = 0, thread_names = 0, process = 0, share = 0;
     unsigned int process_ms = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzKIpppppI:start", names, &role, &run_dir,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzKIpppppIp:start", names, &role, &run_dir,
                                      &max_spans, &snapshot_ms, &timeline, &handle_signals, &cpu,
-                                     &thread_names, &process, &process_ms))
+                                     &thread_names, &process, &process_ms, &share))
         return NULL;
     lapse_options o;
     lapse_options_init(&o);
@@ -32,6 +32,7 @@ static PyObject *session_start(PyObject *self, PyObject *args, PyObject *kw)
     o.process_sample_ms = process_ms;
     o.handle_signals = handle_signals;
     o.thread_names = thread_names;
+    o.share = share;
     int rc = lapse_start(&o);
     if (rc == 0) {
         ext_session_serial++;
@@ -121,8 +122,9 @@ static PyObject *session_adopt(PyObject *self, PyObject *unused)
     return PyBool_FromLong(lapse_adopt_environment_session() == 0);
 }
 
-/* Lets process pid read this one (process_vm_readv) where Yama's ptrace_scope 1 allows
- * only ancestors: the Python sampler is a child of the process it samples. */
+/* Lets process pid, and only it, read this one (process_vm_readv) where Yama's
+ * ptrace_scope 1 allows only ancestors: the Python sampler is a child of the process
+ * it samples. pid 0 withdraws the grant. */
 static PyObject *session_allow_reader(PyObject *self, PyObject *arg)
 {
     (void)self;
@@ -135,14 +137,15 @@ static PyObject *session_allow_reader(PyObject *self, PyObject *arg)
 
 PyMethodDef ext_session_methods[] = {
     {"allow_reader", session_allow_reader, METH_O,
-     "allow_reader(pid) -> True when process pid may now read this one (Yama's "
-     "PR_SET_PTRACER); False where the kernel has no Yama"},
+     "allow_reader(pid) -> True when process pid (and no other) may now read this one "
+     "(Yama's PR_SET_PTRACER; 0: none); False where the kernel has no Yama"},
     {"adopt_environment_session", session_adopt, METH_NOARGS,
      "adopt_environment_session() -> True when a session started from the environment "
      "(LAPSE_PROFILE=1) was active and is now this caller's"},
     {"start", (PyCFunction)(void (*)(void))session_start, METH_VARARGS | METH_KEYWORDS,
      "start(role=None, run_dir=None, max_spans=0, snapshot_ms=0, timeline=True, "
-     "handle_signals=True, cpu=False, thread_names=False, process=False, process_ms=0) -> "
+     "handle_signals=True, cpu=False, thread_names=False, process=False, process_ms=0, "
+     "share=False) -> "
      "path of this process's "
      ".lapse file"},
     {"stop", session_stop, METH_NOARGS, "stop() -> path of the final file, or None"},
