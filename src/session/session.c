@@ -531,12 +531,13 @@ static void *flusher_main(void *arg)
             sem_post(&S.flusher_done);
             continue;
         }
+        if (final) { /* written: the process dies of the signal; nothing more */
+            while (!__atomic_load_n(&S.flusher_stop, __ATOMIC_ACQUIRE))
+                sem_wait(&S.flusher_wake);
+            break;
+        }
         if (__atomic_load_n(&S.flusher_stop, __ATOMIC_ACQUIRE))
             break; /* the session's end writes the file */
-        if (final) {
-            periodic = UINT64_MAX; /* wait for the end, write nothing more */
-            continue;
-        }
         now = core_mono_ns();
         const char *reason = NULL;
         if (now >= last + SIGNAL_WRITE_GAP_NS) /* taken before the write: a signal */
