@@ -21,7 +21,7 @@ typedef enum rm_state {
     RM_RUNNING = 2,       /* not final, among the newest, and written recently enough (as of
                              the time of reading) that its next snapshot is not yet due */
     RM_ENDED_UNSEEN = 3,  /* not final, among the newest, but its next snapshot is overdue:
-                             killed (or wedged) after its last snapshot */
+                             killed, wedged, or its writes failed after its last snapshot */
     RM_GONE = 4,          /* not final, and its pid no longer exists on this host (the
                              reader's): it ended without its final write */
 } rm_state;
