@@ -1,5 +1,5 @@
-"""Wrappers for what a C wrapper cannot time by one call: coroutine functions,
-generators and async generators. Used by lapse.span at decoration time only."""
+"""Wrappers for what one call cannot time: coroutine functions, generators and
+async generators. Used by lapse.span at decoration time only."""
 
 from __future__ import annotations
 

@@ -3,11 +3,12 @@
 A ``Profile`` is what ``Profiler.result()`` and ``Profile.load(path)`` give you. It
 holds two things and nothing else:
 
-- the report document of the run (schema ``lapse.report`` version 1, documented in
+- the report document of the run (schema ``lapse.report`` version 2, documented in
   ``docs/report.md``), as the C analysis computed it when the profile was loaded;
-- the raw bytes of every ``.lapse`` file of the run (of its newest attempt), readable
-  or not, so the profile can be saved, rendered, compared and exported after the
-  processes, and even the files it came from, are gone.
+- the bytes of every ``.lapse`` file of the run (of its newest attempt) as the reader
+  read them: all of a file it took, and of a file it refused only what it examined
+  before refusing it, so the profile can be saved, rendered, compared and exported
+  after the processes, and even the files it came from, are gone.
 
 It never refers to live files::
 
@@ -202,11 +203,10 @@ class Worker:
 class Caveat(NamedTuple):
     """Something that makes the numbers incomplete or distorted: ``(kind, message)``.
 
-    Kinds, in the order the report lists them: ``unreadable``, ``stale``,
-    ``not_final``, ``signal``, ``write_failed``, ``leftover_tmp``, ``superseded``,
-    ``dropped_spans``, ``folded``,
-    ``unmatched_ends``, ``dropped_counters``, ``missing_ranks``, ``io_unreadable``,
-    ``sampling``.
+    Kinds, in the order the report lists them: ``unreadable``, ``duplicate``,
+    ``stale``, ``not_final``, ``signal``, ``write_failed``, ``leftover_tmp``, ``superseded``,
+    ``inconsistent``, ``dropped_spans``, ``folded``, ``unmatched_ends``, ``dropped_counters``,
+    ``overflow``, ``missing_ranks``, ``io_unreadable``, ``sampling``.
     ``Profile.to_dict()["caveats"]`` has their details (file, pid, counts).
     """
 
@@ -271,20 +271,36 @@ def _is_lapse_name(name: str) -> bool:
     return len(name) > len(_SUFFIX) and name.endswith(_SUFFIX) and not name.startswith(".")
 
 
-def _scan_run_dir(run_dir: pathlib.Path) -> dict[str, bytes]:
-    """The .lapse files of one run directory, as the C reader finds them: in the
-    directory and one level down (``<host>/NAME.lapse``), hidden names skipped."""
-    files: dict[str, bytes] = {}
-    for entry in sorted(os.scandir(run_dir), key=lambda e: e.name):
-        if entry.name.startswith("."):
-            continue
-        if entry.is_file() and _is_lapse_name(entry.name):
-            files[entry.name] = pathlib.Path(entry.path).read_bytes()
-        elif entry.is_dir():
-            for sub in sorted(os.scandir(entry.path), key=lambda e: e.name):
-                if sub.is_file() and _is_lapse_name(sub.name):
-                    files[f"{entry.name}/{sub.name}"] = pathlib.Path(sub.path).read_bytes()
-    return files
+def _names_of(phases: list[Mapping[str, Any]]) -> list[tuple[str, ...]]:
+    """Each phase's names, top-level first, from its chain of parents (schema 2: each
+    phase has its own ``name`` and its ``parent``'s index); schema 1 listed them."""
+    out: list[tuple[str, ...] | None] = [None] * len(phases)
+    for i in range(len(phases)):
+        chain = []
+        j: int | None = i
+        while j is not None and out[j] is None and len(chain) <= len(phases):
+            ph = phases[j]
+            if "names" in ph:
+                out[j] = tuple(ph["names"])
+                break
+            chain.append(j)
+            j = ph.get("parent")
+        names: tuple[str, ...] = (out[j] or ()) if j is not None else ()
+        for k in reversed(chain):
+            names = names + (phases[k]["name"],)
+            out[k] = names
+    return [n or () for n in out]
+
+
+def _held_name(run: Mapping[str, Any], file: str) -> str:
+    """The name under which a profile holds a file the report names (a pack member
+    ``FILE[i]`` is held as FILE)."""
+    if file.endswith("]") and "[" in file:
+        file = file[: file.rindex("[")]
+    where = run["dir"].rstrip("/") or run["dir"]
+    if run.get("single_file"):
+        return pathlib.PurePath(where).name
+    return file[len(where) + 1:] if file.startswith(where + "/") else file
 
 
 def _replace_strings(value: Any, pairs: list[tuple[str, str]]) -> Any:
@@ -300,8 +316,7 @@ def _replace_strings(value: Any, pairs: list[tuple[str, str]]) -> Any:
     return value
 
 
-def _path_stats(role: str, ph: Mapping[str, Any]) -> PathStats:
-    names = tuple(ph.get("names") or ph["path"].split("/"))
+def _path_stats(role: str, ph: Mapping[str, Any], names: tuple[str, ...]) -> PathStats:
     counters = {c["name"]: c["sum"] for c in ph.get("counters", ())}
     return PathStats(
         role=role,
@@ -358,20 +373,24 @@ class Profile:
     change.
     """
 
-    __slots__ = ("_doc", "_files", "_text")
+    __slots__ = ("_doc", "_files", "_sizes", "_text")
 
     _doc: dict[str, Any]
     _files: Mapping[str, bytes]
+    _sizes: Mapping[str, int]
     _text: str | None
 
-    def __init__(self, document: Mapping[str, Any], files: Mapping[str, bytes]) -> None:
+    def __init__(self, document: Mapping[str, Any], files: Mapping[str, bytes],
+                 sizes: Mapping[str, int] | None = None) -> None:
         """Builds a profile from a report document and the files it was made from.
 
         This is the low-level constructor: use ``Profile.load`` or
         ``Profiler.result()``. ``document`` is the parsed output of
-        ``lapse report --json`` (schema ``lapse.report`` 1) and ``files`` maps each
+        ``lapse report --json`` (schema ``lapse.report`` 2) and ``files`` maps each
         file's path relative to the run directory (``"<host>/<name>.lapse"``, or the
-        file name for a single file) to its bytes. Both are copied.
+        file name for a single file) to its bytes. ``sizes`` gives, for a file held
+        in part (the bytes a reader examined before refusing it), its size: on disk
+        it is those bytes followed by a hole. All are copied.
         """
         if document.get("schema") != "lapse.report":
             raise ValueError("not a lapse.report document")
@@ -380,6 +399,11 @@ class Profile:
         object.__setattr__(self, "_doc", copy.deepcopy(dict(document)))
         object.__setattr__(
             self, "_files", MappingProxyType({str(k): bytes(v) for k, v in sorted(files.items())})
+        )
+        held = {str(k): int(v) for k, v in (sizes or {}).items()}
+        object.__setattr__(
+            self, "_sizes",
+            MappingProxyType({k: v for k, v in held.items() if k in self._files and v > len(self._files[k])}),
         )
         object.__setattr__(self, "_text", None)
 
@@ -390,7 +414,7 @@ class Profile:
         raise AttributeError("a lapse.Profile is immutable")
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (Profile, (self._doc, dict(self._files)))
+        return (Profile, (self._doc, dict(self._files), dict(self._sizes)))
 
     # ---- loading and saving ----
 
@@ -404,29 +428,28 @@ class Profile:
         ``superseded`` and are not part of the profile).
 
         A file that cannot be read (truncated, not a .lapse file) is named in the
-        caveats as ``unreadable``; its bytes are still held, so a saved profile keeps
-        the caveat.
+        caveats as ``unreadable``, and so is the copy of a process another file holds
+        (``duplicate``); of such a file the profile holds the bytes the reader
+        examined before refusing it (a 2 GB file of zeros: its first 32 bytes), so a
+        saved profile keeps the caveat. Entries the reader does not open (a FIFO, a
+        device, a symbolic link that leaves the run directory or loops, a directory
+        named ``*.lapse``) are named with the reason, and nothing of them is held.
 
         A run that is still being written can be loaded: the report is a snapshot,
-        and the files are read right after it (a file rewritten in between may be
-        one snapshot newer than the numbers).
+        and the bytes held are those that reading read, file by file.
 
         Raises:
             FileNotFoundError: ``path`` does not exist.
             ValueError: it holds no .lapse file, or none of its files is readable.
             OSError: it cannot be read.
         """
-        text = _lapse.report(os.fspath(path), json=True)
+        text, held = _lapse.load(os.fspath(path))
         doc = json.loads(text)
-        run = doc["run"]
-        source = pathlib.Path(run["dir"])
-        if run.get("single_file"):
-            files = {source.name: source.read_bytes()}
-        else:
-            files = _scan_run_dir(source)
-        if not files:  # the run went away between the report and the read
-            raise FileNotFoundError(f"{run['dir']}: the run's files are gone")
-        return cls(doc, files)
+        files = {name: data for name, data, _ in held}
+        sizes = {name: size for name, data, size in held if size > len(data)}
+        if not files:  # the run went away between the listing and the read
+            raise FileNotFoundError(f"{doc['run']['dir']}: the run's files are gone")
+        return cls(doc, files, sizes)
 
     def save(self, path: StrPath) -> pathlib.Path:
         """Writes the run in the ``.lapse`` format, so that ``Profile.load`` and the
@@ -442,6 +465,8 @@ class Profile:
         Files are written atomically (a temporary file of their own, created next
         to them without following links, then a rename), with mode 0600 and new
         directories 0700 (0640 and 0750 with ``LAPSE_SHARE=1``; the umask applies).
+        A file held in part (see ``load``) is written as the bytes held, then a hole
+        to its size.
         """
         target = pathlib.Path(path)
         if len(self._files) == 1:
@@ -450,7 +475,7 @@ class Profile:
                 target = target / pathlib.PurePosixPath(rel).name
             elif not target.suffix:
                 target = target.with_name(target.name + _SUFFIX)
-            _lapse.write_file(os.fspath(target), data)
+            _lapse.write_file(os.fspath(target), data, self._sizes.get(rel, 0))
             return target
         if target.exists() and (not target.is_dir() or any(target.iterdir())):
             raise FileExistsError(
@@ -458,7 +483,8 @@ class Profile:
                 f"{len(self._files)} files is saved as a directory of its own)"
             )
         for rel, data in self._files.items():
-            _lapse.write_file(os.fspath(target.joinpath(*pathlib.PurePosixPath(rel).parts)), data)
+            _lapse.write_file(os.fspath(target.joinpath(*pathlib.PurePosixPath(rel).parts)), data,
+                              self._sizes.get(rel, 0))
         return target
 
     @contextlib.contextmanager
@@ -470,17 +496,25 @@ class Profile:
         if run.get("single_file") and len(self._files) == 1:
             ((rel, data),) = self._files.items()
             where = root / pathlib.PurePosixPath(rel).name
-            _lapse.write_file(os.fspath(where), data)
+            _lapse.write_file(os.fspath(where), data, self._sizes.get(rel, 0))
         else:
             where = root / (pathlib.PurePath(original).name or "run")
             for rel, data in self._files.items():
-                _lapse.write_file(os.fspath(where.joinpath(*pathlib.PurePosixPath(rel).parts)), data)
+                _lapse.write_file(os.fspath(where.joinpath(*pathlib.PurePosixPath(rel).parts)), data,
+                                  self._sizes.get(rel, 0))
         yield str(where), original
+
+    def _unheld(self) -> list[tuple[str, str]]:
+        """(file, reason) of the unreadable files the report names and the profile
+        holds nothing of: a rendering names them as the report did."""
+        run = self._doc["run"]
+        return [(u["file"], u["reason"]) for u in self._doc.get("unreadable", ())
+                if _held_name(run, u["file"]) not in self._files]
 
     def _render(self, top: int) -> str:
         with tempfile.TemporaryDirectory(prefix="lapse-profile-") as tmp:
             with self._on_disk(pathlib.Path(tmp)) as (where, original):
-                text = _lapse.report(where, json=False, top=top)
+                text = _lapse.report(where, json=False, top=top, unreadable=self._unheld())
         return text.replace(where, original)
 
     # ---- reading ----
@@ -539,8 +573,9 @@ class Profile:
         with_role = role is None and len(self._doc.get("roles", [])) > 1
         out: dict[str, PathStats] = {}
         for r in roles:
-            for ph in r.get("phases", ()):
-                ps = _path_stats(r["role"], ph)
+            phases = r.get("phases", [])
+            for ph, names in zip(phases, _names_of(phases)):
+                ps = _path_stats(r["role"], ph, names)
                 out[ps.key if with_role else ps.path] = ps
         return out
 
@@ -580,7 +615,7 @@ class Profile:
         return target
 
     def to_dict(self) -> dict[str, Any]:
-        """A deep copy of the report document (schema ``lapse.report`` version 1,
+        """A deep copy of the report document (schema ``lapse.report`` version 2,
         docs/report.md): paths joined with ``"/"``, every caveat with its details."""
         return copy.deepcopy(self._doc)
 
@@ -637,7 +672,8 @@ class Profile:
     @property
     def files(self) -> Mapping[str, bytes]:
         """The held ``.lapse`` files: path relative to the run directory -> bytes
-        (read-only)."""
+        (read-only): a whole file, or of a file the reader refused the bytes it
+        examined before refusing it (see ``load``)."""
         return self._files
 
 
@@ -693,9 +729,10 @@ class ProfileDiff:
              with_json: bool) -> tuple[dict[str, Any], str]:
         with tempfile.TemporaryDirectory(prefix="lapse-diff-") as tmp:
             root = pathlib.Path(tmp)
+            unheld = {"unreadable_a": before._unheld(), "unreadable_b": after._unheld()}
             with before._on_disk(root / "a") as (a, a_orig), after._on_disk(root / "b") as (b, b_orig):
-                text = _lapse.diff(a, b, json=False, top=top, by_path=by_path)
-                raw = _lapse.diff(a, b, json=True, by_path=by_path) if with_json else "{}"
+                text = _lapse.diff(a, b, json=False, top=top, by_path=by_path, **unheld)
+                raw = _lapse.diff(a, b, json=True, by_path=by_path, **unheld) if with_json else "{}"
         pairs = [(a, a_orig), (b, b_orig)]
         doc = _replace_strings(json.loads(raw), pairs)
         for old, new in pairs:
@@ -707,11 +744,10 @@ class ProfileDiff:
         index: dict[tuple[str, str], tuple[str, ...]] = {}
         for side in (self._before, self._after):
             for r in side._doc.get("roles", ()):
-                for ph in r.get("phases", ()):
-                    if ph.get("names"):
-                        names = tuple(ph["names"])
-                        index[(r["role"], ph["path"])] = names
-                        index.setdefault(("", ph["path"]), names)
+                phases = r.get("phases", [])
+                for ph, names in zip(phases, _names_of(phases)):
+                    index[(r["role"], ph["path"])] = names
+                    index.setdefault(("", ph["path"]), names)
         return index
 
     @property

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
-from .profile import Profile, Worker
+from .profile import Profile, Worker, _names_of
 
 
 @dataclass(frozen=True)
@@ -54,8 +54,7 @@ def load_run(path: str | os.PathLike[str]) -> Run:
     doc = profile.to_dict()
     merged: dict[tuple[str, ...], dict[str, object]] = {}
     for role in doc["roles"]:
-        for ph in role["phases"]:
-            names = tuple(ph["names"])
+        for ph, names in zip(role["phases"], _names_of(role["phases"])):
             entry = merged.setdefault(names, {"calls": 0, "total_ns": 0, "self_ns": 0,
                                               "roles": [], "counters": {}, "estimated": False})
             entry["calls"] += ph["calls"]  # type: ignore[operator]

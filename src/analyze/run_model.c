@@ -1,10 +1,11 @@
 #include "run_model.h"
 
 #include "core/hist.h"
-#include "samples/samples.h"
+#include "store/sample_set.h"
 #include "store/codec.h"
 #include "store/file_io.h"
 #include "store/run_dir.h"
+#include "store/run_read.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -275,6 +276,7 @@ static int add_counter(run_model *m, rm_index *ix, uint32_t path, uint32_t name,
         c->name = name;
         c->sum = 0;
         c->updates = 0;
+        c->overflowed = 0;
         /* keep each path's list in order of first sight */
         c->next = RM_NONE;
         uint32_t *link = &m->paths[path].first_counter;
@@ -286,7 +288,12 @@ static int add_counter(run_model *m, rm_index *ix, uint32_t path, uint32_t name,
         cm->used++;
     }
     rm_counter *c = &m->counters[cm->vals[slot]];
-    c->sum = (int64_t)((uint64_t)c->sum + (uint64_t)sum); /* wraps, never traps */
+    /* past the bound the true sum is not known: it stays at the bound, and says so */
+    if (!c->overflowed && __builtin_add_overflow(c->sum, sum, &c->sum)) {
+        c->sum = sum > 0 ? INT64_MAX : INT64_MIN;
+        c->overflowed = 1;
+        m->overflowed_counters++;
+    }
     c->updates += updates;
     return 0;
 }
@@ -349,6 +356,71 @@ int run_model_add_unreadable(run_model *m, const char *file, const char *reason)
     }
     m->unreadable_count++;
     return 0;
+}
+
+int run_model_add_duplicate(run_model *m, const char *file, const char *kept)
+{
+    if (m->duplicate_count && !strcmp(m->duplicates[m->duplicate_count - 1].kept, kept)) {
+        m->duplicates[m->duplicate_count - 1].count++;
+        return 0;
+    }
+    if (GROW(m, duplicates, duplicate_count, duplicate_cap))
+        return -ENOMEM;
+    rm_duplicate *d = &m->duplicates[m->duplicate_count];
+    d->file = strdup(file);
+    d->kept = strdup(kept);
+    d->count = 1;
+    if (!d->file || !d->kept) {
+        free(d->file);
+        free(d->kept);
+        return -ENOMEM;
+    }
+    m->duplicate_count++;
+    return 0;
+}
+
+static int estimated(const store_node *n)
+{
+    return n->sample_stride != 0 || n->child_estimated != 0;
+}
+
+int run_model_check(const store_file *f, char *why, size_t whylen)
+{
+    uint64_t wall = f->meta.wall_ns;
+    uint64_t *children = calloc(f->node_count ? f->node_count : 1, sizeof *children);
+    if (!children)
+        return 0; /* no room to check: as the writer wrote it */
+    int rc = 0;
+    for (uint32_t i = 0; i < f->node_count; i++) {
+        const store_node *n = &f->nodes[i];
+        if (n->parent >= 0 && (uint32_t)n->parent < i && !estimated(n)) {
+            uint64_t *c = &children[n->parent];
+            *c = *c + n->total_ns < *c ? UINT64_MAX : *c + n->total_ns;
+        }
+    }
+    for (uint32_t i = 0; i < f->node_count && rc == 0; i++) {
+        const store_node *n = &f->nodes[i];
+        if (estimated(n))
+            continue;
+        uint64_t room = n->child_ns + wall < n->child_ns ? UINT64_MAX : n->child_ns + wall;
+        if (children[i] > room) {
+            snprintf(why, whylen,
+                     "inconsistent sums: the spans inside node %u (%s) add up to %llu ns, more "
+                     "than its child time, %llu ns, plus the process's wall time",
+                     i, n->name < f->name_count ? f->names[n->name] : "?",
+                     (unsigned long long)children[i], (unsigned long long)n->child_ns);
+            rc = -ERANGE;
+        } else if (n->parent >= 0 && n->child_ns - wall > n->total_ns && n->child_ns > wall) {
+            snprintf(why, whylen,
+                     "inconsistent sums: node %u (%s) has %llu ns of child time in %llu ns of "
+                     "total, more than the process's wall time apart",
+                     i, n->name < f->name_count ? f->names[n->name] : "?",
+                     (unsigned long long)n->child_ns, (unsigned long long)n->total_ns);
+            rc = -ERANGE;
+        }
+    }
+    free(children);
+    return rc;
 }
 
 /* The process sampler's records of f into w->proc: totals, and the series merged
@@ -420,6 +492,9 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     for (uint32_t i = 0; i < f->counter_count; i++)
         if (f->counters[i].node >= f->node_count || f->counters[i].name >= f->name_count)
             return -EINVAL;
+    char why[8];
+    if (run_model_check(f, why, sizeof why))
+        return -ERANGE;
 
     if (GROW(m, workers, worker_count, worker_cap))
         return -ENOMEM;
@@ -777,6 +852,16 @@ int run_model_finish(run_model *m, const rm_options *opt)
                 role->busy_min_ns = w->busy_ns;
             first = 0;
         }
+        role->top_total_ns = 0;
+        role->over_busy = 0;
+        for (uint32_t i = 0; i < m->path_count; i++) {
+            const rm_path *p = &m->paths[i];
+            if (p->role != r || p->parent == RM_NONE)
+                continue;
+            if (p->depth == 1)
+                role->top_total_ns = sat_add(role->top_total_ns, p->total_ns);
+            role->over_busy += rm_over_busy(m, p);
+        }
         double mean = role->processes ? (double)role->busy_ns / role->processes : 0.0;
         role->imbalance = mean > 0.0 ? (double)role->busy_max_ns / mean : 0.0;
         rc = collect_ranks(m, r);
@@ -805,15 +890,21 @@ int run_model_finish(run_model *m, const rm_options *opt)
     return 0;
 }
 
-/* store_read_each's callback: one image of a file (a pack holds several). */
-static int add_image(void *ctx, const char *name, const store_file *f, const char *why)
+/* store_read_attempt's callback: one image of a file (a pack holds several), or an
+ * entry that was not read. */
+static int add_image(void *ctx, const store_image *im)
 {
     run_model *m = ctx;
-    if (!f)
-        return run_model_add_unreadable(m, name, why);
-    int rc = run_model_add(m, name, f);
+    if (im->same_as)
+        return run_model_add_duplicate(m, im->name, im->same_as);
+    if (!im->f)
+        return run_model_add_unreadable(m, im->name, im->why);
+    char why[512];
+    if (run_model_check(im->f, why, sizeof why))
+        return run_model_add_unreadable(m, im->name, why);
+    int rc = run_model_add(m, im->name, im->f);
     if (rc == -EINVAL)
-        return run_model_add_unreadable(m, name, "malformed span tree");
+        return run_model_add_unreadable(m, im->name, "malformed span tree");
     return rc;
 }
 
@@ -842,15 +933,14 @@ int run_model_load(const char *path, const rm_options *opt, run_model *m, char *
         m->superseded_count++;
     }
     const store_attempt *at = &l.attempts[l.newest];
-    m->single_file = at->file_count == 1 && !strcmp(at->files[0], at->dir);
-    for (size_t i = 0; i < at->file_count; i++) {
-        char why[512] = "";
-        int erc = store_read_each(at->files[i], STORE_READ_SKIP_SPANS, add_image, m, why, sizeof why);
-        if (erc == -ENOMEM)
+    m->single_file = at->single_file;
+    for (uint32_t i = 0; opt && i < opt->extra_unreadable_count; i++)
+        if (run_model_add_unreadable(m, opt->extra_unreadable[i].file,
+                                     opt->extra_unreadable[i].reason))
             goto fail;
-        if (erc && run_model_add_unreadable(m, at->files[i], why))
-            goto fail;
-    }
+    if (store_read_attempt(at, STORE_READ_SKIP_SPANS, add_image, m, opt ? opt->hold : NULL,
+                           opt ? opt->hold_ctx : NULL) != 0)
+        goto fail;
     rc = run_model_finish(m, opt);
     if (!rc)
         rc = rm_find_leftovers(m, at->files, at->file_count);
@@ -894,6 +984,11 @@ void run_model_free(run_model *m)
         free(m->unreadable[i].reason);
     }
     free(m->unreadable);
+    for (uint32_t i = 0; i < m->duplicate_count; i++) {
+        free(m->duplicates[i].file);
+        free(m->duplicates[i].kept);
+    }
+    free(m->duplicates);
     for (uint32_t i = 0; i < m->superseded_count; i++)
         free(m->superseded[i].dir);
     free(m->superseded);

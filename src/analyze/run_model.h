@@ -30,8 +30,9 @@ typedef struct rm_counter {
     uint32_t path;   /* merged path it belongs to (a role root: outside any span) */
     uint32_t name;   /* string id */
     uint32_t next;   /* next counter of the same path, RM_NONE at the end */
-    int64_t sum;
+    int64_t sum;     /* at INT64_MAX or INT64_MIN when it overflowed */
     uint64_t updates;
+    int overflowed;  /* the true sum is beyond what an int64 holds: sum is that bound */
 } rm_counter;
 
 /* The total of one path in one rank (the processes of a role that share a rank are
@@ -114,6 +115,9 @@ typedef struct rm_role {
     uint64_t busy_max_ns, busy_min_ns;
     uint32_t busy_max_worker; /* worker index */
     double imbalance;     /* max / mean of per-process busy time; 0 when no busy time */
+    uint64_t top_total_ns; /* sum of its top-level paths' totals: busy_ns, in files that
+                              hold together */
+    uint32_t over_busy;   /* paths with more total time than busy_ns: no share for them */
     int64_t *ranks;       /* distinct ranks of its processes, ascending (NULL when none) */
     uint32_t rank_count;
     uint32_t unranked;    /* its processes without a rank */
@@ -123,6 +127,15 @@ typedef struct rm_unreadable {
     char *file;
     char *reason;
 } rm_unreadable;
+
+/* Images not counted because another image of the run is the same process: copies
+ * of a file (same host, pid and session start), or pack members that share bytes
+ * with another. Consecutive ones that name the same kept image are one entry. */
+typedef struct rm_duplicate {
+    char *file;    /* the first image left out */
+    char *kept;    /* the image counted in their place */
+    uint64_t count; /* images left out for it */
+} rm_duplicate;
 
 typedef struct rm_superseded {
     char *dir;
@@ -166,6 +179,9 @@ typedef struct run_model {
     uint32_t worker_count, worker_cap;
     rm_unreadable *unreadable;
     uint32_t unreadable_count, unreadable_cap;
+    rm_duplicate *duplicates;
+    uint32_t duplicate_count, duplicate_cap;
+    uint32_t overflowed_counters; /* merged counters whose sum overflowed int64 */
     rm_superseded *superseded;
     uint32_t superseded_count;
     char **hosts; /* sorted, distinct */
@@ -176,8 +192,17 @@ typedef struct run_model {
     void *index; /* loading only */
 } run_model;
 
+struct store_held;
 typedef struct rm_options {
     uint64_t now_real_ns; /* the time of reading; 0: now */
+    /* When set, hold(hold_ctx, file, held) receives what was read of each file of
+     * the attempt (store_read_attempt); the callee owns held. */
+    void (*hold)(void *hold_ctx, const char *file, struct store_held *held);
+    void *hold_ctx;
+    /* Files not read that a caller knows of (a profile re-rendered from the files it
+     * held: those it held nothing of): recorded as unreadable, with their reason. */
+    const rm_unreadable *extra_unreadable;
+    uint32_t extra_unreadable_count;
 } rm_options;
 
 /* Loads the newest attempt under path (a file, a run directory or a directory of
@@ -190,14 +215,30 @@ void run_model_free(run_model *m);
 
 /* Merges one decoded file into m as a worker (used by run_model_load; exposed for
  * tests and tools that build models from memory). file names it in reports.
- * Returns 0 or -ENOMEM. */
+ * Returns 0, -ENOMEM, -EINVAL (a span tree that does not hold together) or -ERANGE
+ * (sums run_model_check rejects). */
 struct store_file;
 int run_model_add(run_model *m, const char *file, const struct store_file *f);
+/* Whether a file's sums are ones a writer can produce: a path's children hold no
+ * more time than the path's child time, and the child time is no more than the
+ * path's total plus the process's wall time (a span still open when a snapshot
+ * is written holds children its total does not have yet); figures estimated from
+ * sampled spans are not held to it. 0, or -ERANGE with one line in why. */
+int run_model_check(const struct store_file *f, char *why, size_t whylen);
+/* Records an image left out as the same process as kept. 0 or -ENOMEM. */
+int run_model_add_duplicate(run_model *m, const char *file, const char *kept);
 /* Records a file that could not be read. 0 or -ENOMEM. */
 int run_model_add_unreadable(run_model *m, const char *file, const char *reason);
 /* After the last add: sorts roles, builds path strings, hosts, per-role busy
  * statistics and worker staleness. 0 or -ENOMEM. */
 int run_model_finish(run_model *m, const rm_options *opt);
+
+/* A path that holds more time than its role's busy time (the denominator of every
+ * share) has no share: its files do not hold together. */
+static inline int rm_over_busy(const run_model *m, const rm_path *p)
+{
+    return p->parent != RM_NONE && p->total_ns > m->roles[p->role].busy_ns;
+}
 
 /* 1 when host names the machine this reader runs on. */
 int rm_on_this_host(const char *host);

@@ -162,7 +162,9 @@ static int build_role(const run_model *m, uint32_t r, rs_role *out)
         ph->p90_ns = q[1];
         ph->p95_ns = q[2];
         ph->p99_ns = q[3];
-        ph->share_of_busy = role->busy_ns ? (double)p->total_ns / (double)role->busy_ns : -1.0;
+        ph->share_of_busy = role->busy_ns && !rm_over_busy(m, p)
+                                ? (double)p->total_ns / (double)role->busy_ns
+                                : -1.0;
         ph->wait_share = -1.0;
         if (role->rank_count && across_ranks(m, role, p, &ph->across_ranks))
             return -ENOMEM;

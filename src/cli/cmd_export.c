@@ -2,7 +2,7 @@
  * samples as collapsed stacks, speedscope JSON or a flame graph SVG. */
 #include "commands.h"
 
-#include "samples/samples.h"
+#include "tools/export_samples.h"
 #include "store/file_write.h"
 #include "tools/export_run.h"
 

@@ -5,7 +5,9 @@
 
 #include "pyread/pyread.h"
 #include "pyread/sampler.h"
-#include "samples/samples.h"
+#include "store/sample_set.h"
+#include "store/samples_file.h"
+#include "render/samples_write.h"
 #include "store/file_write.h"
 
 #include <dirent.h>
@@ -42,7 +44,8 @@ static void usage(FILE *out)
             "  -r, --rate HZ        passes per second (default 100)\n"
             "  -d, --duration SEC   stop after SEC seconds (default: until the program exits\n"
             "                       or Ctrl-C); a launched program still running then is\n"
-            "                       sent SIGTERM\n"
+            "                       sent SIGTERM, and left running if it has not ended 5 s\n"
+            "                       later\n"
             "  --mode wall          every thread, each sample standing for the wall time since\n"
             "                       the previous pass (default); threads that wait (used no\n"
             "                       CPU since the previous pass and do not hold the GIL:\n"
@@ -90,6 +93,17 @@ static int bad_usage(const char *fmt, const char *arg)
 }
 
 static volatile sig_atomic_t stop_flag;
+
+/* Waits for child, `ticks` times 10 ms at most: its pid when it ended (status set). */
+static pid_t wait_child(pid_t child, int *status, int ticks)
+{
+    pid_t w = 0;
+    for (int i = 0; i < ticks && (w = waitpid(child, status, WNOHANG)) == 0; i++) {
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    return w;
+}
 
 static void on_signal(int sig)
 {
@@ -397,19 +411,23 @@ int cmd_record(int argc, char **argv)
         pid_t w = 0;
         if (rc != 0 && !stop_flag) {
             /* a launched program we could not read: let it finish as it would have */
-        } else if (stop_flag) {
-            /* Ctrl-C reached the program too: give it 5 s to end on its own */
-            for (int i = 0; i < 500 && (w = waitpid(o.child, &status, WNOHANG)) == 0; i++) {
-                struct timespec ts = {0, 10000000};
-                nanosleep(&ts, NULL);
-            }
-            if (w != o.child)
-                kill(o.child, SIGTERM);
+            if (waitpid(o.child, &status, 0) == o.child)
+                r.child_status = status;
         } else {
-            kill(o.child, SIGTERM); /* -d ended first */
+            /* Ctrl-C reached the program too: give it 5 s to end on its own; then, or
+             * when -d ended first, SIGTERM and 5 s more: no wait is longer than that */
+            if (stop_flag)
+                w = wait_child(o.child, &status, 500);
+            if (w != o.child) {
+                kill(o.child, SIGTERM);
+                w = wait_child(o.child, &status, 500);
+            }
+            if (w == o.child)
+                r.child_status = status;
+            else
+                fprintf(stderr, "lapse record: %s (pid %d) did not end within 5 s of SIGTERM; "
+                                "left running\n", argv[cmd_at], (int)o.child);
         }
-        if (w == o.child || waitpid(o.child, &status, 0) == o.child)
-            r.child_status = status;
     }
     if (rc != 0) {
         if (o.child > 0 && r.child_status != -1 && WIFEXITED(r.child_status) &&

@@ -6,7 +6,7 @@
 
 #include "pyread/pyread.h"
 #include "pyread/sampler.h"
-#include "samples/samples.h"
+#include "store/sample_set.h"
 
 #include <errno.h>
 #include <signal.h>

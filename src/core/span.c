@@ -71,13 +71,13 @@ __attribute__((noinline)) static int span_begin_slow(uint32_t name)
         t->depth = d + 1;
         return (int)(d + 1);
     }
+    if (unlikely(d >= core_cfg.max_depth + 1u)) { /* the stack is full: count, push nothing */
+        t->folded_depth++;                           /* (f is past its end) */
+        t->nodes[parent].folded++;
+        return 0;
+    }
     f->name = name;
     if (unlikely(d >= core_cfg.max_depth)) {
-        if (d >= core_cfg.max_depth + 1u) { /* the stack is full: count, push nothing */
-            t->folded_depth++;
-            t->nodes[parent].folded++;
-            return 0;
-        }
         f->node = parent;
         f->flags = CORE_FRAME_FOLDED;
         t->folded_depth++;

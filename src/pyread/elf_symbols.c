@@ -2,6 +2,8 @@
  * and /proc/PID/maps parsing. Every offset read from the file is bounds-checked. */
 #include "elf_symbols.h"
 
+#include "store/file_io.h"
+
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -49,11 +51,14 @@ int elf_find(const char *path, const char *const *names, uint64_t *values, int n
     memset(info, 0, sizeof *info);
     for (int k = 0; k < n; k++)
         values[k] = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* a path from the target's maps may name anything now (a FIFO in its place must
+     * not block the sampler): a regular file, opened without waiting */
+    struct stat st;
+    char why[256];
+    int fd = store_open_regular(path, &st, why, sizeof why);
     if (fd < 0)
         return -1;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+    if (st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
         close(fd);
         return -1;
     }

@@ -1,5 +1,5 @@
 /* The external sampler: reads one or more CPython processes on an absolute
- * schedule and adds their stacks to a sample_set (src/samples/samples.h).
+ * schedule and adds their stacks to a sample_set (src/store/sample_set.h).
  *
  * Pass k is due at start + k * period plus a small jitter (at most an eighth of a
  * period either way, so that the schedule does not lock onto a periodic target);
@@ -9,7 +9,7 @@
 #ifndef LAPSE_PYREAD_SAMPLER_H
 #define LAPSE_PYREAD_SAMPLER_H
 
-#include "samples/samples.h"
+#include "store/sample_set.h"
 
 #include <signal.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* Chrome trace JSON from .lapse timelines; see perfetto.h. */
 #include "perfetto.h"
 
-#include "samples/samples_util.h"
+#include "samples_labels.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -645,7 +645,8 @@ static uint64_t stack_width_ns(const store_samples *s, const store_sample_stack 
     if (st->weight_ns)
         return st->weight_ns;
     double hz = s->rate_achieved_hz > 0 ? s->rate_achieved_hz : s->rate_asked_hz;
-    return hz > 0 ? (uint64_t)((double)st->count * 1e9 / hz) : st->count;
+    double ns = hz > 0 ? (double)st->count * 1e9 / hz : (double)st->count;
+    return ns < 9.2e18 ? (uint64_t)ns : (uint64_t)INT64_MAX; /* a file's counts may be anything */
 }
 
 /* Lays out the stacks idx[0..n) from ts0 into slices. */
@@ -665,7 +666,9 @@ static int layout_thread(const store_samples *s, const uint32_t *idx, uint32_t n
             common++;
         while (open_n > common && rc == 0) { /* close what this stack does not share */
             open_n--;
-            rc = slice_push(out, (sample_slice){open_ts[open_n], (uint64_t)(cursor - open_ts[open_n]),
+            /* cursor never goes back: the difference, in unsigned arithmetic, is exact */
+            rc = slice_push(out, (sample_slice){open_ts[open_n],
+                                                (uint64_t)cursor - (uint64_t)open_ts[open_n],
                                                 open_n, open_frame[open_n]});
         }
         if (!st || rc)
@@ -688,7 +691,9 @@ static int layout_thread(const store_samples *s, const uint32_t *idx, uint32_t n
             open_frame[open_n] = s->frame_ids[st->first + open_n];
             open_ts[open_n] = cursor;
         }
-        cursor += (int64_t)stack_width_ns(s, st);
+        uint64_t width = stack_width_ns(s, st);
+        if (__builtin_add_overflow(cursor, width > INT64_MAX ? INT64_MAX : (int64_t)width, &cursor))
+            cursor = INT64_MAX; /* held at the end of time, not wrapped */
     }
     free(open_frame);
     free(open_ts);

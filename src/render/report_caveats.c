@@ -2,7 +2,7 @@
 #include "report_ranks.h"
 
 #include "format.h"
-#include "samples/samples.h"
+#include "store/sample_set.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -123,6 +123,20 @@ size_t report_caveats(const run_model *m, report_caveat_fn fn, void *ctx)
         emit(e, &cv);
     }
 
+    for (uint32_t i = 0; i < m->duplicate_count; i++) {
+        const rm_duplicate *d = &m->duplicates[i];
+        report_caveat cv = {.kind = "duplicate", .file = d->file, .kept = d->kept, .count = d->count};
+        e->msg[0] = 0;
+        if (d->count == 1)
+            add(e, "%s is the same process as %s", d->file, d->kept);
+        else
+            add(e, "%s and %s more images are the same process as %s", d->file,
+                fmt_count(a, sizeof a, d->count - 1), d->kept);
+        add(e, " (a copy with the same host, pid and session start, or pack members that share "
+               "its bytes): counted once, from %s", d->kept);
+        emit(e, &cv);
+    }
+
     for (uint32_t i = 0; i < m->worker_count; i++) {
         const rm_worker *w = &m->workers[i];
         if (w->state != RM_STOPPED_EARLY)
@@ -225,6 +239,25 @@ size_t report_caveats(const run_model *m, report_caveat_fn fn, void *ctx)
         emit(e, &cv);
     }
 
+    for (uint32_t r = 0; r < m->role_count; r++) {
+        const rm_role *role = &m->roles[r];
+        if (!role->over_busy && role->top_total_ns <= role->busy_ns)
+            continue;
+        report_caveat cv = {.kind = "inconsistent", .count = role->over_busy,
+                            .processes = role->processes};
+        e->msg[0] = 0;
+        add(e, "the sums of role %s do not hold together: its top-level spans hold %s, its "
+               "busy time (the sum of each thread's top-level spans as the files record it) is %s",
+            role->name, fmt_duration(a, sizeof a, (double)role->top_total_ns),
+            fmt_duration(b, sizeof b, (double)role->busy_ns));
+        if (role->over_busy)
+            add(e, "; %s path%s hold%s more time than that and show%s no share", 
+                fmt_count(c, sizeof c, role->over_busy), role->over_busy == 1 ? "" : "s",
+                role->over_busy == 1 ? "s" : "", role->over_busy == 1 ? "s" : "");
+        add(e, " (a file damaged or not written by lapse, or a snapshot written as a span ended)");
+        emit(e, &cv);
+    }
+
     uint32_t procs;
     const rm_worker *one;
     uint64_t n = sum_workers(m, w_dropped, &procs, &one);
@@ -304,6 +337,27 @@ size_t report_caveats(const run_model *m, report_caveat_fn fn, void *ctx)
             fmt_count(a, sizeof a, n), procs, m->worker_count);
         name_workers(e, m, w_counters, 4);
         add(e, ")");
+        emit(e, &cv);
+    }
+
+    if (m->overflowed_counters) {
+        report_caveat cv = {.kind = "overflow", .count = m->overflowed_counters};
+        e->msg[0] = 0;
+        add(e, "%s counter%s overflowed a 64-bit sum when the processes' counts were added (",
+            fmt_count(a, sizeof a, m->overflowed_counters), m->overflowed_counters == 1 ? "" : "s");
+        unsigned shown = 0;
+        for (uint32_t i = 0; i < m->counter_count && shown < 4; i++) {
+            const rm_counter *ct = &m->counters[i];
+            if (!ct->overflowed)
+                continue;
+            const rm_path *p = &m->paths[ct->path];
+            add(e, "%s%s:%s%s%s", shown++ ? ", " : "", m->roles[p->role].name,
+                p->parent == RM_NONE ? "" : p->path, p->parent == RM_NONE ? "" : " ",
+                rm_str(m, ct->name));
+        }
+        if (m->overflowed_counters > shown)
+            add(e, ", and %u more", m->overflowed_counters - shown);
+        add(e, "): each is shown at the bound it passed, with no rate");
         emit(e, &cv);
     }
 

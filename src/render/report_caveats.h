@@ -1,7 +1,8 @@
 /* The CAVEATS of a run: what is missing or distorted, derived at read time. The text
  * and JSON reports (and both sides of a diff) list the same caveats in this order:
- * unreadable, stale, not_final, signal, leftover_tmp, superseded, dropped_spans, folded,
- * unmatched_ends, dropped_counters, missing_ranks, io_unreadable, sampling. */
+ * unreadable, duplicate, stale, not_final, signal, leftover_tmp, superseded,
+ * inconsistent, dropped_spans, folded, unmatched_ends, dropped_counters, overflow,
+ * missing_ranks, io_unreadable, sampling. */
 #ifndef LAPSE_RENDER_REPORT_CAVEATS_H
 #define LAPSE_RENDER_REPORT_CAVEATS_H
 
@@ -11,6 +12,7 @@ typedef struct report_caveat {
     const char *kind;         /* "unreadable", "stale", ... */
     const char *message;      /* one sentence, names what it is about */
     const char *file;         /* the one file it is about, else NULL */
+    const char *kept;         /* duplicate: the image counted in place of file */
     const rm_worker *worker;  /* the one worker it is about, else NULL */
     uint64_t count;           /* spans, ends or updates it counts; 0 when not a count */
     uint32_t processes;       /* processes it concerns (0 for unreadable, superseded) */

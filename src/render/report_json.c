@@ -22,26 +22,6 @@ static const char *state_name(rm_state s)
     return "unknown";
 }
 
-static void names_of(json_out *j, const run_model *m, uint32_t path)
-{
-    /* the names from the top-level span down to this path */
-    uint32_t depth = m->paths[path].depth;
-    uint32_t *chain = malloc(((size_t)depth + 1) * sizeof *chain);
-    json_begin_array(j, "names");
-    if (chain) {
-        uint32_t n = 0;
-        for (uint32_t p = path; p != RM_NONE && m->paths[p].parent != RM_NONE && n <= depth;
-             p = m->paths[p].parent)
-            chain[n++] = p;
-        while (n)
-            json_str(j, NULL, rm_str(m, m->paths[chain[--n]].name));
-        free(chain);
-    } else {
-        json_str(j, NULL, m->paths[path].path);
-    }
-    json_end_array(j);
-}
-
 static void counters_json(json_out *j, const run_model *m, const rm_path *p, int with_time)
 {
     for (uint32_t c = p->first_counter; c != RM_NONE; c = m->counters[c].next) {
@@ -49,13 +29,14 @@ static void counters_json(json_out *j, const run_model *m, const rm_path *p, int
         json_begin_object(j, NULL);
         json_str(j, "name", rm_str(m, ct->name));
         json_i64(j, "sum", ct->sum);
+        json_bool(j, "overflowed", ct->overflowed);
         json_u64(j, "updates", ct->updates);
         if (with_time) {
-            if (p->total_ns)
+            if (p->total_ns && !ct->overflowed)
                 json_double(j, "per_second", (double)ct->sum / ((double)p->total_ns / 1e9), 9);
             else
                 json_null(j, "per_second");
-            if (ct->sum > 0)
+            if (ct->sum > 0 && !ct->overflowed)
                 json_double(j, "ns_per_unit", (double)p->total_ns / (double)ct->sum, 9);
             else
                 json_null(j, "ns_per_unit");
@@ -64,12 +45,18 @@ static void counters_json(json_out *j, const run_model *m, const rm_path *p, int
     }
 }
 
-static void phase_json(json_out *j, const run_model *m, const rs_phase *ph)
+/* A phase names its own span and its parent phase, never the chain of names above
+ * it: the document grows with the number of paths, not with their depth. */
+static void phase_json(json_out *j, const run_model *m, const rs_phase *ph, uint32_t parent)
 {
     const rm_path *p = &m->paths[ph->path];
     json_begin_object(j, NULL);
     json_str(j, "path", p->path);
-    names_of(j, m, ph->path);
+    json_str(j, "name", rm_str(m, p->name));
+    if (parent != RM_NONE)
+        json_u64(j, "parent", parent);
+    else
+        json_null(j, "parent");
     json_u64(j, "depth", p->depth);
     json_u64(j, "calls", p->calls);
     json_u64(j, "total_ns", p->total_ns);
@@ -215,10 +202,16 @@ static void memory_json(json_out *j, const run_model *m, const rs_role *rs, uint
     json_end_object(j);
 }
 
-static void role_json(json_out *j, const run_model *m, const run_stats *s, uint32_t r, unsigned top)
+static int role_json(json_out *j, const run_model *m, const run_stats *s, uint32_t r, unsigned top)
 {
     const rm_role *role = &m->roles[r];
     const rs_role *rs = &s->roles[r];
+    /* each path's place in "phases", for its children's "parent" */
+    uint32_t *phase_of = malloc(((size_t)m->path_count + 1) * sizeof *phase_of);
+    if (!phase_of)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < rs->phase_count; i++)
+        phase_of[rs->phases[i].path] = i;
     json_begin_object(j, NULL);
     json_str(j, "role", role->name);
     json_u64(j, "processes", role->processes);
@@ -248,9 +241,12 @@ static void role_json(json_out *j, const run_model *m, const run_stats *s, uint3
     json_end_array(j);
     json_u64(j, "unranked_processes", role->unranked);
     json_begin_array(j, "phases");
-    for (uint32_t i = 0; i < rs->phase_count; i++)
-        phase_json(j, m, &rs->phases[i]);
+    for (uint32_t i = 0; i < rs->phase_count; i++) {
+        uint32_t up = m->paths[rs->phases[i].path].parent;
+        phase_json(j, m, &rs->phases[i], up == role->root ? RM_NONE : phase_of[up]);
+    }
     json_end_array(j);
+    free(phase_of);
     json_begin_array(j, "dominant");
     for (uint32_t i = 0; i < rs->phase_count && i < top; i++)
         json_str(j, NULL, m->paths[rs->phases[rs->by_self[i]].path].path);
@@ -276,6 +272,7 @@ static void role_json(json_out *j, const run_model *m, const run_stats *s, uint3
     io_json(j, m, &rs->io);
     memory_json(j, m, rs, r);
     json_end_object(j);
+    return 0;
 }
 
 static void worker_json(json_out *j, const rm_worker *w)
@@ -344,6 +341,8 @@ void report_caveat_json(void *ctx, const report_caveat *c)
     json_str(j, "message", c->message);
     if (c->file)
         json_str(j, "file", c->file);
+    if (c->kept)
+        json_str(j, "kept", c->kept);
     if (c->worker) {
         json_i64(j, "pid", c->worker->pid);
         json_str(j, "host", c->worker->host);
@@ -406,7 +405,8 @@ int report_write_json(FILE *out, const run_model *m, const run_stats *s, const r
 
     json_begin_array(&j, "roles");
     for (uint32_t r = 0; r < m->role_count; r++)
-        role_json(&j, m, s, r, top);
+        if (role_json(&j, m, s, r, top))
+            return -ENOMEM;
     json_end_array(&j);
 
     json_begin_array(&j, "workers");

@@ -1,4 +1,4 @@
-/* The report of a run, as text for people and as JSON ("lapse.report" schema 1)
+/* The report of a run, as text for people and as JSON ("lapse.report" schema 2)
  * for programs. Both take an already loaded model; render never reads files. */
 #ifndef LAPSE_RENDER_REPORT_RENDER_H
 #define LAPSE_RENDER_REPORT_RENDER_H
@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #define REPORT_SCHEMA "lapse.report"
-#define REPORT_SCHEMA_VERSION 1
+#define REPORT_SCHEMA_VERSION 2
 
 typedef struct report_options {
     unsigned top; /* rows of DOMINANT PHASES and top-level shares; 0: 10 */

@@ -2,7 +2,7 @@
 
 #include "analyze/sample_stats.h"
 #include "format.h"
-#include "samples/samples.h"
+#include "store/sample_set.h"
 
 #include <stdlib.h>
 #include <string.h>

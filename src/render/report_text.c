@@ -84,24 +84,26 @@ static void counter_line(FILE *out, const run_model *m, const rm_path *p, const 
                          int name_width)
 {
     char sum[FMT_BUF], rate[FMT_BUF], per[FMT_BUF], upd[FMT_BUF];
-    fmt_int(sum, sizeof sum, c->sum);
+    fmt_int(sum + 1, sizeof sum - 1, c->sum);
+    sum[0] = c->sum < 0 ? '<' : '>'; /* an overflowed sum: beyond the bound shown */
+    const char *shown = c->overflowed ? sum : sum + 1;
     if (p->parent == RM_NONE) { /* outside any span: no time to relate it to */
-        fprintf(out, "    + %-*s %14s total   (%s update%s)\n", name_width, rm_str(m, c->name), sum,
+        fprintf(out, "    + %-*s %14s total   (%s update%s)\n", name_width, rm_str(m, c->name), shown,
                 fmt_count(upd, sizeof upd, c->updates), c->updates == 1 ? "" : "s");
         return;
     }
-    if (p->total_ns)
+    if (p->total_ns && !c->overflowed)
         fmt_rate(rate, sizeof rate, (double)c->sum / ((double)p->total_ns / 1e9));
     else
         snprintf(rate, sizeof rate, "n/a");
-    if (c->sum > 0) {
+    if (c->sum > 0 && !c->overflowed) {
         fmt_duration(per, sizeof per, (double)p->total_ns / (double)c->sum);
         strncat(per, "/ea", sizeof per - strlen(per) - 1);
     } else {
         snprintf(per, sizeof per, "n/a");
     }
     fprintf(out, "    + %-*s %14s total %14s %12s   (%s update%s)\n", name_width, rm_str(m, c->name),
-            sum, rate, per, fmt_count(upd, sizeof upd, c->updates), c->updates == 1 ? "" : "s");
+            shown, rate, per, fmt_count(upd, sizeof upd, c->updates), c->updates == 1 ? "" : "s");
 }
 
 static int counter_name_width(const run_model *m, const rm_path *p)

@@ -1,5 +1,6 @@
 #include "codec.h"
 
+#include "../core/core.h"
 #include "../core/hist.h"
 #include "crc32.h"
 
@@ -11,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert(STORE_MAX_DEPTH == CORE_MAX_DEPTH, "a reader accepts what a writer may ask for");
+
 static const uint8_t store_magic[8] = {0x89, 'L', 'A', 'P', 'S', 'E', '\r', '\n'};
-#define FILE_HEADER_SIZE 32u
-#define SECTION_HEADER_SIZE 24u
 
 /* ---- meta fields: one table drives both directions ---- */
 
@@ -88,7 +89,7 @@ static void section_end(bytes_out *out, size_t at)
 {
     if (out->failed)
         return;
-    size_t payload = at + SECTION_HEADER_SIZE;
+    size_t payload = at + STORE_SECTION_HEADER_SIZE;
     uint64_t len = out->len - payload;
     bytes_patch_u64(out, at + 8, len);
     bytes_patch_u32(out, at + 16, store_crc32(out->data + payload, (size_t)len));
@@ -356,13 +357,7 @@ void store_file_free(store_file *f)
     memset(f, 0, sizeof *f);
 }
 
-typedef struct decoder {
-    store_file *f;
-    char *err;
-    size_t errlen;
-    unsigned flags;
-    uint8_t *thread_has_root;
-} decoder;
+typedef store_decoder decoder;
 
 static int fail(decoder *d, const char *fmt, ...)
 {
@@ -437,6 +432,11 @@ static int decode_meta(decoder *d, bytes_in *in, uint32_t count)
         else
             memcpy((char *)m + fd->offset, &v, 8);
     }
+    /* the deepest node a writer with these bounds produces (it folds deeper spans) */
+    if (m->max_depth > STORE_MAX_DEPTH)
+        return fail(d, "max_depth %llu is more than a writer can ask for (%u)",
+                    (unsigned long long)m->max_depth, STORE_MAX_DEPTH);
+    d->max_depth = m->max_depth ? (uint32_t)m->max_depth : STORE_DEFAULT_DEPTH;
     return 0;
 }
 
@@ -509,8 +509,9 @@ static int decode_nodes(decoder *d, bytes_in *in, uint32_t count)
             if (n->parent != -1 || n->depth != 0 || n->name != 0 || d->thread_has_root[n->thread])
                 return fail(d, "node %u has a bad parent", i);
             d->thread_has_root[n->thread] = 1;
-        } else if (n->depth > STORE_MAX_DEPTH) {
-            return fail(d, "node %u is nested deeper than %u", i, STORE_MAX_DEPTH);
+        } else if (n->depth > d->max_depth) {
+            return fail(d, "node %u is nested %u deep, deeper than its writer folds (max_depth %u)",
+                        i, n->depth, d->max_depth);
         } else if ((uint32_t)n->parent >= i || f->nodes[n->parent].thread != n->thread ||
                    f->nodes[n->parent].depth + 1 != n->depth) {
             return fail(d, "node %u has a bad parent", i);
@@ -779,7 +780,7 @@ static int decode_samples(decoder *d, bytes_in *in, uint32_t count)
         if (st->thread_name >= s->string_count || st->span_path >= s->string_count ||
             (st->state & ~STORE_SAMPLE_STATE_MASK) || st->count == 0)
             return fail(d, "sampled stack %u is malformed", i);
-        if (st->depth > STORE_MAX_DEPTH || !count_fits(in, st->depth, 4))
+        if (st->depth > STORE_MAX_FRAMES || !count_fits(in, st->depth, 4))
             return fail(d, "sampled stack %u claims %u frames, more than it holds", i, st->depth);
         st->first = s->frame_id_count;
         for (uint32_t k = 0; k < st->depth; k++) {
@@ -796,111 +797,125 @@ static int decode_samples(decoder *d, bytes_in *in, uint32_t count)
     return 0;
 }
 
-static int decode_sections(decoder *d, const uint8_t *data, size_t len, uint32_t sections)
+/* ---- framing: the file header and the section headers, checked on their own ---- */
+
+int store_header_check(const uint8_t *data, size_t len, store_header *h, char *err, size_t errlen)
 {
-    /* sections must come in this order; later ones refer to earlier ones */
-    static const uint32_t order[] = {STORE_SECTION_META, STORE_SECTION_NAMES,
-                                     STORE_SECTION_THREADS, STORE_SECTION_NODES,
-                                     STORE_SECTION_COUNTERS, STORE_SECTION_SPANS,
-                                     STORE_SECTION_ESTIMATES, STORE_SECTION_CPU_SAMPLES,
-                                     STORE_SECTION_PROCESS_SAMPLES, STORE_SECTION_SAMPLES};
-    size_t pos = FILE_HEADER_SIZE;
-    unsigned next = 0;
-    for (uint32_t s = 0; s < sections; s++) {
-        if (len - pos < SECTION_HEADER_SIZE)
-            return fail(d, "section %u is cut short", s);
-        bytes_in h = {data + pos, SECTION_HEADER_SIZE, 0, 0};
-        uint32_t type = bytes_get_u32(&h);
-        uint32_t count = bytes_get_u32(&h);
-        uint64_t plen = bytes_get_u64(&h);
-        uint32_t pcrc = bytes_get_u32(&h);
-        uint32_t hcrc = bytes_get_u32(&h);
-        if (store_crc32(data + pos, 20) != hcrc)
-            return fail(d, "section %u header checksum mismatch", s);
-        pos += SECTION_HEADER_SIZE;
-        if (plen > len - pos)
-            return fail(d, "section %u is cut short", s);
-        if (store_crc32(data + pos, (size_t)plen) != pcrc)
-            return fail(d, "section %u checksum mismatch", s);
-        bytes_in in = {data + pos, (size_t)plen, 0, 0};
-        int rc = 0;
-        int known = 0;
-        for (unsigned k = 0; k < sizeof order / sizeof order[0]; k++)
-            if (order[k] == type) {
-                known = 1;
-                if (k < next)
-                    return fail(d, "section %u (type %u) is out of order", s, type);
-                if (k > next && type != STORE_SECTION_META) {
-                    /* a later section needs those before it */
-                    for (unsigned j = next; j < k; j++)
-                        if (order[j] != STORE_SECTION_COUNTERS && order[j] != STORE_SECTION_SPANS &&
-                            order[j] != STORE_SECTION_ESTIMATES &&
-                            order[j] != STORE_SECTION_CPU_SAMPLES &&
-                            order[j] != STORE_SECTION_PROCESS_SAMPLES &&
-                            order[j] != STORE_SECTION_SAMPLES)
-                            return fail(d, "section type %u is missing", order[j]);
-                }
-                next = k + 1;
-            }
-        switch (known ? type : 0) {
-        case STORE_SECTION_META: rc = decode_meta(d, &in, count); break;
-        case STORE_SECTION_NAMES: rc = decode_names(d, &in, count); break;
-        case STORE_SECTION_THREADS: rc = decode_threads(d, &in, count); break;
-        case STORE_SECTION_NODES: rc = decode_nodes(d, &in, count); break;
-        case STORE_SECTION_COUNTERS: rc = decode_counters(d, &in, count); break;
-        case STORE_SECTION_SPANS: rc = decode_spans(d, &in, count); break;
-        case STORE_SECTION_ESTIMATES: rc = decode_estimates(d, &in, count); break;
-        case STORE_SECTION_CPU_SAMPLES: rc = decode_cpu_samples(d, &in, count); break;
-        case STORE_SECTION_PROCESS_SAMPLES: rc = decode_proc_samples(d, &in, count); break;
-        case STORE_SECTION_SAMPLES: rc = decode_samples(d, &in, count); break;
-        default: break; /* a section from a newer writer: skip it */
-        }
-        if (rc == -ENOMEM) {
-            fail(d, "out of memory");
-            return rc;
-        }
-        if (rc)
-            return rc;
-        pos += (size_t)plen;
-        size_t pad = (8 - (plen & 7)) & 7;
-        if (pad > len - pos)
-            return fail(d, "section %u is cut short", s);
-        pos += pad;
-    }
-    if (next < 4)
-        return fail(d, "file has no span tree");
+    decoder d = {.err = err, .errlen = errlen};
+    memset(h, 0, sizeof *h);
+    if (len < 8 || memcmp(data, store_magic, 8) != 0)
+        return fail(&d, "not a .lapse file (bad magic)");
+    if (len < STORE_FILE_HEADER_SIZE)
+        return fail(&d, "file is truncated: %zu bytes, the header alone is %u", len,
+                    STORE_FILE_HEADER_SIZE);
+    bytes_in in = {data, STORE_FILE_HEADER_SIZE, 8, 0};
+    h->version = bytes_get_u32(&in);
+    (void)bytes_get_u32(&in);
+    h->total = bytes_get_u64(&in);
+    h->sections = bytes_get_u32(&in);
+    uint32_t hcrc = bytes_get_u32(&in);
+    if (store_crc32(data, 28) != hcrc)
+        return fail(&d, "file header checksum mismatch");
+    if (h->version != STORE_FORMAT_VERSION)
+        return fail(&d, "format version %u is not supported (this lapse reads %u)", h->version,
+                    STORE_FORMAT_VERSION);
     return 0;
 }
 
-int store_decode(const uint8_t *data, size_t len, unsigned flags, store_file *f, char *err,
-                 size_t errlen)
+int store_section_check(const uint8_t *data, uint32_t index, store_section *s, char *err,
+                        size_t errlen)
 {
+    decoder d = {.err = err, .errlen = errlen};
+    bytes_in in = {data, STORE_SECTION_HEADER_SIZE, 0, 0};
+    s->index = index;
+    s->type = bytes_get_u32(&in);
+    s->count = bytes_get_u32(&in);
+    s->len = bytes_get_u64(&in);
+    s->crc = bytes_get_u32(&in);
+    if (store_crc32(data, 20) != bytes_get_u32(&in))
+        return fail(&d, "section %u header checksum mismatch", index);
+    return 0;
+}
+
+/* ---- decoding, one section at a time ---- */
+
+/* Sections must come in this order; later ones refer to earlier ones. Of them, META,
+ * NAMES, THREADS and NODES are required. */
+static const uint32_t section_order[] = {
+    STORE_SECTION_META,          STORE_SECTION_NAMES,    STORE_SECTION_THREADS,
+    STORE_SECTION_NODES,         STORE_SECTION_COUNTERS, STORE_SECTION_SPANS,
+    STORE_SECTION_ESTIMATES,     STORE_SECTION_CPU_SAMPLES,
+    STORE_SECTION_PROCESS_SAMPLES, STORE_SECTION_SAMPLES};
+#define SECTION_KINDS (sizeof section_order / sizeof section_order[0])
+#define REQUIRED_SECTIONS 4u
+
+void store_decoder_begin(store_decoder *d, store_file *f, unsigned flags, char *err,
+                         size_t errlen)
+{
+    memset(d, 0, sizeof *d);
     memset(f, 0, sizeof *f);
     f->meta.rank = f->meta.world_size = f->meta.local_rank = -1; /* absent: unknown */
-    decoder d = {f, err, errlen, flags, NULL};
-    if (len < 8 || memcmp(data, store_magic, 8) != 0)
-        return fail(&d, "not a .lapse file (bad magic)");
-    if (len < FILE_HEADER_SIZE)
-        return fail(&d, "file is truncated: %zu bytes, the header alone is %u", len,
-                    FILE_HEADER_SIZE);
-    bytes_in h = {data, FILE_HEADER_SIZE, 8, 0};
-    uint32_t version = bytes_get_u32(&h);
-    (void)bytes_get_u32(&h);
-    uint64_t total = bytes_get_u64(&h);
-    uint32_t sections = bytes_get_u32(&h);
-    uint32_t hcrc = bytes_get_u32(&h);
-    if (store_crc32(data, 28) != hcrc)
-        return fail(&d, "file header checksum mismatch");
-    if (version != STORE_FORMAT_VERSION)
-        return fail(&d, "format version %u is not supported (this lapse reads %u)", version,
-                    STORE_FORMAT_VERSION);
-    if (total != len)
-        return fail(&d, "file is truncated: %zu of %llu bytes", len, (unsigned long long)total);
-    int rc = decode_sections(&d, data, len, sections);
-    if (rc) {
-        store_file_free(f);
-        return rc;
+    d->f = f;
+    d->err = err;
+    d->errlen = errlen;
+    d->flags = flags;
+    d->max_depth = STORE_DEFAULT_DEPTH;
+}
+
+int store_decoder_wants(const store_decoder *d, uint32_t type)
+{
+    if (d->done)
+        return 0;
+    if (type == STORE_SECTION_SPANS && (d->flags & STORE_READ_SKIP_SPANS))
+        return 0;
+    for (unsigned k = 0; k < SECTION_KINDS; k++)
+        if (section_order[k] == type)
+            return 1;
+    return 0; /* a section from a newer writer: skipped */
+}
+
+int store_decoder_section(store_decoder *d, const store_section *s, const uint8_t *payload)
+{
+    int known = 0;
+    for (unsigned k = 0; k < SECTION_KINDS; k++)
+        if (section_order[k] == s->type) {
+            known = 1;
+            if (k < d->next)
+                return fail(d, "section %u (type %u) is out of order", s->index, s->type);
+            /* a later section needs the required ones before it */
+            for (unsigned j = d->next; j < k && j < REQUIRED_SECTIONS; j++)
+                return fail(d, "section type %u is missing", section_order[j]);
+            d->next = k + 1;
+        }
+    if (!known || !payload)
+        return 0;
+    bytes_in in = {payload, (size_t)s->len, 0, 0};
+    int rc = 0;
+    switch (s->type) {
+    case STORE_SECTION_META: rc = decode_meta(d, &in, s->count); break;
+    case STORE_SECTION_NAMES: rc = decode_names(d, &in, s->count); break;
+    case STORE_SECTION_THREADS: rc = decode_threads(d, &in, s->count); break;
+    case STORE_SECTION_NODES: rc = decode_nodes(d, &in, s->count); break;
+    case STORE_SECTION_COUNTERS: rc = decode_counters(d, &in, s->count); break;
+    case STORE_SECTION_SPANS: rc = decode_spans(d, &in, s->count); break;
+    case STORE_SECTION_ESTIMATES: rc = decode_estimates(d, &in, s->count); break;
+    case STORE_SECTION_CPU_SAMPLES: rc = decode_cpu_samples(d, &in, s->count); break;
+    case STORE_SECTION_PROCESS_SAMPLES: rc = decode_proc_samples(d, &in, s->count); break;
+    case STORE_SECTION_SAMPLES: rc = decode_samples(d, &in, s->count); break;
+    default: break;
     }
+    if (rc == -ENOMEM)
+        fail(d, "out of memory");
+    if (rc == 0 && s->type == STORE_SECTION_META && (d->flags & STORE_READ_META_ONLY))
+        d->done = 1;
+    return rc;
+}
+
+int store_decoder_finish(store_decoder *d, uint32_t version)
+{
+    store_file *f = d->f;
+    if (!d->done && d->next < REQUIRED_SECTIONS)
+        return fail(d, "file has no span tree");
     static char empty[] = "";
     char **strs[] = {&f->meta.lapse_version, &f->meta.host, &f->meta.role, &f->meta.run_id,
                      &f->meta.job_id, &f->meta.end_reason, &f->meta.clock_source,
@@ -910,4 +925,48 @@ int store_decode(const uint8_t *data, size_t len, unsigned flags, store_file *f,
             *strs[i] = empty;
     f->meta.format_version = version;
     return 0;
+}
+
+int store_decode(const uint8_t *data, size_t len, unsigned flags, store_file *f, char *err,
+                 size_t errlen)
+{
+    decoder d;
+    store_decoder_begin(&d, f, flags, err, errlen);
+    store_header h;
+    int rc = store_header_check(data, len, &h, err, errlen);
+    if (rc)
+        return rc;
+    if (h.total != len)
+        return fail(&d, "file is truncated: %zu of %llu bytes", len, (unsigned long long)h.total);
+    size_t pos = STORE_FILE_HEADER_SIZE;
+    for (uint32_t i = 0; i < h.sections && rc == 0 && !d.done; i++) {
+        store_section s;
+        if (len - pos < STORE_SECTION_HEADER_SIZE) {
+            rc = fail(&d, "section %u is cut short", i);
+            break;
+        }
+        if ((rc = store_section_check(data + pos, i, &s, err, errlen)) != 0)
+            break;
+        pos += STORE_SECTION_HEADER_SIZE;
+        if (s.len > len - pos) {
+            rc = fail(&d, "section %u is cut short", i);
+            break;
+        }
+        const uint8_t *payload = data + pos;
+        if (store_crc32(payload, (size_t)s.len) != s.crc) {
+            rc = fail(&d, "section %u checksum mismatch", i);
+            break;
+        }
+        rc = store_decoder_section(&d, &s, store_decoder_wants(&d, s.type) ? payload : NULL);
+        pos += (size_t)s.len;
+        size_t pad = (8 - (s.len & 7)) & 7;
+        if (rc == 0 && pad > len - pos)
+            rc = fail(&d, "section %u is cut short", i);
+        pos += pad;
+    }
+    if (rc == 0)
+        rc = store_decoder_finish(&d, h.version);
+    if (rc)
+        store_file_free(f);
+    return rc;
 }

@@ -18,12 +18,12 @@ static void crc_tables_build(void)
     __atomic_store_n(&crc_tables_ready, 1, __ATOMIC_RELEASE);
 }
 
-uint32_t store_crc32(const void *data, size_t len)
+uint32_t store_crc32_update(uint32_t crc, const void *data, size_t len)
 {
     if (!__atomic_load_n(&crc_tables_ready, __ATOMIC_ACQUIRE))
         crc_tables_build(); /* idempotent: a race builds the same tables twice */
     const uint8_t *p = data;
-    uint32_t c = 0xFFFFFFFFu;
+    uint32_t c = crc ^ 0xFFFFFFFFu;
     while (len >= 8) {
         uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
                            (uint32_t)p[3] << 24);
@@ -39,4 +39,9 @@ uint32_t store_crc32(const void *data, size_t len)
     while (len--)
         c = crc_tables[0][(c ^ *p++) & 0xFF] ^ (c >> 8);
     return c ^ 0xFFFFFFFFu;
+}
+
+uint32_t store_crc32(const void *data, size_t len)
+{
+    return store_crc32_update(0, data, len);
 }

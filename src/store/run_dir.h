@@ -6,11 +6,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* An entry named like a .lapse file (or a directory of a run) that is not read:
+ * a symbolic link that leaves the run directory or loops, a FIFO, a device, a
+ * socket, a directory named *.lapse. */
+typedef struct store_skipped {
+    char *path;
+    char *why; /* one line */
+} store_skipped;
+
 typedef struct store_attempt {
-    char *dir;             /* the run directory (or the file itself) */
-    char **files;          /* sorted paths of its .lapse files */
+    char *dir;             /* the run directory (or the file itself, as given) */
+    int single_file;       /* dir is one .lapse file (files[0], its links resolved) */
+    char **files;          /* sorted paths of its .lapse files: regular files inside dir,
+                              reached through links only where they stay inside */
     size_t file_count;
     uint64_t newest_mtime_ns; /* newest modification among its files */
+    store_skipped *skipped;   /* entries not read, each to be named in one line */
+    size_t skipped_count;
 } store_attempt;
 
 typedef struct store_run_listing {
@@ -19,8 +31,9 @@ typedef struct store_run_listing {
     size_t newest;           /* index of the attempt a report shows */
 } store_run_listing;
 
-/* Lists what PATH holds. Returns 0, or a negative code with one line in err
- * (no such path, or no .lapse file under it). */
+/* Lists what PATH holds, without opening a file (lstat; links resolved to check
+ * where they lead). Returns 0, or a negative code with one line in err (no such
+ * path, or no .lapse file under it). */
 int store_list_run(const char *path, store_run_listing *out, char *err, size_t errlen);
 void store_run_listing_free(store_run_listing *l);
 

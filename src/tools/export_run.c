@@ -5,6 +5,7 @@
 #include "store/file_io.h"
 #include "store/file_write.h"
 #include "store/run_dir.h"
+#include "store/run_read.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -27,23 +28,50 @@ static void say(void (*note)(void *, const char *), void *ctx, const char *fmt, 
     note(ctx, line);
 }
 
-/* Pass 1, per image: the earliest instant, and whether any image of the file reads. */
+/* Pass 1, per image: the earliest instant, how many read, and the first that did not. */
 typedef struct first_pass {
     void (*note)(void *, const char *);
     void *ctx;
     uint64_t base;
-    size_t good;
+    size_t good, bad;
+    char first_bad[1024];
+    /* images left out as the same process as `kept`: one line for a run of them */
+    char kept[1024], first_dup[1024];
+    uint64_t dups;
 } first_pass;
 
-static int first_image(void *ctx, const char *name, const store_file *f, const char *why)
+static void say_duplicates(first_pass *fp)
+{
+    if (fp->dups == 1)
+        say(fp->note, fp->ctx, "%s: the same process as %s (left out: it is exported once)",
+            fp->first_dup, fp->kept);
+    else if (fp->dups)
+        say(fp->note, fp->ctx,
+            "%s and %llu more: the same process as %s (left out: it is exported once)",
+            fp->first_dup, (unsigned long long)fp->dups - 1, fp->kept);
+    fp->dups = 0;
+}
+
+static int first_image(void *ctx, const store_image *im)
 {
     first_pass *fp = ctx;
-    if (!f) {
-        say(fp->note, fp->ctx, "%s: %s (left out)", name, why);
+    if (fp->dups && (!im->same_as || strcmp(im->same_as, fp->kept)))
+        say_duplicates(fp);
+    if (im->same_as) {
+        if (!fp->dups++) {
+            snprintf(fp->kept, sizeof fp->kept, "%s", im->same_as);
+            snprintf(fp->first_dup, sizeof fp->first_dup, "%s", im->name);
+        }
+        return 0;
+    }
+    if (!im->f) {
+        say(fp->note, fp->ctx, "%s: %s (left out)", im->name, im->why);
+        if (!fp->bad++)
+            snprintf(fp->first_bad, sizeof fp->first_bad, "%s: %s", im->name, im->why);
         return 0;
     }
     uint64_t first;
-    if (perfetto_first_ns(f, &first) == 0 && first < fp->base)
+    if (perfetto_first_ns(im->f, &first) == 0 && first < fp->base)
         fp->base = first;
     fp->good++;
     return 0;
@@ -58,10 +86,11 @@ typedef struct second_pass {
     export_run_result *r;
 } second_pass;
 
-static int second_image(void *ctx, const char *name, const store_file *f, const char *why)
+static int second_image(void *ctx, const store_image *im)
 {
     second_pass *sp = ctx;
-    (void)why;
+    const store_file *f = im->f;
+    const char *name = im->name;
     if (!f)
         return 0; /* named in pass 1 */
     perfetto_file_stats st;
@@ -89,58 +118,34 @@ void export_run_perfetto(const char *path, const char *out_path, unsigned flags,
                          export_run_result *r, void (*note)(void *ctx, const char *line), void *ctx)
 {
     memset(r, 0, sizeof *r);
-    char why[512] = "";
     store_run_listing run;
     r->rc = store_list_run(path, &run, r->err, sizeof r->err);
     if (r->rc)
         return;
     const store_attempt *a = &run.attempts[run.newest];
-    char *readable = calloc(a->file_count ? a->file_count : 1, 1);
-    if (!readable) {
+
+    /* pass 1: which images read (each process once), and the earliest instant */
+    first_pass fp = {note, ctx, UINT64_MAX, 0, 0, "", "", "", 0};
+    int frc = store_read_attempt(a, STORE_READ_SKIP_HIST, first_image, &fp, NULL, NULL);
+    say_duplicates(&fp);
+    if (frc != 0) {
         r->rc = -ENOMEM;
         snprintf(r->err, sizeof r->err, "%s: out of memory", path);
         store_run_listing_free(&run);
         return;
     }
-
-    /* pass 1: which files read, and the earliest instant of the run */
-    uint64_t base = UINT64_MAX;
-    size_t good = 0;
-    const char *first_bad = NULL;
-    char first_why[512] = "";
-    for (size_t i = 0; i < a->file_count; i++) {
-        first_pass fp = {note, ctx, base, 0};
-        why[0] = 0;
-        if (store_read_each(a->files[i], STORE_READ_SKIP_HIST, first_image, &fp, why, sizeof why) != 0 ||
-            !fp.good) {
-            if (!fp.good && !why[0])
-                snprintf(why, sizeof why, "no readable process image");
-            say(note, ctx, "%s: %s (left out)", a->files[i], why);
-            if (!first_bad) {
-                first_bad = a->files[i];
-                snprintf(first_why, sizeof first_why, "%s", why);
-            }
-            if (!fp.good)
-                continue;
-        }
-        base = fp.base;
-        readable[i] = 1;
-        good++;
-    }
-    if (!good) {
+    if (!fp.good) {
         r->rc = -ENOENT;
         r->no_files = 1;
-        if (first_bad)
-            snprintf(r->err, sizeof r->err, "%s: no readable .lapse file (%zu unreadable; %s: %s)",
-                     path, a->file_count, first_bad, first_why);
+        if (fp.bad)
+            snprintf(r->err, sizeof r->err, "%s: no readable .lapse file (%zu unreadable; %s)", path,
+                     fp.bad, fp.first_bad);
         else
             snprintf(r->err, sizeof r->err, "%s: no readable .lapse file", path);
-        free(readable);
         store_run_listing_free(&run);
         return;
     }
-    if (base == UINT64_MAX)
-        base = 0;
+    uint64_t base = fp.base == UINT64_MAX ? 0 : fp.base;
 
     /* pass 2: stream the trace, one file at a time */
     int to_stdout = !strcmp(out_path, "-");
@@ -150,7 +155,6 @@ void export_run_perfetto(const char *path, const char *out_path, unsigned flags,
         snprintf(r->err, sizeof r->err,
                  "%s: this lapse was built without zlib and cannot write gzip (name the "
                  "output .json, or rebuild with zlib1g-dev installed)", out_path);
-        free(readable);
         store_run_listing_free(&run);
         return;
     }
@@ -165,24 +169,15 @@ void export_run_perfetto(const char *path, const char *out_path, unsigned flags,
             snprintf(r->err, sizeof r->err, "cannot write %s: out of memory", out_path);
         }
         if (r->rc) {
-            free(readable);
             store_run_listing_free(&run);
             return;
         }
     }
     perfetto_writer *w = gzip ? perfetto_open_gzip(out) : perfetto_open(out);
     int rc = w ? 0 : -ENOMEM;
-    for (size_t i = 0; i < a->file_count && rc == 0; i++) {
-        if (!readable[i])
-            continue;
-        second_pass sp = {note, ctx, w, base, r};
-        rc = store_read_each(a->files[i], STORE_READ_SKIP_HIST, second_image, &sp, why, sizeof why);
-        if (rc && rc != -ENOMEM && rc != -EIO) {
-            /* it changed since pass 1 (a live run rewrites its files) */
-            say(note, ctx, "%s: %s (left out)", a->files[i], why);
-            rc = 0;
-        }
-    }
+    second_pass sp = {note, ctx, w, base, r};
+    if (rc == 0)
+        rc = store_read_attempt(a, STORE_READ_SKIP_HIST, second_image, &sp, NULL, NULL);
     if (w) {
         int frc = perfetto_finish(w);
         if (rc == 0)
@@ -204,6 +199,5 @@ void export_run_perfetto(const char *path, const char *out_path, unsigned flags,
         else
             r->rc = store_out_commit(&o, r->err, sizeof r->err);
     }
-    free(readable);
     store_run_listing_free(&run);
 }

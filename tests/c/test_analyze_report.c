@@ -244,7 +244,7 @@ static void test_clean_run(void)
     if (!json_valid(json))
         fputs(json, stderr);
     CHECK(strstr(json, "\"schema\": \"lapse.report\"") != NULL);
-    CHECK(strstr(json, "\"schema_version\": 1") != NULL);
+    CHECK(strstr(json, "\"schema_version\": 2") != NULL);
     CHECK(strstr(json, "\"id\": \"run \\\"quoted\\\"\"") != NULL);
     CHECK(strstr(json, "\"mc\\ufffd?ts\"") != NULL || strstr(json, "\"mc\\ufffd\\u0001ts\"") != NULL);
     CHECK(strstr(json, "\"caveats\": []") != NULL);
@@ -277,7 +277,7 @@ static void test_caveats(void)
     CHECK(run_model_add(&m, "d/n2/w2.lapse", &b->f) == 0);
     free(b);
     CHECK(run_model_add_unreadable(&m, "d/n3/w3.lapse", "file is truncated: 10 of 99 bytes") == 0);
-    rm_options o = {T0 + 61000000000ull};
+    rm_options o = {.now_real_ns = T0 + 61000000000ull};
     CHECK(run_model_finish(&m, &o) == 0);
 
     char *text = render(&m, 0, 10);

@@ -252,7 +252,7 @@ static void test_merge(const char *run)
 {
     run_model m;
     char err[512];
-    rm_options opt = {T0 + 30000000000ull + 500000000ull}; /* read 0.5 s after the last write */
+    rm_options opt = {.now_real_ns = T0 + 30000000000ull + 500000000ull}; /* read 0.5 s after the last write */
     int rc = run_model_load(run, &opt, &m, err, sizeof err);
     if (rc)
         fprintf(stderr, "run_model_load: %s\n", err);
@@ -486,12 +486,14 @@ static void test_deep_chain(void)
     f.nodes = nodes;
     f.node_count = DEPTH + 1;
     nodes[0].parent = -1;
+    nodes[0].child_ns = 10;
     for (uint32_t i = 1; i <= DEPTH; i++) {
         nodes[i].parent = (int32_t)i - 1;
         nodes[i].depth = i;
         nodes[i].name = i == DEPTH ? 2 : 1;
         nodes[i].calls = 1;
         nodes[i].total_ns = nodes[i].min_ns = nodes[i].max_ns = 10;
+        nodes[i].child_ns = i == DEPTH ? 0 : 10; /* each call holds the one inside it */
     }
     run_model m;
     memset(&m, 0, sizeof m);

@@ -3,7 +3,7 @@
  * dropped spans, a large streamed file), then `lapse export` itself when the
  * binary sits next to this test (exit codes, unreadable files, JSON validity). */
 #include "render/perfetto.h"
-#include "samples/samples.h"
+#include "store/sample_set.h"
 #include "store/codec.h"
 #include "store/file_io.h"
 

@@ -158,9 +158,15 @@ static void test_tables(void)
 static void test_elf(void)
 {
     elf_symbols es;
-    CHECK(elf_symbols_read("/proc/self/exe", &es) == 0);
+    /* our own executable, by the path the maps name it (a link is not followed) */
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    CHECK(elf_symbols_read(exe, &es) == 0);
     CHECK(es.ok && es.py_runtime == 0);
+    CHECK(elf_symbols_read("/proc/self/exe", &es) == -1);
     CHECK(elf_symbols_read("/nonexistent/file", &es) == -1);
+    CHECK(elf_symbols_read("/dev/null", &es) == -1); /* a device is not opened */
 
     char path[] = "/tmp/test_pyread_XXXXXX";
     int fd = mkstemp(path);

@@ -3,11 +3,17 @@
 #include "../../src/store/codec.h"
 #include "../../src/store/crc32.h"
 #include "../../src/store/file_io.h"
+#include "../../src/store/pack.h"
+#include "../../src/store/run_dir.h"
 #include "check.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static uint64_t hist_a[HIST_BUCKETS], hist_b[HIST_BUCKETS];
@@ -211,11 +217,215 @@ static void test_atomic_file(void)
     CHECK(system(cmd) == 0);
 }
 
+/* No node deeper than its writer's max_depth (64 when absent); no max_depth above
+ * what a session may ask for. */
+static void test_depth_bound(void)
+{
+    store_file in, out;
+    char err[256];
+    bytes_out buf = {0};
+    sample_model(&in);
+    in.nodes[1].depth = 1; /* as written: fine */
+    in.meta.max_depth = 1;
+    CHECK(store_encode(&in, &buf) == 0);
+    CHECK(store_decode(buf.data, buf.len, 0, &out, err, sizeof err) == 0);
+    store_file_free(&out);
+    bytes_out_free(&buf);
+
+    /* a chain of 65 under the default bound of 64 */
+    static store_node chain[66];
+    sample_model(&in);
+    chain[0] = (store_node){.parent = -1};
+    for (int i = 1; i <= 65; i++)
+        chain[i] = (store_node){.parent = i - 1, .name = 1, .depth = (uint32_t)i};
+    in.nodes = chain;
+    in.node_count = 66;
+    in.counter_count = 0;
+    in.span_count = 0;
+    in.thread_count = 1;
+    CHECK(store_encode(&in, &buf) == 0);
+    CHECK(store_decode(buf.data, buf.len, 0, &out, err, sizeof err) != 0);
+    CHECK(strstr(err, "node 65 is nested 65 deep, deeper than its writer folds (max_depth 64)") != NULL);
+    bytes_out_free(&buf);
+    in.meta.max_depth = 65;
+    CHECK(store_encode(&in, &buf) == 0);
+    CHECK(store_decode(buf.data, buf.len, 0, &out, err, sizeof err) == 0);
+    store_file_free(&out);
+    bytes_out_free(&buf);
+    in.meta.max_depth = STORE_MAX_DEPTH + 1;
+    CHECK(store_encode(&in, &buf) == 0);
+    CHECK(store_decode(buf.data, buf.len, 0, &out, err, sizeof err) != 0);
+    CHECK(strstr(err, "max_depth 4097 is more than a writer can ask for (4096)") != NULL);
+    bytes_out_free(&buf);
+}
+
+typedef struct seen {
+    unsigned decoded, unreadable, same;
+    char same_as[64];
+} seen;
+
+static int count_image(void *ctx, const store_image *im)
+{
+    seen *s = ctx;
+    if (im->f)
+        s->decoded++;
+    else if (im->same_as) {
+        s->same++;
+        snprintf(s->same_as, sizeof s->same_as, "%s", strrchr(im->same_as, '['));
+    } else
+        s->unreadable++;
+    return 0;
+}
+
+static void write_bytes(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    CHECK(fwrite(data, 1, len, f) == len);
+    fclose(f);
+}
+
+/* Reading from disk: the header before anything else, what was read held. */
+static void test_read_from_disk(const char *dir)
+{
+    char path[512], err[256];
+    seen s;
+    store_held held;
+
+    /* 2 GB of zeros: refused at its magic, 32 bytes read and held */
+    snprintf(path, sizeof path, "%s/zeros.lapse", dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0 && ftruncate(fd, 2ll << 30) == 0);
+    close(fd);
+    memset(&s, 0, sizeof s);
+    CHECK(store_read_each(path, 0, count_image, &s, &held, err, sizeof err) == -EINVAL);
+    CHECK(!strcmp(err, "not a .lapse file (bad magic)"));
+    CHECK(s.decoded + s.unreadable + s.same == 0);
+    CHECK_EQ_U64(held.len, 32);
+    CHECK_EQ_U64(held.size, 2ull << 30);
+    store_held_free(&held);
+    unlink(path);
+
+    /* a good file: all of it held; cut after its header: the header held */
+    store_file in;
+    sample_model(&in);
+    bytes_out buf = {0};
+    CHECK(store_encode(&in, &buf) == 0);
+    snprintf(path, sizeof path, "%s/good.lapse", dir);
+    write_bytes(path, buf.data, buf.len);
+    memset(&s, 0, sizeof s);
+    CHECK(store_read_each(path, STORE_READ_SKIP_SPANS, count_image, &s, &held, err, sizeof err) == 0);
+    CHECK(s.decoded == 1 && held.len == buf.len && !memcmp(held.data, buf.data, buf.len));
+    store_held_free(&held);
+    buf.data[40] ^= 1; /* the first section header's checksum fails */
+    write_bytes(path, buf.data, buf.len);
+    CHECK(store_read_each(path, 0, count_image, &s, &held, err, sizeof err) == -EINVAL);
+    CHECK(!strcmp(err, "section 0 header checksum mismatch"));
+    CHECK_EQ_U64(held.len, 32 + 24);
+    store_held_free(&held);
+
+    /* a pack whose index names one member three times: read once */
+    buf.data[40] ^= 1;
+    const uint8_t *images[1] = {buf.data};
+    size_t lens[1] = {buf.len};
+    bytes_out pack = {0};
+    CHECK(store_pack_encode(images, lens, 1, &pack) == 0);
+    bytes_out three = {0};
+    bytes_put(&three, pack.data, 32);
+    for (int i = 0; i < 3; i++) /* three entries, all at the member after a 48-byte index */
+        bytes_put(&three, pack.data + 32, 16);
+    bytes_put(&three, pack.data + 48, pack.len - 48);
+    for (int i = 0; i < 3; i++)
+        bytes_patch_u64(&three, 32 + 16 * (size_t)i, 32 + 48);
+    bytes_patch_u32(&three, 12, 3);
+    bytes_patch_u64(&three, 16, three.len);
+    bytes_patch_u32(&three, 24, store_crc32(three.data + 32, 48));
+    bytes_patch_u32(&three, 28, store_crc32(three.data, 28));
+    store_pack_member *members;
+    uint32_t count;
+    CHECK(store_pack_index(three.data, three.len, &members, &count, err, sizeof err) == 0);
+    CHECK(count == 3 && members[0].overlaps == STORE_PACK_NO_OVERLAP && members[1].overlaps == 0 &&
+          members[2].overlaps == 0);
+    free(members);
+    snprintf(path, sizeof path, "%s/pack.lapse", dir);
+    write_bytes(path, three.data, three.len);
+    memset(&s, 0, sizeof s);
+    CHECK(store_read_each(path, 0, count_image, &s, NULL, err, sizeof err) == 0);
+    CHECK(s.decoded == 1 && s.same == 2 && !strcmp(s.same_as, "[0]"));
+    bytes_out_free(&three);
+    bytes_out_free(&pack);
+    bytes_out_free(&buf);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/good.lapse", dir);
+    unlink(path);
+}
+
+/* The listing: lstat, links followed only inside, the rest named and not opened. */
+static void test_listing(const char *dir)
+{
+    char run[512], path[600], other[600], err[256];
+    snprintf(run, sizeof run, "%s/run", dir);
+    snprintf(path, sizeof path, "%s/run/h", dir);
+    CHECK(store_make_dirs(path, 0) == 0);
+    store_file in;
+    sample_model(&in);
+    snprintf(path, sizeof path, "%s/run/h/a.lapse", dir);
+    CHECK(store_write_file(path, &in, 0, err, sizeof err) == 0);
+    snprintf(other, sizeof other, "%s/outside.lapse", dir);
+    CHECK(store_write_file(other, &in, 0, err, sizeof err) == 0);
+    snprintf(path, sizeof path, "%s/run/h/out.lapse", dir);
+    CHECK(symlink(other, path) == 0);
+    snprintf(path, sizeof path, "%s/run/h/in.lapse", dir);
+    CHECK(symlink("a.lapse", path) == 0);
+    snprintf(path, sizeof path, "%s/run/h/loop.lapse", dir);
+    CHECK(symlink("loop.lapse", path) == 0);
+    snprintf(path, sizeof path, "%s/run/h/fifo.lapse", dir);
+    CHECK(mkfifo(path, 0600) == 0);
+    snprintf(path, sizeof path, "%s/run/d.lapse", dir);
+    CHECK(mkdir(path, 0700) == 0);
+
+    store_run_listing l;
+    CHECK(store_list_run(run, &l, err, sizeof err) == 0);
+    CHECK(l.count == 1);
+    const store_attempt *a = &l.attempts[0];
+    CHECK(a->file_count == 1); /* a.lapse, and in.lapse leads to it */
+    snprintf(path, sizeof path, "%s/run/h/a.lapse", dir);
+    CHECK(a->file_count && !strcmp(a->files[0], path));
+    CHECK(a->skipped_count == 4);
+    const char *want[][2] = {{"out.lapse", "not read: a symbolic link that leaves the run directory"},
+                             {"loop.lapse", "not read: a symbolic link loop"},
+                             {"fifo.lapse", "not read: a FIFO, not a regular file"},
+                             {"d.lapse", "not read: a directory, not a .lapse file"}};
+    for (size_t w = 0; w < 4; w++) {
+        int found = 0;
+        for (size_t k = 0; k < a->skipped_count; k++) {
+            const char *base = strrchr(a->skipped[k].path, '/');
+            found |= base && !strcmp(base + 1, want[w][0]) &&
+                     !strncmp(a->skipped[k].why, want[w][1], strlen(want[w][1]));
+        }
+        if (!found)
+            fprintf(stderr, "test_listing: no skipped %s (%s)\n", want[w][0], want[w][1]);
+        CHECK(found);
+    }
+    store_run_listing_free(&l);
+}
+
 int main(void)
 {
     CHECK_EQ_U64(store_crc32("123456789", 9), 0xCBF43926u);
+    CHECK_EQ_U64(store_crc32_update(store_crc32("1234", 4), "56789", 5), 0xCBF43926u);
     test_round_trip();
     test_bad_indices_rejected();
     test_atomic_file();
+    test_depth_bound();
+    char dir[] = "/tmp/lapse-test-read-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    test_read_from_disk(dir);
+    test_listing(dir);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
     return check_done("test_store");
 }

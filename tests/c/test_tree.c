@@ -145,6 +145,59 @@ static void test_depth_fold(void)
     store_file_free(&f);
 }
 
+/* The slot of a path in a thread's path table of `slots` slots (as span.c hashes). */
+static uint32_t path_slot(uint32_t parent, uint32_t name, uint32_t slots)
+{
+    uint64_t key = ((uint64_t)parent << 32) | name;
+    return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 40) & (slots - 1);
+}
+
+/* A nest deeper than a stack holds (max_depth + 1 spans) writes nothing past it.
+ * The thread's own stack is followed by its path table: a write there replaced the
+ * key in slot 0, and that path got a second node. A keyed stack is its own heap
+ * block (the ASan build sees a write past it). */
+static void test_nesting_past_the_full_stack(void)
+{
+    start(1, 3, 0); /* 3 frames a stack; 3 paths: a table of 16 slots (16 at least) */
+    uint32_t victim = 0;
+    char name[32];
+    for (int i = 0; i < 256 && !victim; i++) {
+        snprintf(name, sizeof name, "victim_%d", i);
+        uint32_t id = lapse_intern(name);
+        if (path_slot(0, id, 16) == 0)
+            victim = id;
+    }
+    CHECK(victim != 0);
+    uint32_t level = lapse_intern("level");
+    static int key;
+    const void *stacks[2] = {NULL, &key}; /* the thread's own, then a keyed one */
+    for (int s = 0; s < 2; s++) {
+        lapse_span_end_keyed(stacks[s], lapse_span_begin_keyed(stacks[s], victim));
+        int tokens[5];
+        for (int k = 0; k < 5; k++)
+            tokens[k] = lapse_span_begin_keyed(stacks[s], level);
+        for (int k = 4; k >= 0; k--)
+            lapse_span_end_keyed(stacks[s], tokens[k]);
+    }
+    store_file f;
+    stop_and_read(&f);
+    int victims = 0;
+    for (uint32_t i = 0; i < f.node_count; i++)
+        if (f.nodes[i].name == victim) {
+            victims++;
+            CHECK_EQ_U64(f.nodes[i].calls, 2); /* the path in slot 0, one node */
+        }
+    CHECK(victims == 1);
+    int l1 = find(&f, 0, "level");
+    CHECK(l1 >= 0);
+    if (l1 >= 0) {
+        CHECK_EQ_U64(f.nodes[l1].calls, 2); /* the thread's stack, then the keyed one */
+        CHECK_EQ_U64(f.nodes[l1].folded, 8);
+    }
+    CHECK_EQ_U64(f.meta.unmatched_ends, 0);
+    store_file_free(&f);
+}
+
 static void test_path_fold(void)
 {
     start(0, 10, 0);
@@ -540,6 +593,7 @@ int main(void)
     test_tree_and_self_time();
     test_depth_fold();
     test_path_fold();
+    test_nesting_past_the_full_stack();
     test_timeline_bound();
     test_threads();
     test_unmatched();

@@ -148,7 +148,7 @@ class Lapse:
         except json.JSONDecodeError as e:
             pytest.fail(f"lapse report --json printed invalid JSON ({e}): {r.stdout[:2000]}")
         assert doc.get("schema") == "lapse.report", doc.get("schema")
-        assert doc.get("schema_version") == 1, doc.get("schema_version")
+        assert doc.get("schema_version") == 2, doc.get("schema_version")
         for key in ("run", "roles", "workers", "unreadable", "caveats"):
             assert key in doc, f"report JSON has no '{key}'"
         return doc
@@ -173,6 +173,15 @@ def role_of(doc: dict, role: str) -> dict:
 
 def phases_by_path(role: dict) -> dict[str, dict]:
     return {p["path"]: p for p in role["phases"]}
+
+
+def phase_names(role: dict, phase: dict) -> list[str]:
+    """A phase's names, top-level first, from its parent chain (schema 2)."""
+    names = []
+    while phase is not None:
+        names.append(phase["name"])
+        phase = None if phase["parent"] is None else role["phases"][phase["parent"]]
+    return names[::-1]
 
 
 def worker_by_pid(doc: dict, pid: int) -> dict:

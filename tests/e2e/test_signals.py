@@ -13,7 +13,7 @@ import time
 import pytest
 
 from conftest import (SPANS_PER_ITERATION, TIMEOUT_S, WORKER_PATHS, counter, kill_group,
-                      phases_by_path, profile_env, role_of, start_program, stderr_lines,
+                      phase_names, phases_by_path, profile_env, role_of, start_program, stderr_lines,
                       wait_until, worker_by_pid, worker_info, worker_progress)
 
 ITERATIONS = 60     # per worker; about 0.6 s at SLEEP_US per iteration
@@ -162,7 +162,7 @@ def test_killed_and_terminated_workers(lapse, tmp_path):
     assert done + progress[TERMINATED] + MIN_BEFORE_KILL <= iters, (iters, progress)
     assert iters <= done + progress[TERMINATED] + progress[KILLED] + 2, (iters, progress)
     inner = phases["iteration/work/inner"]
-    assert inner["names"] == ["iteration", "work", "inner"]
+    assert phase_names(role, inner) == ["iteration", "work", "inner"]
     assert inner["depth"] == 3
     items = counter(inner, "items")
     # items is counted inside inner, just before inner ends: a snapshot taken in

@@ -209,6 +209,8 @@ static void make_seed(bytes_out *out)
                         &m->folded_paths, &m->unmatched_ends, &m->dropped_counters};
     for (size_t i = 0; i < sizeof u64s / sizeof u64s[0]; i++)
         *u64s[i] = rnd_value();
+    /* a writer's bound: 0 (the default, 64) or up to 4096; the tree below is shallower */
+    m->max_depth = one_in(4) ? 0 : 32 + below(STORE_MAX_DEPTH - 31);
     m->tsc_hz = one_in(2) ? 0.0 : 1e9 + (double)below(3000000000ull);
     m->final = (uint32_t)below(2);
     m->snapshot_interval_ms = (uint32_t)rnd_value();

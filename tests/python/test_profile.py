@@ -386,7 +386,7 @@ def test_repr_str_and_show(tmp_path: pathlib.Path) -> None:
 def test_to_dict_and_to_json(tmp_path: pathlib.Path) -> None:
     prof = record(tmp_path, steps=5).result()
     doc = prof.to_dict()
-    assert doc["schema"] == "lapse.report" and doc["schema_version"] == 1
+    assert doc["schema"] == "lapse.report" and doc["schema_version"] == 2
     assert json.loads(prof.to_json(indent=2)) == doc
     assert doc["run"]["runtime_ns"] == prof.runtime_ns > 0
 

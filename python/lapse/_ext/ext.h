@@ -18,14 +18,19 @@ extern PyMethodDef ext_live_methods[];
 /* read.c: reports, diffs and exports of .lapse files, rendered by the C code */
 extern PyMethodDef ext_read_methods[];
 
-/* plain_functions.c: 3.12+, decorated functions stay plain; while a session is
- * active their vectorcall times them */
+/* plain_functions.c: decorated plain functions stay plain; while a session is
+ * active their timed code (3.11) or their vectorcall (3.12+) times them */
 int ext_plain_functions_init(void);
 int ext_plain_functions_enable(void);
 int ext_plain_functions_disable(void);
-#if PY_VERSION_HEX >= 0x030C0000
 PyObject *ext_plain_functions_register(PyObject *name, PyObject *fn, uint32_t id);
-#endif
+
+/* code_timed.c: a copy of a plain function's code that begins its span (-marks)
+ * after its RESUME and ends it (marks ^ token) on every way out; its last two
+ * constants are marks and code. Raises ValueError when it cannot be made. */
+PyObject *ext_code_timed(PyObject *code, PyObject *marks);
+/* Reads, at import, what it needs of the `opcode` module (no Python runs later). */
+int ext_code_timed_init(void);
 extern PyMethodDef ext_plain_functions_methods[];
 
 /* The key of the span stack the calling code uses: the context it runs in (an

@@ -17,7 +17,7 @@
 #include "render/diff_render.h"
 #include "render/perfetto.h"
 #include "render/report_render.h"
-#include "samples/samples.h"
+#include "store/samples_file.h"
 #include "store/codec.h"
 #include "store/file_io.h"
 #include "store/run_dir.h"
@@ -151,6 +151,60 @@ static int parse_top(Py_ssize_t top, unsigned limit, unsigned *out)
     return 0;
 }
 
+/* The `unreadable` argument: a sequence of (file, reason) pairs, files a profile
+ * knows of but holds no bytes of. Copied into *out (free with extras_free). */
+typedef struct extras {
+    rm_unreadable *items;
+    uint32_t count;
+} extras;
+
+static void extras_free(extras *x)
+{
+    for (uint32_t i = 0; i < x->count; i++) {
+        free(x->items[i].file);
+        free(x->items[i].reason);
+    }
+    free(x->items);
+    memset(x, 0, sizeof *x);
+}
+
+static int parse_extras(PyObject *seq, extras *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!seq || seq == Py_None)
+        return 0;
+    PyObject *fast = PySequence_Fast(seq, "unreadable must be a sequence of (file, reason)");
+    if (!fast)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    out->items = calloc(n ? (size_t)n : 1u, sizeof *out->items);
+    if (!out->items) {
+        Py_DECREF(fast);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *file, *reason;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, i), "ss:unreadable", &file, &reason)) {
+            Py_DECREF(fast);
+            extras_free(out);
+            return -1;
+        }
+        rm_unreadable *u = &out->items[out->count];
+        u->file = strdup(file);
+        u->reason = strdup(reason);
+        out->count++;
+        if (!u->file || !u->reason) {
+            Py_DECREF(fast);
+            extras_free(out);
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    Py_DECREF(fast);
+    return 0;
+}
+
 /* The result of a report or diff: its text, or the exception its stage calls for
  * (1: loading, 2: nothing readable, 3: rendering). Frees the text buffer. */
 static PyObject *finish(int stage, int rc, int exists, const char *err, mem_out *o)
@@ -170,30 +224,98 @@ static PyObject *finish(int stage, int rc, int exists, const char *err, mem_out 
 
 /* ---- report ---- */
 
-static PyObject *read_report(PyObject *self, PyObject *args, PyObject *kw)
-{
-    (void)self;
-    static char *names[] = {"path", "json", "top", NULL};
-    PyObject *path_obj = NULL;
-    int json = 0;
-    Py_ssize_t top = 10;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|pn:report", names, PyUnicode_FSConverter,
-                                     &path_obj, &json, &top))
-        return NULL;
-    report_options ro;
-    if (parse_top(top, 1000000, &ro.top) < 0) {
-        Py_DECREF(path_obj);
-        return NULL;
-    }
-    const char *path = PyBytes_AS_STRING(path_obj);
+/* What read_load keeps of each file it read: the bytes a reader read of it. */
+typedef struct held_file {
+    char *file;
+    store_held held;
+} held_file;
 
+typedef struct held_list {
+    held_file *items;
+    size_t count, cap;
+    int failed;
+} held_list;
+
+static void hold_file(void *ctx, const char *file, store_held *held)
+{
+    held_list *l = ctx;
+    if (l->count == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        held_file *p = realloc(l->items, cap * sizeof *p);
+        if (!p) {
+            l->failed = 1;
+            store_held_free(held);
+            return;
+        }
+        l->items = p;
+        l->cap = cap;
+    }
+    char *copy = strdup(file);
+    if (!copy) {
+        l->failed = 1;
+        store_held_free(held);
+        return;
+    }
+    l->items[l->count].file = copy;
+    l->items[l->count].held = *held;
+    l->count++;
+}
+
+static void held_list_free(held_list *l)
+{
+    for (size_t i = 0; i < l->count; i++) {
+        free(l->items[i].file);
+        store_held_free(&l->items[i].held);
+    }
+    free(l->items);
+    memset(l, 0, sizeof *l);
+}
+
+/* Each held file named as a profile keeps it: its path inside the run directory
+ * ("<host>/<name>.lapse"), or for a run of one file, that file's name. */
+static void held_names(held_list *l, const run_model *m)
+{
+    size_t dl = strlen(m->dir);
+    while (dl > 1 && m->dir[dl - 1] == '/')
+        dl--;
+    for (size_t i = 0; i < l->count; i++) {
+        const char *f = l->items[i].file, *rel = NULL;
+        if (m->single_file) {
+            const char *slash = strrchr(m->dir, '/');
+            rel = slash && slash[1] ? slash + 1 : m->dir;
+        } else if (!strncmp(f, m->dir, dl) && f[dl] == '/') {
+            rel = f + dl + 1;
+        }
+        char *name = strdup(rel ? rel : f);
+        if (!name) {
+            l->failed = 1;
+            continue;
+        }
+        free(l->items[i].file);
+        l->items[i].file = name;
+    }
+}
+
+/* report(), and load() when held is given: the text of the report of path, with
+ * extra unreadable files; held receives the bytes read of each file. */
+static PyObject *report_of(const char *path, int json, unsigned top, const extras *x,
+                           held_list *held)
+{
+    report_options ro = {.top = top};
+    rm_options opt = {0};
+    opt.extra_unreadable = x ? x->items : NULL;
+    opt.extra_unreadable_count = x ? x->count : 0;
+    if (held) {
+        opt.hold = hold_file;
+        opt.hold_ctx = held;
+    }
     char err[REASON_LEN] = "";
     int rc = 0, stage = 0, exists = 1;
     mem_out o = {0};
     run_model m;
     run_stats s;
     Py_BEGIN_ALLOW_THREADS
-    rc = run_model_load(path, NULL, &m, err, sizeof err);
+    rc = run_model_load(path, &opt, &m, err, sizeof err);
     if (rc) {
         exists = path_exists(path);
         stage = 1;
@@ -218,12 +340,64 @@ static PyObject *read_report(PyObject *self, PyObject *args, PyObject *kw)
             }
             run_stats_free(&s);
         }
+        if (held && stage == 0)
+            held_names(held, &m);
         run_model_free(&m);
     }
     Py_END_ALLOW_THREADS
-    Py_DECREF(path_obj);
-
+    if (held && held->failed && stage == 0) {
+        free(o.buf);
+        return PyErr_NoMemory();
+    }
     return finish(stage, rc, exists, err, &o);
+}
+
+static PyObject *read_report(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    static char *names[] = {"path", "json", "top", "unreadable", NULL};
+    PyObject *path_obj = NULL, *unreadable = NULL;
+    int json = 0;
+    Py_ssize_t top = 10;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|pnO:report", names, PyUnicode_FSConverter,
+                                     &path_obj, &json, &top, &unreadable))
+        return NULL;
+    unsigned t;
+    extras x;
+    PyObject *result = NULL;
+    if (parse_top(top, 1000000, &t) == 0 && parse_extras(unreadable, &x) == 0) {
+        result = report_of(PyBytes_AS_STRING(path_obj), json, t, &x, NULL);
+        extras_free(&x);
+    }
+    Py_DECREF(path_obj);
+    return result;
+}
+
+static PyObject *read_load(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *path_obj = NULL;
+    if (!PyArg_ParseTuple(args, "O&:load", PyUnicode_FSConverter, &path_obj))
+        return NULL;
+    held_list held = {0};
+    PyObject *text = report_of(PyBytes_AS_STRING(path_obj), 1, 10, NULL, &held);
+    Py_DECREF(path_obj);
+    PyObject *files = text ? PyList_New(0) : NULL;
+    for (size_t i = 0; files && i < held.count; i++) {
+        const held_file *h = &held.items[i];
+        PyObject *item = Py_BuildValue("(Ny#K)", PyUnicode_DecodeFSDefault(h->file),
+                                       (const char *)h->held.data, (Py_ssize_t)h->held.len,
+                                       (unsigned long long)h->held.size);
+        if (!item || PyList_Append(files, item) < 0)
+            Py_CLEAR(files);
+        Py_XDECREF(item);
+    }
+    held_list_free(&held);
+    if (!files) {
+        Py_XDECREF(text);
+        return NULL;
+    }
+    return Py_BuildValue("(NN)", text, files);
 }
 
 /* ---- diff ---- */
@@ -231,16 +405,20 @@ static PyObject *read_report(PyObject *self, PyObject *args, PyObject *kw)
 static PyObject *read_diff(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *names[] = {"a", "b", "json", "top", "by_path", NULL};
-    PyObject *path_obj[2] = {NULL, NULL};
+    static char *names[] = {"a", "b", "json", "top", "by_path", "unreadable_a", "unreadable_b",
+                            NULL};
+    PyObject *path_obj[2] = {NULL, NULL}, *unreadable[2] = {NULL, NULL};
     int json = 0, by_path = 0;
     Py_ssize_t top = 30;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|pnp:diff", names, PyUnicode_FSConverter,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|pnpOO:diff", names, PyUnicode_FSConverter,
                                      &path_obj[0], PyUnicode_FSConverter, &path_obj[1], &json,
-                                     &top, &by_path))
+                                     &top, &by_path, &unreadable[0], &unreadable[1]))
         return NULL;
     diff_options dopt;
-    if (parse_top(top, 100000000, &dopt.top) < 0) {
+    extras x[2] = {{0}, {0}};
+    if (parse_top(top, 100000000, &dopt.top) < 0 || parse_extras(unreadable[0], &x[0]) < 0 ||
+        parse_extras(unreadable[1], &x[1]) < 0) {
+        extras_free(&x[0]);
         Py_DECREF(path_obj[0]);
         Py_DECREF(path_obj[1]);
         return NULL;
@@ -254,7 +432,10 @@ static PyObject *read_diff(PyObject *self, PyObject *args, PyObject *kw)
     run_model m[2];
     Py_BEGIN_ALLOW_THREADS
     for (; loaded < 2; loaded++) {
-        rc = run_model_load(paths[loaded], NULL, &m[loaded], err, sizeof err);
+        rm_options opt = {0};
+        opt.extra_unreadable = x[loaded].items;
+        opt.extra_unreadable_count = x[loaded].count;
+        rc = run_model_load(paths[loaded], &opt, &m[loaded], err, sizeof err);
         if (rc) {
             exists = path_exists(paths[loaded]);
             stage = 1;
@@ -292,6 +473,8 @@ static PyObject *read_diff(PyObject *self, PyObject *args, PyObject *kw)
     Py_END_ALLOW_THREADS
     Py_DECREF(path_obj[0]);
     Py_DECREF(path_obj[1]);
+    extras_free(&x[0]);
+    extras_free(&x[1]);
 
     return finish(stage, rc, exists, err, &o);
 }
@@ -367,7 +550,9 @@ static PyObject *read_write_file(PyObject *self, PyObject *args)
     (void)self;
     PyObject *path_obj = NULL;
     Py_buffer data;
-    if (!PyArg_ParseTuple(args, "O&y*:write_file", PyUnicode_FSConverter, &path_obj, &data))
+    unsigned long long size = 0;
+    if (!PyArg_ParseTuple(args, "O&y*|K:write_file", PyUnicode_FSConverter, &path_obj, &data,
+                          &size))
         return NULL;
     char err[REASON_LEN] = "";
     const char *path = PyBytes_AS_STRING(path_obj);
@@ -383,8 +568,22 @@ static PyObject *read_write_file(PyObject *self, PyObject *args)
         if ((rc = store_make_dirs(dir, flags)) != 0)
             snprintf(err, sizeof err, "cannot create %s: %s", dir, strerror(-rc));
     }
-    if (rc == 0)
+    if (rc == 0 && size <= (unsigned long long)data.len) {
         rc = store_write_atomic(path, data.buf, (size_t)data.len, flags, err, sizeof err);
+    } else if (rc == 0) { /* the bytes held of a longer file: the rest a hole */
+        store_out o;
+        if ((rc = store_out_open(&o, path, flags, err, sizeof err)) == 0) {
+            if ((rc = store_out_write(&o, data.buf, (size_t)data.len)) == 0 &&
+                ftruncate(o.fd, (off_t)size) != 0)
+                rc = -errno;
+            if (rc) {
+                snprintf(err, sizeof err, "cannot write %s: %s", path, strerror(-rc));
+                store_out_abort(&o);
+            } else {
+                rc = store_out_commit(&o, err, sizeof err);
+            }
+        }
+    }
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&data);
     Py_DECREF(path_obj);
@@ -397,26 +596,36 @@ static PyObject *read_write_file(PyObject *self, PyObject *args)
 
 PyMethodDef ext_read_methods[] = {
     {"write_file", read_write_file, METH_VARARGS,
-     "write_file(path, data)\n\n"
+     "write_file(path, data, size=0)\n\n"
      "Writes data to path atomically: a temporary of its own created next to it\n"
      "(O_EXCL|O_NOFOLLOW), fsync, rename over path. Missing directories above it are\n"
      "created. Files are 0600 and directories 0700 (0640 and 0750 with LAPSE_SHARE=1),\n"
-     "the umask applying on top. OSError on failure."},
+     "the umask applying on top. With size beyond len(data), the file has that size,\n"
+     "the rest a hole (a file held in part). OSError on failure."},
     {"add_samples", read_add_samples, METH_VARARGS,
      "add_samples(samples_path, target)\n\n"
      "Adds the Python stack samples of samples_path (a file of `lapse record --format\n"
      "lapse`) to the .lapse file target, then removes samples_path. OSError on failure\n"
      "(samples_path is then kept)."},
     {"report", (PyCFunction)(void (*)(void))read_report, METH_VARARGS | METH_KEYWORDS,
-     "report(path, json=False, top=10) -> str\n\n"
+     "report(path, json=False, top=10, unreadable=()) -> str\n\n"
      "What `lapse report PATH [--json] [--top N]` prints. path is a .lapse file, a run\n"
-     "directory or a directory of runs (its newest attempt). Raises FileNotFoundError\n"
-     "when path does not exist, ValueError when it holds no .lapse file or none is\n"
-     "readable, OSError otherwise."},
+     "directory or a directory of runs (its newest attempt). unreadable: (file, reason)\n"
+     "pairs of files not at path that the report names as unreadable. Raises\n"
+     "FileNotFoundError when path does not exist, ValueError when it holds no .lapse\n"
+     "file or none is readable, OSError otherwise."},
+    {"load", read_load, METH_VARARGS,
+     "load(path) -> (str, [(name, bytes, size)])\n\n"
+     "The JSON report of path (report(path, json=True)) and, from the same reading, the\n"
+     "bytes read of each file of the attempt: all of a file the reader took, and of\n"
+     "one it refused only what it examined before refusing it (size is the file's\n"
+     "size). name is the file's path inside the run directory, or its name for a run\n"
+     "of one file. Files that could not be opened as regular files are not there.\n"
+     "Errors as for report()."},
     {"diff", (PyCFunction)(void (*)(void))read_diff, METH_VARARGS | METH_KEYWORDS,
-     "diff(a, b, json=False, top=30, by_path=False) -> str\n\n"
+     "diff(a, b, json=False, top=30, by_path=False, unreadable_a=(), unreadable_b=()) -> str\n\n"
      "What `lapse diff A B [--json] [--top N] [--by-path]` prints: A is the before\n"
-     "side, B the after side (ratios are B / A). Errors as for report()."},
+     "side, B the after side (ratios are B / A). Errors and unreadable as for report()."},
     {"export_perfetto", (PyCFunction)(void (*)(void))read_export_perfetto,
      METH_VARARGS | METH_KEYWORDS,
      "export_perfetto(path, out) -> int\n\n"

@@ -142,7 +142,9 @@ static PyTypeObject Span_Type = {
     .tp_members = Span_members,
 };
 
-/* ---- SpanFunction: a decorated sync function ---- */
+/* ---- SpanFunction: a decorated callable that is not a plain Python function (a
+ * callable object, a builtin, a partial); plain functions stay themselves
+ * (plain_functions.c) ---- */
 
 typedef struct {
     PyObject_HEAD
@@ -151,8 +153,6 @@ typedef struct {
     PyObject *dict;
     PyObject *weakrefs;
     vectorcallfunc vectorcall;
-    vectorcallfunc fn_vectorcall; /* fn's own, when fn is a plain function: called
-                                     directly (one lookup less per call) */
     uint32_t id;
 } SpanFunctionObject;
 
@@ -160,15 +160,11 @@ static PyObject *SpanFunction_vectorcall(PyObject *self, PyObject *const *args, 
                                          PyObject *kwnames)
 {
     SpanFunctionObject *f = (SpanFunctionObject *)self;
-    if (!lapse_enabled_) {
-        if (f->fn_vectorcall)
-            return f->fn_vectorcall(f->fn, args, nargsf, kwnames);
+    if (!lapse_enabled_)
         return PyObject_Vectorcall(f->fn, args, nargsf, kwnames);
-    }
     const void *key = current_key();
     int token = lapse_span_begin_keyed(key, f->id);
-    PyObject *result = f->fn_vectorcall ? f->fn_vectorcall(f->fn, args, nargsf, kwnames)
-                                        : PyObject_Vectorcall(f->fn, args, nargsf, kwnames);
+    PyObject *result = PyObject_Vectorcall(f->fn, args, nargsf, kwnames);
     lapse_span_end_keyed(key, token); /* on an exception too */
     return result;
 }
@@ -279,10 +275,8 @@ static PyObject *wrap_callable(PyObject *name, PyObject *fn)
     uint32_t id;
     if (ext_name_id(name, &id) < 0)
         return NULL;
-#if PY_VERSION_HEX >= 0x030C0000
     if (PyFunction_Check(fn)) /* stays the plain function (plain_functions.c) */
         return ext_plain_functions_register(name, fn, id);
-#endif
     SpanFunctionObject *f = PyObject_GC_New(SpanFunctionObject, &SpanFunction_Type);
     if (!f)
         return NULL;
@@ -293,7 +287,6 @@ static PyObject *wrap_callable(PyObject *name, PyObject *fn)
     f->dict = NULL;
     f->weakrefs = NULL;
     f->vectorcall = SpanFunction_vectorcall;
-    f->fn_vectorcall = PyFunction_Check(fn) ? PyVectorcall_Function(fn) : NULL;
     f->id = id;
     PyObject_GC_Track(f);
     PyObject *done = PyObject_CallFunctionObjArgs(update_wrapper, (PyObject *)f, fn, NULL);

@@ -1,4 +1,4 @@
-#include "samples_util.h"
+#include "samples_labels.h"
 
 #include <errno.h>
 #include <stdlib.h>

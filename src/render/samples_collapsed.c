@@ -1,5 +1,7 @@
 /* Collapsed stacks: flamegraph.pl's input, one line per stack. */
-#include "samples_util.h"
+#include "store/sample_set.h"
+#include "samples_write.h"
+#include "samples_labels.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,9 +1,9 @@
-/* What the writers of samples share: labels of frames, threads and processes, the
+/* What the writers of samples (samples_write.h, perfetto.c) share: labels of frames, threads and processes, the
  * list of threads a set holds, and escaping for XML. Not part of the API. */
 #ifndef LAPSE_SAMPLES_UTIL_H
 #define LAPSE_SAMPLES_UTIL_H
 
-#include "samples.h"
+#include "store/sample_set.h"
 
 #include <stdio.h>
 

@@ -3,7 +3,9 @@
  * the stacks: all -> process (when more than one) -> thread -> frames, root first;
  * widths by the time the samples stand for (by sample counts when no sample carries
  * a time); frames narrower than MIN_WIDTH_PX are left out. */
-#include "samples_util.h"
+#include "store/sample_set.h"
+#include "samples_write.h"
+#include "samples_labels.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* The aggregated set of Python stack samples: interning of strings and frames,
  * aggregation of identical stacks, all by open-addressing hash tables over the
  * arrays of the store_samples the set owns. */
-#include "samples.h"
+#include "sample_set.h"
 
 #include "store/codec.h"
 
@@ -249,7 +249,7 @@ static int stack_add(sample_set *set, const sample_key *key, const uint32_t *fra
 {
     if (key->thread_name >= set->s.string_count || key->span_path >= set->s.string_count ||
         (key->state & ~STORE_SAMPLE_STATE_MASK) || (depth && !frame_ids) ||
-        depth > STORE_MAX_DEPTH)
+        depth > STORE_MAX_FRAMES)
         return -EINVAL;
     for (uint32_t d = 0; d < depth; d++)
         if (frame_ids[d] >= set->s.frame_count)

@@ -1,5 +1,8 @@
 /* The samples of a run's files, merged and written in one of the sample formats. */
-#include "samples.h"
+#include "store/sample_set.h"
+#include "store/samples_file.h"
+#include "render/samples_write.h"
+#include "export_samples.h"
 
 #include "analyze/run_model.h"
 #include "store/codec.h"

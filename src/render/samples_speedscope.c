@@ -1,5 +1,7 @@
 /* speedscope's file format: shared frames, one "sampled" profile per thread. */
-#include "samples_util.h"
+#include "store/sample_set.h"
+#include "samples_write.h"
+#include "samples_labels.h"
 #include "render/json_out.h"
 
 #include <errno.h>

@@ -1,6 +1,7 @@
 /* A .lapse file of samples: the meta of the target process, an empty span tree and
  * the SAMPLES section. */
-#include "samples.h"
+#include "sample_set.h"
+#include "samples_file.h"
 #include "store/codec.h"
 #include "store/file_io.h"
 #include "store/file_update.h"

@@ -1,0 +1,152 @@
+"""A small writer of .lapse files and packs, from docs/format.md, for tests that need
+files no real writer makes (hostile depths, inconsistent sums, overlapping packs).
+
+It is written from the specification, not from the C encoder, so a test that reads
+what it writes also checks the two agree. Used by tests/e2e and tests/python.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from dataclasses import dataclass, field
+
+FILE_MAGIC = b"\x89LAPSE\r\n"
+PACK_MAGIC = b"\x89LAPSEPK"
+
+META_U64, META_I64, META_F64, META_STR, META_U32 = 1, 2, 3, 4, 5
+META_TYPES = {
+    "lapse_version": META_STR, "host": META_STR, "role": META_STR, "run_id": META_STR,
+    "job_id": META_STR, "launcher": META_STR, "end_reason": META_STR,
+    "clock_source": META_STR, "pid": META_I64, "ppid": META_I64, "rank": META_I64,
+    "world_size": META_I64, "local_rank": META_I64, "start_real_ns": META_U64,
+    "start_mono_ns": META_U64, "write_real_ns": META_U64, "write_mono_ns": META_U64,
+    "anchor_real_ns": META_U64, "anchor_mono_ns": META_U64, "wall_ns": META_U64,
+    "write_seq": META_U64, "final": META_U32, "snapshot_interval_ms": META_U32,
+    "max_spans": META_U64, "max_depth": META_U64, "max_paths": META_U64,
+    "max_counters": META_U64,
+}
+
+
+def _crc(b: bytes) -> int:
+    return zlib.crc32(b) & 0xFFFFFFFF
+
+
+def _str(s: str | bytes) -> bytes:
+    b = s.encode() if isinstance(s, str) else s
+    return struct.pack("<I", len(b)) + b
+
+
+def _section(kind: int, count: int, payload: bytes) -> bytes:
+    head = struct.pack("<IIQI", kind, count, len(payload), _crc(payload))
+    head += struct.pack("<I", _crc(head))
+    return head + payload + b"\0" * (-len(payload) % 8)
+
+
+@dataclass
+class Node:
+    parent: int  # -1 for a thread root
+    name: int
+    depth: int
+    calls: int = 0
+    total_ns: int = 0
+    child_ns: int = 0
+    thread: int = 0
+    hist: dict[int, int] = field(default_factory=dict)  # bucket -> count
+
+    def encode(self) -> bytes:
+        lo = min(self.total_ns // max(self.calls, 1), self.total_ns)
+        b = struct.pack("<iIII", self.parent, self.thread, self.name, self.depth)
+        b += struct.pack("<QQQQQQ", self.calls, self.total_ns, self.child_ns,
+                         lo if self.calls else 0, lo if self.calls else 0, 0)
+        b += struct.pack("<H", len(self.hist))
+        for k in sorted(self.hist):
+            b += struct.pack("<HQ", k, self.hist[k])
+        return b
+
+
+@dataclass
+class LapseFile:
+    """One process's file: meta, names, threads, nodes and counters."""
+
+    meta: dict[str, object]
+    names: list[str] = field(default_factory=lambda: [""])
+    threads: list[tuple[int, str]] = field(default_factory=lambda: [(1, "main")])
+    nodes: list[Node] = field(default_factory=list)
+    counters: list[tuple[int, int, int, int]] = field(default_factory=list)  # node, name, sum, updates
+
+    def name(self, s: str) -> int:
+        if s not in self.names:
+            self.names.append(s)
+        return self.names.index(s)
+
+    def encode(self) -> bytes:
+        meta = b""
+        for k, v in self.meta.items():
+            t = META_TYPES[k]
+            meta += struct.pack("<H", len(k)) + k.encode() + bytes([t])
+            if t == META_STR:
+                meta += _str(str(v))
+            elif t == META_I64:
+                meta += struct.pack("<q", int(v))  # type: ignore[call-overload]
+            else:
+                meta += struct.pack("<Q", int(v))  # type: ignore[call-overload]
+        body = _section(1, len(self.meta), meta)
+        body += _section(2, len(self.names), b"".join(_str(n) for n in self.names))
+        body += _section(3, len(self.threads),
+                         b"".join(struct.pack("<q", t) + _str(n) for t, n in self.threads))
+        body += _section(4, len(self.nodes), b"".join(n.encode() for n in self.nodes))
+        body += _section(5, len(self.counters),
+                         b"".join(struct.pack("<IIqQ", *c) for c in self.counters))
+        total = 32 + len(body)
+        head = FILE_MAGIC + struct.pack("<IIQI", 1, 0, total, 5)
+        head += struct.pack("<I", _crc(head))
+        return head + body
+
+
+def process(pid: int, role: str = "worker", host: str = "testhost", start: int = 10**18,
+            **meta: object) -> LapseFile:
+    """A final file of one process with a thread root and nothing else yet."""
+    m: dict[str, object] = {
+        "lapse_version": "test", "host": host, "role": role, "run_id": "hostile",
+        "end_reason": "exit", "clock_source": "monotonic", "pid": pid, "ppid": 1,
+        "start_real_ns": start, "write_real_ns": start + 10**9, "anchor_real_ns": start,
+        "anchor_mono_ns": 0, "wall_ns": 10**9, "write_seq": 3, "final": 1,
+        "snapshot_interval_ms": 5000, "max_depth": 64, "max_paths": 4096, "max_spans": 0,
+        "max_counters": 4096,
+    }
+    m.update(meta)
+    f = LapseFile(m)
+    f.nodes.append(Node(-1, 0, 0))
+    return f
+
+
+def chain(f: LapseFile, depth: int, name: str = "a", ns: int = 1000) -> LapseFile:
+    """Adds one path nested `depth` deep under the first thread's root: each level one
+    call of `ns`, its child's time inside it."""
+    n = f.name(name)
+    root = f.nodes[0]
+    root.child_ns = ns
+    parent = 0
+    for d in range(1, depth + 1):
+        f.nodes.append(Node(parent, n, d, calls=1, total_ns=ns,
+                            child_ns=ns if d < depth else 0, hist={100: 1}))
+        parent = len(f.nodes) - 1
+    return f
+
+
+def pack(images: list[bytes], members: list[int] | None = None) -> bytes:
+    """A pack of images. `members` lists, for each index entry, the image it points at
+    (default: each image once); an image listed twice is two overlapping members."""
+    members = list(range(len(images))) if members is None else members
+    body_at = 32 + 16 * len(members)
+    body = b""
+    where = []
+    for img in images:
+        where.append((body_at + len(body), len(img)))
+        body += img + b"\0" * (-len(img) % 8)
+    idx = b"".join(struct.pack("<QQ", *where[i]) for i in members)
+    head = PACK_MAGIC + struct.pack("<IIQ", 1, len(members), body_at + len(body))
+    head += struct.pack("<I", _crc(idx))
+    head += struct.pack("<I", _crc(head))
+    return head + idx + body
