@@ -6,10 +6,9 @@ GAP_US), once without lapse and once with a session whose handler chains to the
 program's, and compares the counts. Standard signals coalesce while one of a kind is
 pending, so a handler that holds its signal back (lapse's used to wait for the file
 to be written) loses deliveries. The machine's noise loses some in both runs (a busy
-2-CPU VM: 4-13% of a run, now and then; 12-37% of every run while other builds load
-it), so the test compares the best run of each over up to ATTEMPTS pairs, allowing
-what the best run without lapse lost (at least TOLERANCE): on a loaded machine that
-is the noise floor.
+2-CPU VM: 4-13% of a run now and then, 12-37% of every run while other builds load
+it, and the load changes from one run to the next), so the test runs PAIRS pairs
+(without, with) and compares their median ratio with MIN_RATIO.
 """
 
 from __future__ import annotations
@@ -26,8 +25,10 @@ from conftest import TIMEOUT_S, clean_env, kill_group, stderr_lines
 SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1, signal.SIGHUP)
 ROUNDS = 250
 GAP_US = 100
-TOLERANCE = 30  # of the 1,000 handler runs (and of the read's EINTR returns): 3%, at least
-ATTEMPTS = 5
+PAIRS = 5
+# with / without, the median over the pairs: at least. On this VM, loaded: 0.87-1.17
+# per pair; main (the handler waited for the write): 0.1-0.7, and no EINTR at all.
+MIN_RATIO = 0.9
 
 
 def send_storm(pid: int, signals=SIGNALS, rounds: int = ROUNDS, gap_us: float = GAP_US):
@@ -66,24 +67,17 @@ def test_signal_storm_reaches_the_program_handlers(lapse, tmp_path):
     def handled(counts):
         return sum(counts[s.name[3:]] for s in SIGNALS)
 
-    seen = []
-    for attempt in range(ATTEMPTS):
-        seen.append((storm(lapse, None), storm(lapse, tmp_path / f"runs{attempt}")))
-        without = max(seen, key=lambda pair: handled(pair[0]))[0]
-        with_lapse = max(seen, key=lambda pair: handled(pair[1]))[1]
-        # the handlers were installed without SA_RESTART: the program's read sees
-        # EINTR with lapse as without (lapse's handler takes the program's flags)
-        eintr = (max(a["EINTR"] for a, _ in seen), max(b["EINTR"] for _, b in seen))
-        sent = len(SIGNALS) * ROUNDS
-        lost = max(TOLERANCE, sent - handled(without), sent - eintr[0])
-        if handled(with_lapse) >= handled(without) - lost and eintr[1] >= eintr[0] - lost:
-            break
-    else:
-        pytest.fail(f"the program's handlers ran fewer times with lapse, or its read saw "
-                    f"EINTR fewer times (without, with): {seen}")
-    assert eintr[0] > 0, seen
+    pairs = [(storm(lapse, None), storm(lapse, tmp_path / f"runs{i}")) for i in range(PAIRS)]
+    ratios = sorted(handled(b) / max(1, handled(a)) for a, b in pairs)
+    # the handlers were installed without SA_RESTART: the program's read sees EINTR
+    # with lapse as without (lapse's handler takes the program's flags)
+    eintr = sorted(b["EINTR"] / max(1, a["EINTR"]) for a, b in pairs)
+    assert all(a["EINTR"] > 0 for a, _ in pairs), pairs
+    assert ratios[PAIRS // 2] >= MIN_RATIO and eintr[PAIRS // 2] >= MIN_RATIO, (
+        f"the program's handlers ran fewer times with lapse, or its read saw EINTR fewer "
+        f"times (ratios {ratios}, EINTR {eintr}; without, with: {pairs})")
     # the process wrote its file, the last time at exit
-    files = list((tmp_path / f"runs{attempt}").glob("*/*/storm-*.lapse"))
+    files = list((tmp_path / "runs0").glob("*/*/storm-*.lapse"))
     assert len(files) == 1, files
     doc = lapse.report_json(files[0])
     assert [w["end_reason"] for w in doc["workers"]] == ["exit"], doc["workers"]
