@@ -14,6 +14,7 @@
 
 #include <ftw.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 static volatile int stop_threads;
+static int running; /* busy threads that have started */
 static char run_dir[256];
 
 static uint64_t mono_ns(void)
@@ -34,6 +36,7 @@ static uint64_t mono_ns(void)
 static void *busy(void *arg)
 {
     (void)arg;
+    __atomic_add_fetch(&running, 1, __ATOMIC_RELEASE);
     volatile uint64_t sink = 0;
     while (!stop_threads) {
         LAPSE_SCOPE("busy");
@@ -111,6 +114,8 @@ int main(int argc, char **argv)
     pthread_t tids[64];
     for (int i = 0; i < threads; i++)
         pthread_create(&tids[i], NULL, busy, NULL);
+    while (__atomic_load_n(&running, __ATOMIC_ACQUIRE) < threads) /* no fork while one starts */
+        sched_yield();
 
     child_write_ns = mmap(NULL, sizeof *child_write_ns, PROT_READ | PROT_WRITE,
                           MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -13,6 +13,7 @@
 #include "lapse.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +23,12 @@
 #include <unistd.h>
 
 static volatile int stop;
+static int running; /* busy threads that have started */
 
 static void *busy(void *arg)
 {
     (void)arg;
+    __atomic_add_fetch(&running, 1, __ATOMIC_RELEASE);
     volatile unsigned long sink = 0;
     while (!stop) {
         LAPSE_SCOPE("busy");
@@ -51,6 +54,10 @@ int main(int argc, char **argv)
     pthread_t tids[4];
     for (int i = 0; i < 4; i++)
         pthread_create(&tids[i], NULL, busy, NULL);
+    /* forked while a thread starts, a sanitizer build's child can inherit a lock
+     * of its allocator held, and hang at exit in LeakSanitizer */
+    while (__atomic_load_n(&running, __ATOMIC_ACQUIRE) < 4)
+        sched_yield();
     if (strcmp(argv[1], "-") != 0) {
         lapse_options opts;
         lapse_options_init(&opts);

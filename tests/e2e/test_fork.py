@@ -48,8 +48,11 @@ def test_fork_does_not_wait_for_the_childs_threads(lapse, tmp_path):
     for that (it did: 50 of 50 children blocked, a fork cost 4-7.5 writes of the
     child's file more than without lapse; bench/fork_cost measures the cost). Without
     lapse no child blocks; a few may, for reasons of the machine's own."""
-    without = run_program([lapse.program("e2e_fork_waits"), "-"], clean_env())
-    with_lapse = run_program([lapse.program("e2e_fork_waits"), tmp_path / "runs"], clean_env())
+    # 1-2 s each; a sanitizer build on a loaded machine (LeakSanitizer scans at each
+    # child's exit) has taken more than 30
+    without = run_program([lapse.program("e2e_fork_waits"), "-"], clean_env(), timeout=180)
+    with_lapse = run_program([lapse.program("e2e_fork_waits"), tmp_path / "runs"], clean_env(),
+                             timeout=180)
     for r in (without, with_lapse):
         assert r.returncode == 0 and stderr_lines(r.stderr) == [], r.stderr
     blocked = [int(re.search(r"forks 50 blocked (\d+)", r.stdout).group(1))
