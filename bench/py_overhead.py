@@ -3,9 +3,11 @@
     python bench/py_overhead.py [--quick]
 
 Prints ns per call (minimum over repeats, loop overhead subtracted) and ratios:
-a direct call; a dormant decorated call; an active decorator and an active
-`with span(...)` (SPANS only); count(); and, as the in-run reference, a minimal
-pure-Python span (a context-variable path, time.perf_counter_ns, a dict update).
+a direct call; a dormant decorated call; an active decorator, a call of timed code
+(what the decorator runs on 3.11, and on 3.12+ past 32 nested timed calls) and an
+active `with span(...)` (SPANS only); count(); and, as the in-run reference, a
+minimal pure-Python span (a context-variable path, time.perf_counter_ns, a dict
+update).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import tempfile
 import time
 
 import lapse
+import lapse._lapse as core
 from lapse import Feature, Profiler, count, span
 
 N = 100_000
@@ -38,6 +41,13 @@ def f() -> None:
 @span
 def decorated() -> None:
     pass
+
+
+def timed() -> None:
+    pass
+
+
+timed.__code__ = core._timed_code(timed.__code__, core._span_marks("timed"))
 
 
 # the minimal pure-Python span used as the reference
@@ -81,6 +91,11 @@ def loop_direct(n: int) -> None:
 def loop_decorated(n: int) -> None:
     for _ in range(n):
         decorated()
+
+
+def loop_timed(n: int) -> None:
+    for _ in range(n):
+        timed()
 
 
 def loop_with_span(n: int) -> None:
@@ -160,11 +175,12 @@ def main() -> None:
     dormant_with = d["dormant_with"] - empty
     reference = d["reference"] - empty
     with tempfile.TemporaryDirectory() as run_dir:
-        with Profiler(run_dir=run_dir, max_spans=0):
+        with Profiler(run_dir=run_dir, max_spans=0, features=Feature.SPANS):
             a = interleaved({"empty": loop_empty, "decorator": loop_decorated,
-                             "with": loop_with_span, "phase": loop_phase,
+                             "timed": loop_timed, "with": loop_with_span, "phase": loop_phase,
                              "sampled": loop_sampled, "count": loop_count}, N)
     active_decorator = a["decorator"] - a["empty"]
+    active_timed = a["timed"] - a["empty"]
     active_with = a["with"] - a["empty"]
     active_phase = a["phase"] - a["empty"]
     sampled = a["sampled"] - a["empty"]
@@ -179,6 +195,7 @@ def main() -> None:
         ("dormant `with span(...)`", dormant_with, None),
         ("active @span call (SPANS)", active_decorator,
          f"+{active_decorator - direct:.1f} ns over direct; {(active_decorator - direct) / reference:.3f} x reference"),
+        ("active timed code call (SPANS)", active_timed, f"+{active_timed - direct:.1f} ns over direct"),
         ("active `with span(...)` (SPANS)", active_with, f"{active_with / reference:.3f} x reference"),
         ("active `with lapse.phase(...)`", active_phase, f"{active_phase / reference:.3f} x reference"),
         ("active phase(sample=0.01), per entry", sampled, None),

@@ -7,6 +7,7 @@
 # compare the runs). FULL_TIMELINE=0 skips the report_scale run with a full
 # timeline in every file. SAMPLER=0 skips bench/sampler (the external Python sampler
 # against py-spy and Austin, installed into BUILD_DIR/bench-venv on first use).
+# WAIT=0 skips bench/wait_accuracy.py (wait% against the truth, C and Python).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-"$here/../build"}
@@ -43,6 +44,11 @@ fi
 echo
 echo "== fork_cost: 500 forks with 4 busy threads, with and without lapse"
 "$build/fork_cost" 500 4
+
+if [ "${WAIT:-1}" != 0 ] && [ -x "$build/e2e_wait_phases" ]; then
+    echo
+    python3 "$here/wait_accuracy.py" "$build"
+fi
 
 if [ "${SAMPLER:-1}" != 0 ]; then
     echo

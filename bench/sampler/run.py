@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """bench/sampler: the external sampler against py-spy and Austin, side by side, in one run.
 
-    python3 bench/sampler/run.py [BUILD_DIR]
+    python3 bench/sampler/run.py [BUILD_DIR] [--baseline OTHER_BUILD] [--parts 1,2,3,4,5]
 
 BUILD_DIR (default build/) holds `lapse` and liblapse_tools.a. py-spy and Austin
 (PyPI `py-spy`, `austin-dist`) are installed into BUILD_DIR/bench-venv for the
@@ -9,9 +9,13 @@ benchmark only (BENCH_NO_PEERS=1 skips them). The target is bench/sampler/deep.p
 on BENCH_PYTHON (default: pyenv's newest 3.12): pure Python, a 50-frame stack, three
 leaf functions.
 
+With --baseline, parts 1 and 5 measure OTHER_BUILD (e.g. main's) beside BUILD_DIR, in
+turn, in the same run: the paired before/after.
+
 Prints:
   1. sampler CPU per pass on the 50-frame stack: back to back (sample_cost: reading
-     only; also on a target with 201 threads), and inside `lapse record` at 1 kHz (CLOCK_THREAD_CPUTIME_ID of the
+     only; also on a target with 201 threads, back to back and inside `lapse record` at
+     100 Hz), and inside `lapse record` at 1 kHz (CLOCK_THREAD_CPUTIME_ID of the
      sampling thread over the passes: reading, aggregation, sleeping and waking);
   2. sustained rate: `lapse record` asked 1, 2, 5, 10, 20 kHz: achieved rate and
      late passes; the highest rate with < 1% late and >= 99% of the asked rate;
@@ -20,18 +24,29 @@ Prints:
      excluded), over BENCH_REPEATS (default 10) rounds, each of one run unsampled,
      under lapse, a second unsampled run (the control), under py-spy (--nonblocking)
      and under Austin; each tool attaches to the parked target before its work starts;
-     the target is pinned to the last CPU and the samplers to the others (taskset);
+     the target is pinned to the last CPU and py-spy and Austin to the others
+     (taskset); lapse is not pinned: it reads on the target's CPU (so its cost lands
+     on the target);
      the slowdown is the mean of the per-round ratios to the unsampled run with its
      95% confidence interval (the control's is the method's own noise), and also
      the median ratio and the ratio of the minima;
   4. agreement: lapse and py-spy (and Austin) attached to the same process at the
      same time at 1 kHz; self shares of py-spy's top-10 functions and the largest
-     difference in percentage points.
+     difference in percentage points;
+  5. torn reads on call-heavy programs: pyperformance's raytrace, richards, deltablue,
+     go, chaos and nbody (the pinned release, PYPERFORMANCE; BENCH_PROGRAMS to choose)
+     run by pyperf_target.py for BENCH_TORN_SECONDS (default 3) of work, on each of
+     pyenv's 3.11, 3.12 and 3.13 (BENCH_PYTHONS=a,b to choose): py-spy in its default
+     (blocking) mode twice (A and B: the noise floor) and each lapse build once, each
+     on its own run at 1 kHz; per program, passes, read errors as a share of them,
+     the largest difference in self share over py-spy A's top 10 (functions by name:
+     py-spy shows co_name), and lapse's CPU per pass.
 Acceptance targets are printed beside each figure. The machine may be shared:
 the load average is printed with the figures.
 """
 from __future__ import annotations
 
+import argparse
 import os
 import pathlib
 import re
@@ -104,6 +119,9 @@ def build_sample_cost(build: pathlib.Path) -> pathlib.Path:
     return exe
 
 
+PYSPY = "0.4.3"  # pinned: 0.4.1's blocking runs of one program on 3.13 disagreed by 10 points
+
+
 def peers(build: pathlib.Path) -> dict[str, str]:
     if os.environ.get("BENCH_NO_PEERS"):
         return {}
@@ -113,7 +131,8 @@ def peers(build: pathlib.Path) -> dict[str, str]:
         print(f"   installing py-spy and austin-dist into {venv} (for the benchmark only)", flush=True)
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         # austin-dist 4 needs glibc 2.38; 3.x runs on older systems
-        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "py-spy", "austin-dist<4"], check=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", f"py-spy=={PYSPY}", "austin-dist<4"],
+                       check=True)
     out = {}
     if pyspy.exists():
         out["py-spy"] = str(pyspy)
@@ -171,31 +190,43 @@ def normalise(c: dict[str, float]) -> dict[str, float]:
 
 # ---- the four parts ----
 
-def part_cpu(build, python):
-    print("== 1. sampler CPU per pass, 50-frame stack (target: <= 20 us)")
-    exe = build_sample_cost(build)
+def part_cpu(builds, python):
+    print("== 1. sampler CPU per pass, 50-frame stack (target: <= 20 us)"
+          + ("; each build in turn, on the same targets" if len(builds) > 1 else ""))
+    exes = {label: build_sample_cost(build) for label, build in builds.items()}
+    tag = (lambda label: f"{label}, ") if len(builds) > 1 else (lambda label: "")
     p = start_deep(python)
     try:
         for i in range(3):
-            r = subprocess.run([str(exe), str(p.pid), "20000"], capture_output=True, text=True, check=True)
-            print(f"   back to back, run {i + 1}: {r.stdout.strip()}   (load {load()})")
+            for label, exe in exes.items():
+                r = subprocess.run([str(exe), str(p.pid), "20000"], capture_output=True, text=True, check=True)
+                print(f"   {tag(label)}back to back, run {i + 1}: {r.stdout.strip()}   (load {load()})")
         many = subprocess.Popen([python, "-c", MANY_THREADS], stdout=subprocess.PIPE, text=True)
         try:
             assert many.stdout.readline().strip() == "ready"
-            r = subprocess.run([str(exe), str(many.pid), "2000"], capture_output=True, text=True, check=True)
-            print(f"   back to back, 201 threads waiting on an Event (5 frames each): {r.stdout.strip()}")
+            for label, exe in exes.items():
+                r = subprocess.run([str(exe), str(many.pid), "2000"], capture_output=True, text=True, check=True)
+                print(f"   {tag(label)}back to back, 201 threads waiting on an Event (5 frames each): "
+                      f"{r.stdout.strip()}")
+            with tempfile.TemporaryDirectory() as d:
+                for label, build in builds.items():
+                    rec = lapse_record(build, "--pid", many.pid, "-r", 100, "-d", 2, "-o", f"{d}/x.txt")
+                    print(f"   {tag(label)}lapse record at 100 Hz, the 201 threads: {rec['cpu_us']:.1f} us of "
+                          f"sampling-thread CPU per pass ({rec['passes']} passes)   (load {load()})")
         finally:
             stop(many)
+        exe = next(iter(exes.values()))
         for rate in (1000, 10000):
             wake = subprocess.run([str(exe), "--wake", str(rate), str(rate * 2)], capture_output=True, text=True,
                                   check=True).stdout
             wake_us = float(re.search(r"cpu_us_per_wake ([\d.]+)", wake).group(1))
-            with tempfile.TemporaryDirectory() as d:
-                rec = lapse_record(build, "--pid", p.pid, "-r", rate, "-d", 3, "-o", f"{d}/x.txt")
-            print(f"   lapse record at {rate // 1000} kHz: {rec['cpu_us']:.1f} us of sampling-thread CPU per pass "
-                  f"({rec['passes']} passes, {rec['achieved']:.0f} Hz achieved, {rec['late']} late); a thread that "
-                  f"only sleeps and wakes on that schedule: {wake_us:.1f} us per wake; difference "
-                  f"{rec['cpu_us'] - wake_us:.1f} us   (load {load()})")
+            for label, build in builds.items():
+                with tempfile.TemporaryDirectory() as d:
+                    rec = lapse_record(build, "--pid", p.pid, "-r", rate, "-d", 3, "-o", f"{d}/x.txt")
+                print(f"   {tag(label)}lapse record at {rate // 1000} kHz: {rec['cpu_us']:.1f} us of sampling-thread "
+                      f"CPU per pass ({rec['passes']} passes, {rec['achieved']:.0f} Hz achieved, {rec['late']} "
+                      f"late); a thread that only sleeps and wakes on that schedule: {wake_us:.1f} us per wake; "
+                      f"difference {rec['cpu_us'] - wake_us:.1f} us   (load {load()})")
     finally:
         stop(p)
     print()
@@ -249,7 +280,7 @@ def pinning() -> tuple[list[str], list[str]]:
     return ["taskset", "-c", str(n - 1)], ["taskset", "-c", f"0-{n - 2}"]
 
 
-def attached_run(python: str, rounds: str, sampler: list[str] | None) -> tuple[float, float] | None:
+def attached_run(python: str, rounds: str, sampler: list[str] | None, pin: bool = True) -> tuple[float, float] | None:
     """One timed run of the target: started and parked, the sampler (a command with
     {pid} in it, or None) attached, then the rounds; the target's own wall and CPU
     time for them. None when the sampler did not stay attached."""
@@ -260,7 +291,7 @@ def attached_run(python: str, rounds: str, sampler: list[str] | None) -> tuple[f
     try:
         assert t.stdout.readline().strip() == "ready"
         if sampler:
-            q = subprocess.Popen([*pin_sampler, *(a.replace("{pid}", str(t.pid)) for a in sampler)],
+            q = subprocess.Popen([*(pin_sampler if pin else []), *(a.replace("{pid}", str(t.pid)) for a in sampler)],
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         time.sleep(0.5)  # attached, and past its start-up
         if q and q.poll() is not None:
@@ -287,7 +318,8 @@ def part_slowdown(build, python, tools):
     pin_target, _ = pinning()
     print(f"== 3. target slowdown at 1 kHz (target: <= 1% and not above py-spy's); {repeats} rounds of runs, "
           f"{rounds} rounds of work each; every tool attached to a parked target before its timed work starts"
-          + (f"; target on CPU {pin_target[-1]}, samplers on the others" if pin_target else "; not pinned"))
+          + (f"; target on CPU {pin_target[-1]}, py-spy and Austin on the others, lapse where it places "
+             "itself (on the target's CPU: its reads run while the target waits)" if pin_target else "; not pinned"))
     with tempfile.TemporaryDirectory() as d:
         cmds = {"unsampled": None,
                 "lapse": [str(build / "lapse"), "record", "--pid", "{pid}", "-r", "1000", "--format", "collapsed",
@@ -301,7 +333,7 @@ def part_slowdown(build, python, tools):
         runs = {k: [] for k in cmds}  # per round: (wall, cpu) or None
         for i in range(repeats):
             for k, cmd in cmds.items():
-                runs[k].append(attached_run(python, rounds, cmd))
+                runs[k].append(attached_run(python, rounds, cmd, pin=k != "lapse"))
     print("   'control' is a second unsampled run in each round: its figures are the noise of this method")
     for label, idx in (("CPU", 1), ("wall", 0)):
         base = [r[idx] if r else None for r in runs["unsampled"]]
@@ -366,21 +398,171 @@ def part_agreement(build, python, tools):
     print()
 
 
+# ---- 5. torn reads on call-heavy third-party programs ----
+
+PYPERFORMANCE = "1.14.0"  # pinned: the programs (and so the figures) are this release's
+PROGRAMS = ("raytrace", "richards", "deltablue", "go", "chaos", "nbody")
+TARGET = HERE / "pyperf_target.py"
+
+
+def pyperformance_benchmarks(build: pathlib.Path) -> pathlib.Path | None:
+    venv = build / "bench-venv"
+    found = sorted(venv.glob("lib/python3*/site-packages/pyperformance/data-files/benchmarks"))
+    if not found:
+        print(f"   installing pyperformance=={PYPERFORMANCE} into {venv} (its benchmarks' source only)", flush=True)
+        if not (venv / "bin" / "pip").exists():
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "--no-deps", f"pyperformance=={PYPERFORMANCE}"],
+                       check=True)
+        found = sorted(venv.glob("lib/python3*/site-packages/pyperformance/data-files/benchmarks"))
+    return found[-1] if found else None
+
+
+def pythons_for_torn() -> list[str]:
+    if os.environ.get("BENCH_PYTHONS"):
+        return os.environ["BENCH_PYTHONS"].split(",")
+    out = []
+    for v in ("3.11", "3.12", "3.13"):
+        found = sorted(pathlib.Path.home().glob(f".pyenv/versions/{v}.*/bin/python{v}"))
+        exe = str(found[-1]) if found else shutil.which(f"python{v}")
+        if exe:
+            out.append(exe)
+    return out
+
+
+def short_name(fn: str) -> str:
+    """py-spy names a frame by co_name, lapse by co_qualname: compare the last part."""
+    return fn.rsplit(".", 1)[-1]
+
+
+def sampled_run(python: str, benchmarks: pathlib.Path, name: str, seconds: float, sampler: list[str]) -> str:
+    """One run of a pyperformance benchmark with `sampler` ({pid} in it) attached just
+    after its work starts (attached to the parked target, py-spy's blocking reads count
+    some parked passes as running); the sampler's stderr. Target and sampler are not
+    pinned: each tool places itself."""
+    t = subprocess.Popen([python, str(TARGET), str(benchmarks), name, str(seconds)], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    q = None
+    try:
+        assert t.stdout.readline().strip() == "ready"
+        t.stdin.write("go\n")
+        t.stdin.flush()
+        q = subprocess.Popen([a.replace("{pid}", str(t.pid)) for a in sampler], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+        t.stdout.readline()
+        t.stdin.close()
+        t.wait(timeout=120)
+        return q.communicate(timeout=120)[1]
+    finally:
+        for p in (t, q):
+            if p and p.poll() is None:
+                p.kill()
+                p.wait()
+
+
+def top10_delta(ref: dict[str, float], other: dict[str, float]) -> float:
+    top = sorted(ref, key=lambda f: -ref[f])[:10]
+    return max(abs(other.get(f, 0) - ref[f]) for f in top) * 100
+
+
+def part_torn(build: pathlib.Path, builds: dict[str, pathlib.Path], tools: dict[str, str]):
+    seconds = float(os.environ.get("BENCH_TORN_SECONDS", "3"))
+    programs = os.environ.get("BENCH_PROGRAMS", ",".join(PROGRAMS)).split(",")
+    print(f"== 5. torn reads on call-heavy programs: pyperformance {PYPERFORMANCE}'s {', '.join(programs)}, "
+          f"{seconds:g} s of work each at 1 kHz, each tool on its own run, in the order py-spy A, "
+          f"{', '.join(builds)}, py-spy B (target: read errors < 1% of passes, top-10 self shares within 2 pp "
+          "of blocking py-spy)")
+    if "py-spy" not in tools:
+        print("   py-spy not available: no comparison")
+        return
+    benchmarks = pyperformance_benchmarks(build)
+    if benchmarks is None:
+        print("   pyperformance not available: skipped")
+        return
+    print(f"   py-spy {PYSPY} in its default (blocking) mode; 'noise' is py-spy B against py-spy A, each lapse "
+          "against py-spy A: the largest difference in self share over A's top 10 functions (by name)")
+    for python in pythons_for_torn():
+        v = subprocess.run([python, "-c", "import platform; print(platform.python_version())"], capture_output=True,
+                           text=True).stdout.strip()
+        for name in programs:
+            sh, stats = {}, {}
+            with tempfile.TemporaryDirectory() as d:
+                def pyspy(run):
+                    sampled_run(python, benchmarks, name, seconds,
+                                [tools["py-spy"], "record", "--pid", "{pid}", "-r", "1000", "--format", "raw",
+                                 "-o", f"{d}/p{run}.txt"])
+                    sh[run] = pyspy_short(pathlib.Path(f"{d}/p{run}.txt").read_text())
+                pyspy("A")
+                for label, build in builds.items():
+                    err = sampled_run(python, benchmarks, name, seconds,
+                                      [str(build / "lapse"), "record", "--pid", "{pid}", "-r", "1000", "--format",
+                                       "collapsed", "-o", f"{d}/l.txt"])
+                    m = SUMMARY.search(err)
+                    if not m:
+                        print(f"   {label}: lapse record failed: {err[-300:]!r}")
+                        continue
+                    sh[label] = lapse_short(pathlib.Path(f"{d}/l.txt").read_text())
+                    stats[label] = (int(m.group(1)), int(m.group(6)), float(m.group(7)))
+                pyspy("B")
+            line = f"   {v:7s} {name:9s} noise {top10_delta(sh['A'], sh['B']):5.2f} pp"
+            both = {f: (sh["A"].get(f, 0) + sh["B"].get(f, 0)) / 2 for f in set(sh["A"]) | set(sh["B"])}
+            for label, (passes, errors, cpu) in stats.items():
+                line += (f" | {label}: {passes:5d} passes, read errors {errors / max(passes, 1) * 100:5.2f}%, "
+                         f"top-10 delta {top10_delta(sh['A'], sh[label]):5.2f} pp (to A and B's mean "
+                         f"{top10_delta(both, sh[label]):4.2f}), {cpu:5.1f} us CPU/pass")
+            print(line + f"   (load {load()})", flush=True)
+    print()
+
+
+def pyspy_short(text: str) -> dict[str, float]:
+    return merge_short(shares_pyspy(text))
+
+
+def lapse_short(text: str) -> dict[str, float]:
+    return merge_short(shares_lapse(text))
+
+
+def merge_short(sh: dict[str, float]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for k, v in sh.items():
+        out[short_name(k)] = out.get(short_name(k), 0) + v
+    return out
+
+
 def main():
-    build = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else REPO / "build").resolve()
-    if not (build / "lapse").exists():
-        sys.exit(f"bench/sampler: {build}/lapse is missing: build first")
+    ap = argparse.ArgumentParser(description="the external sampler against py-spy and Austin")
+    ap.add_argument("build", nargs="?", default=str(REPO / "build"), help="the build to measure (default build/)")
+    ap.add_argument("--baseline", metavar="BUILD", help="another build (e.g. main's) measured beside it, "
+                    "in the same run, in parts 1 and 5")
+    ap.add_argument("--parts", default="1,2,3,4,5", help="which parts to run (default 1,2,3,4,5)")
+    args = ap.parse_args()
+    build = pathlib.Path(args.build).resolve()
+    builds = {"lapse": build}
+    if args.baseline:
+        builds = {"baseline": pathlib.Path(args.baseline).resolve(), "lapse": build}
+    for b in builds.values():
+        if not (b / "lapse").exists():
+            sys.exit(f"bench/sampler: {b}/lapse is missing: build first")
+    parts = {p.strip() for p in args.parts.split(",")}
     python = find_python()
     v = subprocess.run([python, "-c", "import platform; print(platform.python_version())"], capture_output=True,
                        text=True).stdout.strip()
     print(f"== bench/sampler: CPython {v} ({python}), {os.cpu_count()} CPUs, load {load()}")
+    if args.baseline:
+        print(f"   baseline: {builds['baseline']}")
     tools = peers(build)
     print(f"   peers: {', '.join(f'{k} ({v})' for k, v in tools.items()) or 'none'}")
     print()
-    part_cpu(build, python)
-    part_rate(build, python)
-    part_slowdown(build, python, tools)
-    part_agreement(build, python, tools)
+    if "1" in parts:
+        part_cpu(builds, python)
+    if "2" in parts:
+        part_rate(build, python)
+    if "3" in parts:
+        part_slowdown(build, python, tools)
+    if "4" in parts:
+        part_agreement(build, python, tools)
+    if "5" in parts:
+        part_torn(build, builds, tools)
 
 
 if __name__ == "__main__":

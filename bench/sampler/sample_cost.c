@@ -5,8 +5,10 @@
  *                                  on the same absolute schedule and wakes (no read)
  *
  * Prints: passes, CPU per pass (CLOCK_THREAD_CPUTIME_ID of this thread, which reads
- * each thread's /proc/PID/task/TID/schedstat too, as `lapse record` does in wall and cpu modes), process_vm_readv calls and
- * bytes per pass, and the deepest stack seen. */
+ * the /proc state of each thread that does not hold the GIL too, as `lapse record`
+ * does in wall mode), process_vm_readv calls and bytes per pass, and the deepest
+ * stack seen. Reading only: the pass runs wherever this thread is (record's pass
+ * runs on the CPU of the target's GIL holder). */
 #include "pyread/pyread.h"
 
 #include <stdio.h>
@@ -52,12 +54,13 @@ int main(int argc, char **argv)
     int passes = atoi(argv[2]);
     pyread_sample *s = malloc(sizeof *s);
     int deepest = 0, errors = 0;
-    pyread_sample_now(t, s, PYREAD_WANT_CPU_TIME | PYREAD_WANT_NAMES); /* warm the code cache */
+    const unsigned flags = PYREAD_WANT_WAITING | PYREAD_WANT_NAMES; /* record's wall mode */
+    pyread_sample_now(t, s, flags); /* warm the code cache */
     uint64_t sc0, b0, sc1, b1;
     pyread_io_counters(t, &sc0, &b0);
     double c0 = now(CLOCK_THREAD_CPUTIME_ID), w0 = now(CLOCK_MONOTONIC);
     for (int i = 0; i < passes; i++) {
-        if (pyread_sample_now(t, s, PYREAD_WANT_CPU_TIME | PYREAD_WANT_NAMES) != 0) {
+        if (pyread_sample_now(t, s, flags) != 0) {
             errors++;
             break;
         }

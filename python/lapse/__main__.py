@@ -68,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     run_dir = opts.output or os.environ.get("LAPSE_RUN_DIR") or "lapse-runs"
     profiler = Profiler(features=features, role=opts.role, run_dir=run_dir,
                         max_spans=opts.max_spans, share=opts.share)
+    profiler._launcher = True  # lapse's and runpy's frames beneath the target are left out
     with profiler:
         status = run_target(target, args, module=module)
     if profiler.file and not opts.quiet:

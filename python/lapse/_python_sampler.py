@@ -6,12 +6,14 @@ where each sample carries the span path that was open on its thread."""
 from __future__ import annotations
 
 import os
+import runpy
 import shutil
 import signal
 import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
 import warnings
 
 from . import _lapse
@@ -57,44 +59,115 @@ def unavailable_reason() -> str | None:
     return resolve()[1]
 
 
+def launcher_files() -> tuple[str, ...]:
+    """The files of the frames beneath a script that lapse runs (`lapse run`,
+    Profiler.run): lapse's launcher and runpy. Left out of its samples."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    files = [os.path.join(here, "__main__.py"), os.path.join(here, "profiler.py"), "<frozen runpy>"]
+    if getattr(runpy, "__file__", None):
+        files.append(os.path.abspath(runpy.__file__))
+    return tuple(files)
+
+
+STARTED = b"lapse record: sampling process "  #: the line the sampler prints once it reads us
+START_TIMEOUT_S = 15.0
+
+
+def what_it_said(log: bytes) -> list[str]:
+    """The sampler's lines on stderr but its start line and its summary."""
+    return [line for line in log.decode(errors="replace").splitlines()
+            if line.startswith("lapse record:") and " wrote " not in line
+            and not line.encode().startswith(STARTED)]
+
+
+def failed(final_file: str | None, rate_hz: int) -> None:
+    """Python stack sampling was asked for and took no pass: the final file says so (a
+    caveat in its report)."""
+    if final_file is None:
+        return
+    try:
+        _lapse.add_failed_sampling(final_file, "wall", float(rate_hz))
+    except OSError as e:
+        warnings.warn(f"lapse: cannot note the failed sampling in {final_file}: {e}", RuntimeWarning,
+                      stacklevel=3)
+
+
 class PythonSampler:
     """A `lapse record --pid` process (cmd: the lapse command, as resolve() found it)
     sampling this process at rate_hz."""
 
-    def __init__(self, cmd: str, rate_hz: int) -> None:
+    def __init__(self, cmd: str, rate_hz: int, hide_root: tuple[str, ...] = ()) -> None:
         self.cmd = cmd
         self.rate_hz = rate_hz
+        self.hide_root = hide_root
         self._proc: subprocess.Popen[bytes] | None = None
         self._owner = 0
         self._out = ""
         self._log: tempfile._TemporaryFileWrapper[bytes] | None = None
+        self.failure: str | None = None  #: why it could not start, once known
 
-    def start(self, session_file: str) -> None:
+    def start(self, session_file: str, wait: bool = False) -> None:
+        """Starts the sampler. With wait, returns once it reads this process, or with
+        self.failure saying why it could not (it ended, or said nothing in time)."""
         cmd = self.cmd
         self._out = session_file + ".samples"
         # the sampler is not a process of the run: none of the session's variables
         env = {k: v for k, v in os.environ.items() if not k.startswith("LAPSE_")}
         self._log = tempfile.TemporaryFile()
+        hide = [a for f in self.hide_root for a in ("--hide-root", f)]
         try:
             self._proc = subprocess.Popen(
                 [cmd, "record", "--pid", str(os.getpid()), "-r", str(self.rate_hz),
-                 "--format", "lapse", "-o", self._out],
+                 "--format", "lapse", "-o", self._out, *hide],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._log, env=env)
         except OSError as e:
-            warnings.warn(f"lapse: cannot start the Python sampler {cmd}: {e} "
-                          "(no PYTHON samples)", RuntimeWarning, stacklevel=3)
+            self.failure = f"cannot start the Python sampler {cmd}: {e}"
+            warnings.warn(f"lapse: {self.failure} (no PYTHON samples)", RuntimeWarning, stacklevel=3)
             self._log.close()
             self._log = None
             return
         self._owner = os.getpid()
         # that child, and no other process, may read this one (Yama's ptrace_scope 1)
         _lapse.allow_reader(self._proc.pid)
+        if wait:
+            self._wait_started()
+
+    def _wait_started(self) -> None:
+        assert self._proc is not None and self._log is not None
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            self._log.seek(0)
+            if STARTED in self._log.read():
+                self._log.seek(0, os.SEEK_END)
+                return
+            status = self._proc.poll()
+            if status is not None:
+                self._log.seek(0)
+                said = what_it_said(self._log.read())
+                self.failure = said[-1] if said else f"the sampler ended with status {status}"
+                return
+            time.sleep(0.01)
+        self.failure = f"the sampler did not start reading this process in {START_TIMEOUT_S:g} s"
+
+    def abandon(self) -> None:
+        """Ends a sampler that is not wanted any more (strict start that failed)."""
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
 
     def stop(self, final_file: str | None) -> None:
         """Ends the sampling and adds its samples to final_file (the session's final
         file, written before this). A forked child's copy does nothing."""
         proc, self._proc = self._proc, None
-        if proc is None or os.getpid() != self._owner:
+        if self._owner and os.getpid() != self._owner:
+            return
+        if proc is None:
+            if self.failure:
+                failed(final_file, self.rate_hz)
             return
         proc.send_signal(signal.SIGINT)
         try:
@@ -109,11 +182,11 @@ class PythonSampler:
             log = self._log.read()
             self._log.close()
             self._log = None
-        said = [line for line in log.decode(errors="replace").splitlines()
-                if line.startswith("lapse record:") and " wrote " not in line]
+        said = what_it_said(log)
         if status != 0 or not os.path.exists(self._out):
             reason = said[-1] if said else f"the sampler ended with status {status}"
             warnings.warn(f"lapse: no PYTHON samples: {reason}", RuntimeWarning, stacklevel=3)
+            failed(final_file, self.rate_hz)
             return
         if final_file is None:
             return

@@ -39,6 +39,11 @@ class Feature(enum.Flag):
 #: command and a supported CPython are at hand (available()).
 AVAILABLE = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY
 
+#: What a Profiler collects unless told otherwise: what a C session collects
+#: (LAPSE_FEATURES_DEFAULT: spans, wait%, the process sampler's I/O and RSS), as
+#: `lapse run` does, which also samples Python stacks (Feature.PYTHON).
+COLLECTED_BY_DEFAULT = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY
+
 
 def available() -> Feature:
     """The features a Profiler can collect in this process; the others are accepted
@@ -52,14 +57,18 @@ class Profiler:
     """One profiling session of this process; a context manager.
 
     Args:
-        features: what may be collected (``Feature`` flags).
+        features: what may be collected (``Feature`` flags); default
+            ``COLLECTED_BY_DEFAULT``: spans, wait% (CPU), I/O and memory, as a C session.
         role: this process's role in the report (default ``$LAPSE_ROLE`` or "main").
         run_dir: where runs are written (default ``$LAPSE_RUN_DIR``, else a new
             temporary directory). Children started while the session is active join
             the same run through the environment.
         max_spans: the timeline bound (raw begin/end records kept per process).
         install: also make this the profiler that module-level helpers reach.
-        strict: fail before the session starts when a requested collector cannot run.
+        strict: fail before the session starts when a requested collector cannot run, and
+            (``Feature.PYTHON``) when the sampler cannot start or read this process: the
+            start waits until it does. Without it, a sampler that failed is warned about
+            and named in the report's CAVEATS.
         strict_names: raise on the second span name of one shape (digit runs read as
             "#"): names built from data. Without it, a warning at 128 names of a shape.
         thread_names: nest each thread's spans under its name in the report
@@ -83,7 +92,7 @@ class Profiler:
 
     _installed: Profiler | None = None
 
-    def __init__(self, features: Feature = Feature.SPANS, role: str | None = None,
+    def __init__(self, features: Feature = COLLECTED_BY_DEFAULT, role: str | None = None,
                  run_dir: str | os.PathLike[str] | None = None, max_spans: int = 100_000,
                  install: bool = False, strict: bool = False,
                  strict_names: bool = False, thread_names: bool = False,
@@ -120,6 +129,7 @@ class Profiler:
         python = Feature(0) if self._python_why else Feature.PYTHON
         self.missing = features & ~(AVAILABLE | python)  #: requested features that add nothing here
         self._python_sampler = None
+        self._launcher = False  # run_target runs the program: its launcher frames are left out
         self._file: str | None = None
         self._active = False
         from .live import LiveExport
@@ -193,10 +203,19 @@ class Profiler:
         _lapse.timing_enable()
         hook_multiprocessing()
         if self._lapse_command and Feature.PYTHON not in self.missing and self._file:
-            from ._python_sampler import PythonSampler
+            from ._python_sampler import PythonSampler, launcher_files
 
-            self._python_sampler = PythonSampler(self._lapse_command, self.python_hz)
-            self._python_sampler.start(self._file)
+            sampler = PythonSampler(self._lapse_command, self.python_hz,
+                                    launcher_files() if self._launcher else ())
+            self._python_sampler = sampler
+            sampler.start(self._file, wait=self.strict)
+            if self.strict and sampler.failure:
+                # before the body runs: no session, no sampler
+                sampler.abandon()
+                self._python_sampler = None
+                self.stop()
+                raise RuntimeError(f"lapse: strict=True and the Python sampler (lapse record) could not "
+                                   f"start: {sampler.failure}")
         if self.strict_names:
             _names.strict = True
         if self.install:
@@ -297,6 +316,7 @@ class Profiler:
         restored exactly afterwards; a SystemExit of the target ends the run
         normally."""
         profiler = cls(**options)
+        profiler._launcher = True
         with profiler:
             run_target(target, args)
         return profiler.result()

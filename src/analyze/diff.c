@@ -1,5 +1,7 @@
 #include "diff.h"
 
+#include "wait_share.h"
+
 #include "core/hist.h"
 
 #include <errno.h>
@@ -40,7 +42,7 @@ double diff_ks_threshold(uint64_t n, uint64_t m)
 typedef struct side_row {
     char *key, *role, *path;
     uint64_t calls, total_ns, min_ns, max_ns;
-    uint64_t sampled_wall_ns, sampled_cpu_ns;
+    uint64_t cpu_ticks, cpu_wait_ticks;
     uint32_t in_processes;
     hist_window hist;
 } side_row;
@@ -92,8 +94,8 @@ static int side_rows(const run_model *m, unsigned flags, side_row **out, size_t 
         r->min_ns = p->min_ns;
         r->max_ns = p->max_ns;
         r->in_processes = p->in_processes;
-        r->sampled_wall_ns = p->sampled_wall_ns;
-        r->sampled_cpu_ns = p->sampled_cpu_ns;
+        r->cpu_ticks = p->cpu_ticks;
+        r->cpu_wait_ticks = p->cpu_wait_ticks;
         if (!r->key || !r->role || !r->path || hist_window_add(&r->hist, &p->hist)) {
             side_free(rows, n);
             return -ENOMEM;
@@ -111,8 +113,8 @@ static int side_rows(const run_model *m, unsigned flags, side_row **out, size_t 
             d->calls += rows[i].calls;
             d->total_ns += rows[i].total_ns;
             d->in_processes += rows[i].in_processes;
-            d->sampled_wall_ns += rows[i].sampled_wall_ns;
-            d->sampled_cpu_ns += rows[i].sampled_cpu_ns;
+            d->cpu_ticks += rows[i].cpu_ticks;
+            d->cpu_wait_ticks += rows[i].cpu_wait_ticks;
             int rc = hist_window_add(&d->hist, &rows[i].hist);
             free(rows[i].key);
             free(rows[i].role);
@@ -153,11 +155,9 @@ static void fill_side(diff_side *s, const side_row *r)
         hist_window_clamp(q, 2, r->min_ns, r->max_ns);
     s->p50_ns = q[0];
     s->p99_ns = q[1];
-    s->wait_share = -1.0;
-    if (r->sampled_wall_ns) {
-        double cpu = (double)r->sampled_cpu_ns / (double)r->sampled_wall_ns;
-        s->wait_share = cpu >= 1.0 ? 0.0 : 1.0 - cpu;
-    }
+    s->ticks = r->cpu_ticks;
+    s->wait_ticks = r->cpu_wait_ticks;
+    s->wait_share = wait_share(r->cpu_ticks, r->cpu_wait_ticks);
 }
 
 static double ratio(double b, double a)

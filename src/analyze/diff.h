@@ -23,9 +23,10 @@ typedef struct diff_side {
     uint64_t calls, total_ns;
     uint32_t in_processes;
     double mean_ns, p50_ns, p99_ns;
-    /* wait%: estimated share of the wall time off CPU (1 - sampled cpu / sampled
-     * wall, the CPU sampler's); -1 when the sampler saw none of it */
+    /* wait%: estimated share of the CPU sampler's ticks at which the thread was
+     * off CPU (wait_share.h); -1 when too few ticks saw it */
     double wait_share;
+    uint64_t ticks, wait_ticks; /* behind it */
 } diff_side;
 
 typedef enum diff_presence { DIFF_BOTH = 0, DIFF_ONLY_A = 1, DIFF_ONLY_B = 2 } diff_presence;

@@ -544,6 +544,8 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     w->folded_paths = mt->folded_paths;
     w->unmatched_ends = mt->unmatched_ends;
     w->dropped_counters = mt->dropped_counters;
+    w->cpu_sampler = (rm_cpu_sampler){mt->cpu_sample_ms, mt->cpu_sampler_rt ? 1u : 0u,
+                                      mt->cpu_ticks, mt->cpu_ticks_late, mt->cpu_sampler_ns};
     if (add_proc(w, f)) {
         worker_free(w);
         return -ENOMEM;
@@ -606,8 +608,8 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
         if (n->sample_stride > mp->sample_stride)
             mp->sample_stride = n->sample_stride;
         mp->child_estimated |= n->child_estimated;
-        mp->sampled_wall_ns = sat_add(mp->sampled_wall_ns, n->sampled_wall_ns);
-        mp->sampled_cpu_ns = sat_add(mp->sampled_cpu_ns, n->sampled_cpu_ns);
+        mp->cpu_ticks = sat_add(mp->cpu_ticks, n->cpu_ticks);
+        mp->cpu_wait_ticks = sat_add(mp->cpu_wait_ticks, n->cpu_wait_ticks);
         if (p != m->roles[role].root &&
             add_rank_total(m, ix, p, mt->rank, n->parent < 0 ? 0 : n->calls,
                            n->parent < 0 ? n->child_ns : n->total_ns))

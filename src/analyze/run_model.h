@@ -53,7 +53,7 @@ typedef struct rm_path {
     uint32_t sample_stride;   /* 0 measured; else its figures are estimates scaled up from
                                  1 entry in sample_stride (the largest seen) */
     uint32_t child_estimated; /* child_ns, and so self time, includes estimates */
-    uint64_t sampled_wall_ns, sampled_cpu_ns; /* CPU sampler: see store_node */
+    uint64_t cpu_ticks, cpu_wait_ticks; /* CPU sampler: see store_node */
     uint64_t min_ns, max_ns; /* over processes that completed a call; 0 when none */
     uint32_t in_processes;   /* processes of the role in which it completed a call */
     uint32_t last_worker;    /* loading only */
@@ -82,6 +82,13 @@ typedef struct rm_proc {
     uint32_t series_count;
 } rm_proc;
 
+/* What a worker's CPU sampler (wait%) did (zero when it did not run). */
+typedef struct rm_cpu_sampler {
+    uint32_t period_ms;  /* 0: no CPU sampler in this worker's file */
+    uint32_t realtime;   /* 1: its thread had real-time priority */
+    uint64_t ticks, late_ticks, cpu_ns; /* see store_meta */
+} rm_cpu_sampler;
+
 typedef struct rm_worker {
     char *file, *host, *role, *run_id, *end_reason, *launcher, *job_id;
     char *write_error; /* the last failed write before this file's, "" when none */
@@ -104,6 +111,7 @@ typedef struct rm_worker {
     uint64_t silent_ns;     /* time of reading minus its last write */
     int gone;               /* on the reader's host, and no process has its pid */
     rm_proc proc;
+    rm_cpu_sampler cpu_sampler;
     struct sample_set *samples; /* its Python stack samples (a copy), NULL when none */
 } rm_worker;
 

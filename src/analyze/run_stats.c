@@ -1,5 +1,7 @@
 #include "run_stats.h"
 
+#include "wait_share.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +135,22 @@ static void build_io(const run_model *m, uint32_t r, rs_io *io)
     }
 }
 
+static void build_wait_sampler(const run_model *m, uint32_t r, rs_wait_sampler *ws)
+{
+    for (uint32_t i = 0; i < m->worker_count; i++) {
+        const rm_cpu_sampler *c = &m->workers[i].cpu_sampler;
+        if (m->workers[i].role_index != r || !c->period_ms)
+            continue;
+        ws->processes++;
+        ws->realtime_processes += c->realtime;
+        ws->ticks += c->ticks;
+        ws->late_ticks += c->late_ticks;
+        ws->cpu_ns += c->cpu_ns;
+    }
+    ws->late_share = ws->ticks ? (double)ws->late_ticks / (double)ws->ticks : -1.0;
+    ws->cpu_ns_per_tick = ws->ticks ? (double)ws->cpu_ns / (double)ws->ticks : -1.0;
+}
+
 static int build_role(const run_model *m, uint32_t r, rs_role *out)
 {
     const rm_role *role = &m->roles[r];
@@ -168,9 +186,8 @@ static int build_role(const run_model *m, uint32_t r, rs_role *out)
         ph->wait_share = -1.0;
         if (role->rank_count && across_ranks(m, role, p, &ph->across_ranks))
             return -ENOMEM;
-        if (p->sampled_wall_ns) {
-            double cpu = (double)p->sampled_cpu_ns / (double)p->sampled_wall_ns;
-            ph->wait_share = cpu >= 1.0 ? 0.0 : 1.0 - cpu;
+        if (p->cpu_ticks) {
+            ph->wait_share = wait_share(p->cpu_ticks, p->cpu_wait_ticks);
             out->has_wait = 1;
         }
     }
@@ -188,6 +205,7 @@ static int build_role(const run_model *m, uint32_t r, rs_role *out)
     qsort(out->top_level, out->top_level_count, sizeof *out->top_level, cmp_by_total);
     out->loop = run_stats_pick_loop(m, out->phases, n);
     build_io(m, r, &out->io);
+    build_wait_sampler(m, r, &out->wait_sampler);
     return 0;
 }
 

@@ -12,8 +12,9 @@ typedef struct rs_phase {
     uint64_t self_ns; /* total - child, never below 0 */
     double mean_ns, p50_ns, p90_ns, p95_ns, p99_ns; /* per-call wall time; 0 without calls */
     double share_of_busy; /* total / the role's busy time; -1 when the role has none */
-    double wait_share;    /* estimated share of its wall time off CPU (1 - sampled cpu /
-                             sampled wall); -1 when the CPU sampler saw none of it */
+    double wait_share;    /* estimated share of the CPU sampler's ticks in it at which its
+                             thread was off CPU (wait_share.h); -1 when too few ticks
+                             saw it (run_model.paths has the ticks) */
     rank_spread across_ranks; /* per-rank total time over the role's ranks; ranks == 0
                                  when the role's processes have no rank */
 } rs_phase;
@@ -37,6 +38,15 @@ typedef struct rs_io {
     double bins[RS_IO_BINS];
 } rs_io;
 
+/* A role's CPU samplers (wait%), summed over its processes that ran one. */
+typedef struct rs_wait_sampler {
+    uint32_t processes;          /* with a CPU sampler */
+    uint32_t realtime_processes; /* of them, those whose sampler had real-time priority */
+    uint64_t ticks, late_ticks, cpu_ns;
+    double late_share;      /* late / ticks; -1 without ticks */
+    double cpu_ns_per_tick; /* the sampler's CPU per tick; -1 without ticks */
+} rs_wait_sampler;
+
 typedef struct rs_role {
     rs_phase *phases;   /* every path of the role except its root, sorted by path */
     uint32_t phase_count;
@@ -44,7 +54,8 @@ typedef struct rs_role {
     uint32_t *top_level; /* phase indices of depth-1 paths, largest total first */
     uint32_t top_level_count;
     uint32_t loop;      /* phase index of the most-called loop, RM_NONE when none */
-    int has_wait;       /* some phase has a wait share */
+    int has_wait;       /* some phase has CPU sampler ticks */
+    rs_wait_sampler wait_sampler;
     rs_io io;
 } rs_role;
 

@@ -278,6 +278,16 @@ static double share(const ss_group *g, uint64_t ns, uint64_t count)
     return g->count ? (double)count / (double)g->count : 0.0;
 }
 
+double ss_lost_share(const store_samples *s)
+{
+    return s->samples ? (double)s->read_errors / (double)s->samples : 0.0;
+}
+
+int ss_lost_biased(const store_samples *s)
+{
+    return ss_lost_share(s) > SS_LOST_BIAS_SHARE;
+}
+
 double ss_self_share(const ss_group *g, const ss_func *f)
 {
     return share(g, f->self_ns, f->self_count);

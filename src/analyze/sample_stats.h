@@ -46,6 +46,14 @@ typedef struct ss_span_total {
 int ss_span_totals(const store_samples *s, ss_span_total **out, uint32_t *count);
 void ss_span_totals_free(ss_span_total *t, uint32_t count);
 
+/* Passes lost to read errors (reads that failed or were torn, left out) as a share of
+ * the recording's passes (0 without passes), and whether that share is over
+ * SS_LOST_BIAS_SHARE: the loss is not even, a short call being the likeliest to be torn
+ * (it changes fastest), so the shares lean toward callers. */
+#define SS_LOST_BIAS_SHARE 0.01
+double ss_lost_share(const store_samples *s);
+int ss_lost_biased(const store_samples *s);
+
 /* A function's self or total share of its group, 0..1. */
 double ss_self_share(const ss_group *g, const ss_func *f);
 double ss_total_share(const ss_group *g, const ss_func *f);

@@ -25,7 +25,7 @@
 
 static const char *USAGE_LINE =
     "usage: lapse record [-r HZ] [-d SECONDS] [--mode wall|cpu|gil] [--idle] [--subprocesses]\n"
-    "                    [-o OUT] [--format lapse|collapsed|speedscope|flamegraph]\n"
+    "                    [-o OUT] [--format lapse|collapsed|speedscope|flamegraph] [--hide-root FILE]\n"
     "                    (--pid PID | -- PROGRAM [ARGS...])\n";
 
 static void usage(FILE *out)
@@ -47,14 +47,18 @@ static void usage(FILE *out)
             "                       sent SIGTERM, and left running if it has not ended 5 s\n"
             "                       later\n"
             "  --mode wall          every thread, each sample standing for the wall time since\n"
-            "                       the previous pass (default); threads that wait (used no\n"
-            "                       CPU since the previous pass and do not hold the GIL:\n"
-            "                       sleep, lock, I/O) are left out unless --idle\n"
+            "                       the previous pass (default); threads that wait at the\n"
+            "                       pass (not holding the GIL and not running: sleep, lock,\n"
+            "                       I/O) are left out unless --idle\n"
             "  --mode cpu           only threads that used CPU since the previous pass, each\n"
             "                       sample standing for the CPU time it used (schedstat)\n"
             "  --mode gil           only the thread holding the GIL\n"
             "  --idle               keep waiting threads (wall mode)\n"
             "  --subprocesses       also sample the program's descendants that run Python\n"
+            "  --hide-root FILE     leave out the frames of FILE (as code objects name it) at\n"
+            "                       the root of each stack: what launched the program (lapse\n"
+            "                       run passes its own files and runpy's); repeatable, 8 at\n"
+            "                       most; a stack of nothing else is kept whole\n"
             "  -o, --output OUT     where to write (\"-\": standard output, not for lapse);\n"
             "                       default lapse-PID.<ext>; mode 0600 (0640 with\n"
             "                       LAPSE_SHARE=1), replaced atomically, never written\n"
@@ -62,7 +66,8 @@ static void usage(FILE *out)
             "  --format F           lapse (a .lapse file: `lapse report OUT`), collapsed\n"
             "                       (flamegraph.pl input), speedscope (JSON for\n"
             "                       speedscope.app), flamegraph (interactive SVG); default:\n"
-            "                       from OUT's extension (.lapse, .txt, .json, .svg), else lapse\n"
+            "                       from OUT's extension (.lapse; .txt, .collapsed, .folded;\n"
+            "                       .json; .svg: another one is an error), lapse without -o\n"
             "  -h, --help           this help\n"
             "\n"
             "Every output records the rate asked for and achieved, the late passes and the\n"
@@ -83,8 +88,10 @@ static void usage(FILE *out)
             "Attaching needs the right to ptrace the target: the same user with\n"
             "kernel.yama.ptrace_scope=0 (a launched program is a child: scope 1 suffices),\n"
             "or root / CAP_SYS_PTRACE.\n"
-            "Exit status: 0 when the output was written, 1 when the target could not be read\n"
-            "(one line says why) or the output could not be written, 2 for bad usage.\n");
+            "Exit status: once the output is written, the launched program's, as a shell\n"
+            "gives it (128 + N for a program killed by signal N; 0 when -d ended it, and\n"
+            "for --pid); 1 when the target could not be read (one line says why) or the\n"
+            "output could not be written; 2 for bad usage.\n");
 }
 
 static int bad_usage(const char *fmt, const char *arg)
@@ -113,7 +120,8 @@ static void on_signal(int sig)
 
 static const char *format_from_name(const char *out)
 {
-    const char *dot = out ? strrchr(out, '.') : NULL;
+    const char *base = out ? strrchr(out, '/') : NULL;
+    const char *dot = out ? strrchr(base ? base : out, '.') : NULL;
     if (!dot)
         return NULL;
     if (!strcmp(dot, ".lapse"))
@@ -264,6 +272,7 @@ static void find_run_file(const char *dir, pid_t pid, int depth, char *best, siz
 typedef struct progress {
     double started;
     int shown;
+    const sampler_opts *opts;
 } progress;
 
 static double mono_s(void)
@@ -284,6 +293,15 @@ static int show_progress(void *ctx, sample_set *set)
             (unsigned long long)sample_set_total_count(set));
     p->shown = 1;
     return 0;
+}
+
+/* One line once sampling begins: what a caller (the Python package's sampler) can
+ * wait for to know the target was read. */
+static void say_started(void *ctx, const char *version)
+{
+    const sampler_opts *o = ((progress *)ctx)->opts;
+    fprintf(stderr, "lapse record: sampling process %d%s%s%s at %.1f Hz, mode %s\n", (int)o->root,
+            *version ? " (CPython " : "", version, *version ? ")" : "", o->rate_hz, sampler_mode_name(o->mode));
 }
 
 int cmd_record(int argc, char **argv)
@@ -320,6 +338,11 @@ int cmd_record(int argc, char **argv)
             o.idle = 1;
         } else if (!strcmp(a, "--subprocesses")) {
             o.subprocesses = 1;
+        } else if (!strcmp(a, "--hide-root")) {
+            if (!v || !*v || o.hide_root_count == SAMPLER_HIDE_MAX)
+                return bad_usage("%s needs a file name (at most 8 of them)", a);
+            o.hide_root[o.hide_root_count++] = v;
+            i++;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             if (!v || !*v)
                 return bad_usage("%s needs a file name", a);
@@ -348,8 +371,11 @@ int cmd_record(int argc, char **argv)
     int have_cmd = cmd_at > 0 && cmd_at < argc;
     if (have_cmd == (pid > 0))
         return bad_usage("%s", pid > 0 ? "give --pid or a program, not both" : "nothing to record: give --pid PID or -- PROGRAM ARGS");
-    if (!format)
-        format = format_from_name(out);
+    if (!format && out && strcmp(out, "-") && !(format = format_from_name(out))) {
+        fprintf(stderr, "lapse record: cannot tell the format of '%s' from its extension (.lapse, .txt, "
+                        ".collapsed, .folded, .json, .svg): give --format\n", out);
+        return 2;
+    }
     if (!format)
         format = "lapse";
     if (out && !strcmp(out, "-") && !strcmp(format, "lapse"))
@@ -395,10 +421,11 @@ int cmd_record(int argc, char **argv)
     char run_dir[PATH_MAX];
     target_run_dir(o.root, have_cmd, run_dir, sizeof run_dir);
     int64_t owner = target_uid(o.root, have_cmd);
-    progress prog = {mono_s(), 0};
+    progress prog = {mono_s(), 0, &o};
+    o.tick_ctx = &prog;
+    o.started = say_started;
     if (isatty(STDERR_FILENO)) {
         o.tick = show_progress;
-        o.tick_ctx = &prog;
         o.tick_s = 1;
     }
     sampler_result r;
@@ -467,17 +494,25 @@ int cmd_record(int argc, char **argv)
     double secs = (double)r.duration_ns / 1e9;
     fprintf(stderr,
             "lapse record: wrote %s (%s): %llu passes in %.2f s, %.1f Hz achieved of %.1f asked, "
-            "%llu late, %llu read errors, %llu stacks sampled from %d process%s; sampler CPU %.1f us per pass\n",
+            "%llu late, %llu read errors (%.2f%% of passes), %llu stacks sampled from %d process%s; sampler CPU "
+            "%.1f us per pass\n",
             strcmp(out, "-") ? out : "<stdout>", format, (unsigned long long)r.passes, secs, m->rate_achieved_hz,
             o.rate_hz, (unsigned long long)r.late, (unsigned long long)r.read_errors,
+            r.passes ? 100.0 * (double)r.read_errors / (double)r.passes : 0.0,
             (unsigned long long)sample_set_total_count(set), r.processes, r.processes == 1 ? "" : "es",
             r.passes ? (double)r.sampler_cpu_ns / 1e3 / (double)r.passes : 0.0);
+    /* the program's status, as a shell gives it; not when lapse stopped it (-d) */
+    int status = 0;
     if (o.child > 0 && r.child_status != -1) {
-        if (WIFEXITED(r.child_status) && WEXITSTATUS(r.child_status))
-            fprintf(stderr, "lapse record: the program exited with status %d\n", WEXITSTATUS(r.child_status));
-        else if (WIFSIGNALED(r.child_status) && !(r.ended_by != 1 && WTERMSIG(r.child_status) == SIGTERM))
-            fprintf(stderr, "lapse record: the program was killed by signal %d\n", WTERMSIG(r.child_status));
+        if (WIFEXITED(r.child_status) && WEXITSTATUS(r.child_status)) {
+            status = WEXITSTATUS(r.child_status);
+            fprintf(stderr, "lapse record: the program exited with status %d\n", status);
+        } else if (WIFSIGNALED(r.child_status) && !(r.ended_by != 1 && WTERMSIG(r.child_status) == SIGTERM)) {
+            status = 128 + WTERMSIG(r.child_status);
+            fprintf(stderr, "lapse record: the program was killed by signal %d (exit status %d)\n",
+                    WTERMSIG(r.child_status), status);
+        }
     }
     sample_set_free(set);
-    return 0;
+    return status;
 }

@@ -169,8 +169,10 @@ static int refresh(void *ctx, sample_set *set)
     fn_row *view = malloc((st->count ? st->count : 1) * sizeof *view);
     if (!view)
         return 0;
-    memcpy(view, st->rows, st->count * sizeof *view);
-    qsort(view, st->count, sizeof *view, by_self_delta);
+    if (st->count) { /* no rows yet: rows is NULL, which memcpy may not take */
+        memcpy(view, st->rows, st->count * sizeof *view);
+        qsort(view, st->count, sizeof *view, by_self_delta);
+    }
 
     const char *b0 = st->bold ? "\033[1m" : "", *b1 = st->bold ? "\033[0m" : "";
     if (st->tty)

@@ -39,9 +39,10 @@ typedef struct core_node {
     uint64_t hist[HIST_BUCKETS];
     uint32_t child_estimated; /* child_ns includes scaled (estimated) children */
     uint32_t pad32;
-    /* the CPU sampler: wall time of the intervals during which this span was open,
-     * and the thread's CPU time in them (written by the sampler thread only) */
-    uint64_t sampled_wall_ns, sampled_cpu_ns;
+    /* the CPU sampler (written by the sampler thread only): its ticks at which an
+     * entry of this path was open on the thread, and of them those at which the
+     * thread was off CPU */
+    uint64_t cpu_ticks, cpu_wait_ticks;
     uint64_t pad[5]; /* one node is one page: index to address is a shift */
 } core_node;
 _Static_assert(sizeof(core_node) == 4096, "core_node must be one page");
@@ -68,6 +69,13 @@ typedef struct core_span_record {
     uint16_t thread;
     uint16_t depth;
 } core_span_record;
+
+/* An entry the CPU sampler found open on a thread, known by the tick count of its
+ * start (which no other entry at that depth shares). */
+typedef struct core_tick_frame {
+    uint64_t start;
+    uint32_t node, flags;
+} core_tick_frame;
 
 /* A span stack of a thread. Stack 0 is the thread's own; bindings whose code
  * interleaves on one thread (asyncio tasks) give each task its own stack, keyed
@@ -110,9 +118,8 @@ typedef struct core_thread {
     int tl_exhausted;
     uint64_t folded_depth, folded_paths, unmatched_ends, dropped_counters, timeline_dropped;
     int64_t tid;
-    uint64_t cpu_prev_ns, cpu_prev_wall_ns; /* the CPU sampler's last reading */
-    uint32_t *cpu_prev_nodes; /* the nodes open at that reading (max_depth + 2) */
-    uint32_t cpu_prev_depth;
+    core_tick_frame *tick_frames; /* the CPU sampler's (max_depth + 2), at first use */
+    const uint32_t *rseq_cpu; /* where the kernel keeps its CPU (rseq); NULL unknown */
     uint32_t index; /* position in the thread list, the thread id in files */
     int exited;
     int name_fixed; /* set by a binding (lapse_set_thread_name): not refreshed from /proc */
@@ -170,9 +177,21 @@ void core_threads_refresh_names(void);
 /* Names the calling thread for the files (a binding's own name for it). */
 void core_thread_set_name(const char *name);
 
-/* The CPU sampler: reads each thread's CPU clock and adds the interval (wall, CPU)
- * to every span open on it. Called from one thread only (the session's sampler). */
-void core_sample_cpu(void);
+/* A tick of the CPU sampler, from one thread only (the session's sampler, running
+ * on CPU own_cpu). For every live thread with a span open: the entries open on it,
+ * its CPU clock read twice back to back, and the entries again. A thread whose
+ * clock moved was on CPU at that instant (the kernel adds what it has run of its
+ * current slice); one whose clock stayed was off CPU, except that a thread whose
+ * CPU (rseq's cpu_id, else cpu_of(tid)) is own_cpu is left out of the tick: the
+ * sampler has just taken that CPU from it or from what it waits behind, so what
+ * it shows there is the sampler's doing. (A thread on a CPU is never on own_cpu,
+ * so leaving out those off CPU is leaving out every thread of own_cpu; with
+ * own_cpu drawn at random, that takes ticks from no state more than another.)
+ * Each entry open at both readings (the same entry: the same start at its depth)
+ * counts one tick for its node, once per node (folded frames share their
+ * parent's), and one waiting tick when the thread was off CPU. Returns the
+ * threads credited. */
+uint32_t core_tick(uint32_t own_cpu, int (*cpu_of)(int64_t tid, uint32_t *cpu));
 
 /* For the process sampler: whether a span is open now on any live thread (any of
  * its stacks), and in *top_closed_ns the sum over threads of their top-level

@@ -5,6 +5,7 @@
 #include "names.h"
 #include "span_registry.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -31,6 +32,24 @@ static uint32_t threads_count;
 static core_thread *retired_head; /* states of earlier generations */
 static uint32_t retired_gen;      /* generation in which they were retired */
 
+/* glibc 2.35 and later register an rseq area for every thread, __rseq_offset bytes
+ * from its thread pointer; the kernel keeps its cpu_id (offset 4) at the CPU the
+ * thread runs on, or ran on last. Looked up at run time: older C libraries have
+ * none (then rseq_cpu stays NULL). */
+#define CORE_RSEQ_CPU_UNKNOWN 0xFFFFFFFEu /* rseq's "not registered" and "failed" */
+static ptrdiff_t rseq_offset;
+static int rseq_known;
+
+static void rseq_lookup(void)
+{
+    const ptrdiff_t *off = dlsym(RTLD_DEFAULT, "__rseq_offset");
+    const unsigned int *size = dlsym(RTLD_DEFAULT, "__rseq_size");
+    if (off && size && *size >= 8) {
+        rseq_offset = *off;
+        rseq_known = 1;
+    }
+}
+
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
@@ -55,8 +74,8 @@ static void free_mapping(core_thread *t)
     for (uint32_t i = 1; i < t->stack_count; i++)
         free(t->stacks[i].frames);
     free(t->stacks);
-    free(t->cpu_prev_nodes);
-    t->cpu_prev_nodes = NULL;
+    free(t->tick_frames);
+    t->tick_frames = NULL;
     t->stack_count = 0;
     if (t->mapping)
         munmap(t->mapping, t->mapping_size);
@@ -123,6 +142,8 @@ static core_thread *thread_create(void)
     t->stack_count = 1;
     t->hist_pending = &t->hist_sink;
     t->tid = (int64_t)syscall(SYS_gettid);
+    if (rseq_known) /* thread_create runs on the thread it creates the state of */
+        t->rseq_cpu = (const uint32_t *)((char *)__builtin_thread_pointer() + rseq_offset + 4);
     pthread_getname_np(pthread_self(), t->name, sizeof t->name);
     return t;
 }
@@ -241,6 +262,8 @@ static int timeline_alloc(uint64_t max_spans, int populate)
 
 int core_begin_session(const core_config *cfg)
 {
+    static pthread_once_t rseq_once = PTHREAD_ONCE_INIT;
+    pthread_once(&rseq_once, rseq_lookup);
     pthread_mutex_lock(&threads_mu);
     uint32_t gen = core_gen + 1;
     if (gen == 0)
@@ -313,56 +336,105 @@ static int thread_cpu_ns(int64_t tid, uint64_t *ns)
     return 0;
 }
 
-void core_sample_cpu(void)
+/* Reads the entries open on t's current stack into its tick frames: up to the
+ * first skipped entry of a sampled span (nothing inside it is recorded), and only
+ * nodes the thread has published. Each frame's start is read before its node: a
+ * begin writes the node first, so a node newer than the start read here comes with
+ * a start that the check after the clock (tick_still_open) no longer finds. */
+static uint32_t tick_read_frames(core_thread *t, const core_frame *frames, uint32_t depth)
 {
+    uint32_t nodes = __atomic_load_n(&t->node_count, __ATOMIC_ACQUIRE);
+    if (depth > core_cfg.max_depth + 1u)
+        depth = core_cfg.max_depth + 1u;
+    uint32_t open = 0;
+    for (uint32_t d = 1; d <= depth; d++) {
+        core_tick_frame *tf = &t->tick_frames[open];
+        tf->start = __atomic_load_n(&frames[d].start, __ATOMIC_ACQUIRE);
+        tf->flags = __atomic_load_n(&frames[d].flags, __ATOMIC_ACQUIRE);
+        tf->node = __atomic_load_n(&frames[d].node, __ATOMIC_ACQUIRE);
+        if (tf->node >= nodes || (tf->flags & CORE_FRAME_SUPPRESSED))
+            break;
+        open++;
+    }
+    return open;
+}
+
+/* How many of the entries read by tick_read_frames are still open, outermost
+ * first: the same stack, and at each depth the same start (an entry that closed
+ * leaves its depth to the next one begun there, whose start differs; a skipped
+ * entry of a sampled span writes no start, but its flags differ). */
+static uint32_t tick_still_open(const core_thread *t, const core_frame *frames, uint32_t open)
+{
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&t->stack, __ATOMIC_ACQUIRE) != frames)
+        return 0; /* it switched stacks (asyncio tasks): none of them is current */
+    uint32_t depth = __atomic_load_n(&t->depth, __ATOMIC_ACQUIRE);
+    uint32_t d = 0;
+    for (; d < open && d < depth; d++) {
+        const core_tick_frame *tf = &t->tick_frames[d];
+        if (__atomic_load_n(&frames[d + 1].start, __ATOMIC_ACQUIRE) != tf->start ||
+            __atomic_load_n(&frames[d + 1].flags, __ATOMIC_ACQUIRE) != tf->flags)
+            break;
+    }
+    return d;
+}
+
+/* One tick for the first `open` tick frames of t: once per node (folded frames
+ * share their parent's). Only the sampler thread writes these counts. */
+static void tick_credit(core_thread *t, uint32_t open, int waiting)
+{
+    uint32_t last = UINT32_MAX;
+    for (uint32_t d = 0; d < open; d++) {
+        const core_tick_frame *tf = &t->tick_frames[d];
+        if (tf->node == last)
+            continue;
+        last = tf->node;
+        core_node *n = &t->nodes[tf->node];
+        __atomic_store_n(&n->cpu_ticks, n->cpu_ticks + 1, __ATOMIC_RELAXED);
+        if (waiting)
+            __atomic_store_n(&n->cpu_wait_ticks, n->cpu_wait_ticks + 1, __ATOMIC_RELAXED);
+    }
+}
+
+uint32_t core_tick(uint32_t own_cpu, int (*cpu_of)(int64_t tid, uint32_t *cpu))
+{
+    uint32_t credited = 0;
     pthread_mutex_lock(&threads_mu);
     for (core_thread *t = threads_head; t; t = t->next) {
         if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
             continue;
-        if (!t->cpu_prev_nodes &&
-            !(t->cpu_prev_nodes = calloc(core_cfg.max_depth + 2u, sizeof(uint32_t))))
+        if (!t->tick_frames &&
+            !(t->tick_frames = calloc(core_cfg.max_depth + 2u, sizeof *t->tick_frames)))
             continue;
-        uint64_t cpu, wall = core_mono_ns();
-        if (thread_cpu_ns(t->tid, &cpu) != 0)
-            continue;
-        /* the thread's open spans now, read while it runs (a torn read costs one
-         * interval of one span) */
         const core_frame *frames = __atomic_load_n(&t->stack, __ATOMIC_ACQUIRE);
         uint32_t depth = __atomic_load_n(&t->depth, __ATOMIC_ACQUIRE);
-        uint32_t nodes = __atomic_load_n(&t->node_count, __ATOMIC_ACQUIRE);
-        if (depth > core_cfg.max_depth + 1u)
-            depth = core_cfg.max_depth + 1u;
-        uint32_t now_nodes[depth + 1];
-        uint32_t open = 0;
-        for (uint32_t d = 1; frames && d <= depth; d++) {
-            uint32_t node = frames[d].node;
-            if (node >= nodes || (frames[d].flags & CORE_FRAME_SUPPRESSED))
-                break;
-            now_nodes[open++] = node;
+        uint32_t open = frames ? tick_read_frames(t, frames, depth) : 0;
+        if (!open)
+            continue; /* no entry to credit */
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        uint64_t a, b;
+        if (thread_cpu_ns(t->tid, &a) != 0 || thread_cpu_ns(t->tid, &b) != 0)
+            continue;
+        /* the clock of a thread on a CPU moves between two readings (the kernel adds
+         * what it has run of its current slice); the clock of one that is not stays */
+        int waiting = b == a;
+        if (waiting) {
+            /* a thread on the sampler's CPU is left out, whatever it does: the
+             * sampler took that CPU from it or from what it waits behind (core.h) */
+            uint32_t cpu = t->rseq_cpu ? __atomic_load_n(t->rseq_cpu, __ATOMIC_RELAXED) : UINT32_MAX;
+            if (cpu >= CORE_RSEQ_CPU_UNKNOWN && (!cpu_of || cpu_of(t->tid, &cpu) != 0))
+                continue; /* where it is cannot be told: left out too */
+            if (cpu == own_cpu)
+                continue;
         }
-        /* the interval counts for the paths open at both of its ends: a span shorter
-         * than the interval is rarely open at both and is then not sampled, rather
-         * than billed for an interval it spent mostly outside */
-        if (t->cpu_prev_wall_ns && wall > t->cpu_prev_wall_ns && cpu >= t->cpu_prev_ns) {
-            uint64_t dw = wall - t->cpu_prev_wall_ns, dc = cpu - t->cpu_prev_ns;
-            uint32_t last = UINT32_MAX;
-            for (uint32_t i = 0; i < open && i < t->cpu_prev_depth; i++) {
-                uint32_t node = now_nodes[i];
-                if (t->cpu_prev_nodes[i] != node)
-                    break;
-                if (node == last)
-                    continue; /* folded frames share their parent's node: count it once */
-                last = node;
-                t->nodes[node].sampled_wall_ns += dw;
-                t->nodes[node].sampled_cpu_ns += dc;
-            }
-        }
-        memcpy(t->cpu_prev_nodes, now_nodes, open * sizeof(uint32_t));
-        t->cpu_prev_depth = open;
-        t->cpu_prev_ns = cpu;
-        t->cpu_prev_wall_ns = wall;
+        open = tick_still_open(t, frames, open);
+        if (!open)
+            continue;
+        tick_credit(t, open, waiting);
+        credited++;
     }
     pthread_mutex_unlock(&threads_mu);
+    return credited;
 }
 
 int core_phase_state(uint64_t *top_closed_ns)

@@ -48,7 +48,8 @@ typedef struct pyread_thread {
     int64_t native_id;    /* the OS thread id (threading.get_native_id()) */
     int64_t interp_id;
     int holds_gil;
-    char os_state;        /* from /proc/PID/task/TID/stat: 'R' running, 'S' sleeping, ... ; 0 unknown */
+    char os_state;        /* from /proc/PID/task/TID/stat: 'R' running, 'S' sleeping, ... ; 0 unknown
+                             (or not read: PYREAD_WANT_WAITING and the thread holds the GIL) */
     int cpu_known;        /* cpu_delta_ns is known (PYREAD_WANT_CPU_TIME, not the first sight) */
     uint64_t cpu_delta_ns; /* CPU time the thread used since the previous sample (schedstat) */
     char name[64];        /* Python's name (threading.Thread.name) where known, else the OS name */
@@ -74,6 +75,9 @@ enum pyread_sample_flags {
     PYREAD_WANT_NAMES = 1u << 1,    /* fill thread names (OS names, and Python's where found) */
     PYREAD_WANT_CPU_TIME = 1u << 2, /* each thread's CPU time since the previous sample
                                        (/proc/PID/task/TID/schedstat: cheaper than stat) */
+    PYREAD_WANT_WAITING = 1u << 3,  /* the /proc state of each thread that does not hold the
+                                       GIL (one that holds it runs Python): whether it is
+                                       running now or waits (sleep, lock, I/O) */
 };
 
 /* The text of /proc/PID/WHAT (e.g. "comm", "cmdline", "stat") in out, trailing spaces
@@ -98,6 +102,10 @@ pid_t pyread_pid(const pyread_target *t);
  * errors), PYREAD_GONE when the process has exited, or PYREAD_READ when the
  * runtime's thread list could not be read at all. */
 int pyread_sample_now(pyread_target *t, pyread_sample *s, unsigned flags);
+
+/* The CPU the target's thread tid last ran on (its /proc stat), -1 when unknown; its
+ * state letter in *state ('R' running or runnable; 0 unknown) when state is not NULL. */
+int pyread_thread_cpu(pyread_target *t, int64_t tid, char *state);
 
 /* Counters since open: process_vm_readv calls and bytes read. */
 void pyread_io_counters(const pyread_target *t, uint64_t *syscalls, uint64_t *bytes);

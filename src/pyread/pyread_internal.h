@@ -18,6 +18,7 @@ typedef struct pyread_task {
     int schedstat_fd;
     int have_cpu;
     uint64_t cpu_ns; /* run time at the previous read */
+    char state;      /* its state at the last read of stat (0: none yet) */
     char name[32];
     uint64_t last_seen; /* sample number */
 } pyread_task;

@@ -24,6 +24,7 @@ _Static_assert(sizeof(((pyread_thread *)0)->os_name) == sizeof(((pyread_task *)0
 _Static_assert(sizeof(((pyread_thread *)0)->name) == sizeof(((py_thread_name *)0)->name), "names are copied whole");
 
 #define FRAME_FILL 8 /* blocks read below a frame that misses: 4 KiB of data stack */
+#define TORN_RETRIES 2 /* a torn stack is read again up to this many times in a pass */
 
 static uint64_t get_u64(const unsigned char *b, uint64_t off)
 {
@@ -311,8 +312,12 @@ static uint64_t task_cpu_delta(pyread_task *k, int *known)
     return delta;
 }
 
-static char task_state(pyread_task *k)
+/* The thread's state letter from /proc/PID/task/TID/stat (0 unknown), and in *cpu
+ * (when not NULL) the CPU it last ran on, field 39 (-1 unknown). */
+static char task_state(pyread_task *k, int *cpu)
 {
+    if (cpu)
+        *cpu = -1;
     if (k->stat_fd < 0)
         return 0;
     char buf[512];
@@ -323,7 +328,22 @@ static char task_state(pyread_task *k)
     char *paren = strrchr(buf, ')');
     if (!paren || paren[1] != ' ' || !paren[2])
         return 0;
+    const char *f = paren + 2; /* the state; the CPU is 36 fields on */
+    for (int i = 0; cpu && f && i < 36; i++)
+        f = strchr(f + 1, ' ');
+    if (cpu && f && f[1] >= '0' && f[1] <= '9')
+        *cpu = atoi(f + 1);
     return paren[2];
+}
+
+int pyread_thread_cpu(pyread_target *t, int64_t tid, char *state)
+{
+    int cpu = -1;
+    pyread_task *k = tid > 0 ? task_for(t, tid) : NULL;
+    char st = k ? task_state(k, &cpu) : 0;
+    if (state)
+        *state = st;
+    return cpu;
 }
 
 /* Walk one thread's frames from `frame`, innermost first, into th->frames. */
@@ -457,35 +477,49 @@ static int sample_once(pyread_target *t, pyread_sample *s, unsigned flags)
         for (int nt = 0; ts && nt < PYREAD_MAX_THREADS * 2; nt++) {
             if (s->thread_count == PYREAD_MAX_THREADS)
                 break;
-            if (remote_read_cached(&t->mem, ts, tb, tstate_fields_end, 1) != 0) {
-                s->read_errors++;
-                break;
-            }
-            if (get_u64(tb, L->tstate_interp) != interp || get_u64(tb, L->tstate_prev) != prev) {
-                s->read_errors++; /* torn: the list changed under us */
-                break;
-            }
-            pyread_thread *th = &s->threads[s->thread_count++];
-            memset(th, 0, sizeof *th);
-            th->tstate = ts;
-            th->thread_id = get_u64(tb, L->tstate_thread_id);
-            th->native_id = (int64_t)get_u64(tb, L->tstate_native_thread_id);
-            th->interp_id = interp_id;
-            th->holds_gil = holder == ts;
-            uint64_t frame = 0;
-            if (L->has_cframe) {
-                uint64_t cframe = get_u64(tb, L->tstate_cframe);
-                if (cframe && remote_read_cached(&t->mem, cframe + L->cframe_current_frame, &frame, 8, 1) != 0) {
+            /* A torn stack is read again: the thread's blocks anew in one call, the
+             * pointers to its newest frame first (its newest frames are what changed) */
+            int mark = remote_mem_used_mark(&t->mem), listed = 0;
+            pyread_thread *th = &s->threads[s->thread_count];
+            for (int attempt = 0;; attempt++) {
+                if (remote_read_cached(&t->mem, ts, tb, tstate_fields_end, 1) != 0) {
                     s->read_errors++;
-                    frame = 0;
+                    break;
                 }
-            } else {
-                frame = get_u64(tb, L->tstate_current_frame);
+                if (get_u64(tb, L->tstate_interp) != interp || get_u64(tb, L->tstate_prev) != prev) {
+                    s->read_errors++; /* torn: the list changed under us */
+                    break;
+                }
+                listed = 1;
+                memset(th, 0, sizeof *th);
+                th->tstate = ts;
+                th->thread_id = get_u64(tb, L->tstate_thread_id);
+                th->native_id = (int64_t)get_u64(tb, L->tstate_native_thread_id);
+                th->interp_id = interp_id;
+                th->holds_gil = holder == ts;
+                uint64_t frame = 0, pointers[2] = {ts + (L->has_cframe ? L->tstate_cframe : L->tstate_current_frame), 0};
+                if (L->has_cframe) {
+                    uint64_t cframe = get_u64(tb, L->tstate_cframe);
+                    pointers[1] = cframe + L->cframe_current_frame;
+                    if (cframe && remote_read_cached(&t->mem, pointers[1], &frame, 8, 1) != 0)
+                        th->torn = 1;
+                } else {
+                    frame = get_u64(tb, L->tstate_current_frame);
+                }
+                if (!th->torn)
+                    walk_frames(t, s, th, frame);
+                if (!th->torn || attempt == TORN_RETRIES ||
+                    remote_mem_refresh(&t->mem, pointers, pointers[1] ? 2 : 1, mark) != 0)
+                    break;
+                s->frame_pool_used -= th->depth;
             }
-            walk_frames(t, s, th, frame);
+            if (!listed)
+                break;
+            s->thread_count++;
             if (th->torn)
                 s->read_errors++;
-            if ((flags & (PYREAD_WANT_OS_STATE | PYREAD_WANT_NAMES | PYREAD_WANT_CPU_TIME)) && th->native_id > 0) {
+            if ((flags & (PYREAD_WANT_OS_STATE | PYREAD_WANT_NAMES | PYREAD_WANT_CPU_TIME | PYREAD_WANT_WAITING)) &&
+                th->native_id > 0) {
                 pyread_task *k = task_for(t, th->native_id);
                 if (k) {
                     k->last_seen = t->sample_number;
@@ -498,7 +532,18 @@ static int sample_once(pyread_target *t, pyread_sample *s, unsigned flags)
                     /* the OS state when asked, and at a thread's first sight when its
                      * CPU time since the previous sample is not known yet */
                     if ((flags & PYREAD_WANT_OS_STATE) || ((flags & PYREAD_WANT_CPU_TIME) && !th->cpu_known))
-                        th->os_state = task_state(k);
+                        th->os_state = k->state = task_state(k, NULL);
+                    if ((flags & PYREAD_WANT_WAITING) && !th->holds_gil) {
+                        /* A thread that has not run since a read found it waiting still
+                         * waits (schedstat, 3-4 times cheaper than stat, says it has not
+                         * run): its stat is not read again. One woken since but not yet
+                         * on a CPU reads as waiting until it runs. */
+                        int known;
+                        uint64_t ran = task_cpu_delta(k, &known);
+                        if (!known || ran || k->state == 'R' || !k->state)
+                            k->state = task_state(k, NULL);
+                        th->os_state = k->state;
+                    }
                 }
             }
             prev = ts;

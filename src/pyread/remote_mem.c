@@ -265,6 +265,45 @@ void remote_mem_reset(remote_mem *rm)
     }
 }
 
+int remote_mem_used_mark(const remote_mem *rm)
+{
+    return rm->used_count;
+}
+
+#define REFRESH_MAX 64 /* blocks read again for one thread: its newest frames come first */
+
+int remote_mem_refresh(remote_mem *rm, const uint64_t *first, int nfirst, int mark)
+{
+    struct iovec local[REFRESH_MAX], remote[REFRESH_MAX];
+    int slots[REFRESH_MAX], n = 0;
+    for (int i = 0; i < nfirst + rm->used_count - mark && n < REFRESH_MAX; i++) {
+        int slot = i < nfirst ? find_block(rm, first[i] & ~(uint64_t)(REMOTE_BLOCK - 1)) : rm->used_list[mark + i - nfirst];
+        int seen = slot < 0 || rm->slot_gen[slot] != rm->gen;
+        for (int k = 0; k < n && !seen; k++)
+            seen = slots[k] == slot;
+        if (!seen)
+            slots[n++] = slot;
+    }
+    if (n == 0)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        local[i] = (struct iovec){rm->blocks[slots[i]], REMOTE_BLOCK};
+        remote[i] = (struct iovec){(void *)(uintptr_t)rm->block_addr[slots[i]], REMOTE_BLOCK};
+    }
+    rm->syscalls++;
+    ssize_t got = process_vm_readv(rm->pid, local, (unsigned long)n, remote, (unsigned long)n, 0);
+    if (got < 0) {
+        rm->last_errno = errno;
+        got = 0;
+    }
+    rm->bytes += (uint64_t)got;
+    /* the kernel stops at the first block it cannot read: that one and the rest no
+     * longer hold what the cache says */
+    for (int i = (int)(got / REMOTE_BLOCK); i < n; i++)
+        rm->slot_gen[slots[i]] = 0;
+    return got == (ssize_t)n * REMOTE_BLOCK ? 0 : -1;
+}
+
 int remote_read(remote_mem *rm, uint64_t addr, void *buf, size_t len)
 {
     if (len == 0)

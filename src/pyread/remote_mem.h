@@ -65,6 +65,13 @@ void remote_mem_free(remote_mem *rm);
  * REMOTE_IOV_MAX ranges), every block the previous pass used (a target in a steady
  * state needs no other read), and first of all the watched value. */
 void remote_mem_reset(remote_mem *rm);
+/* How many blocks this pass has used so far: a mark for remote_mem_refresh. */
+int remote_mem_used_mark(const remote_mem *rm);
+/* Read again, in one call, the blocks holding first[0..nfirst) (in that order: what
+ * points to the rest before the rest), then every other block used since `mark`:
+ * what a torn read saw, read anew at one moment. 0, or -1 (a block that could not be
+ * read is dropped from the cache). */
+int remote_mem_refresh(remote_mem *rm, const uint64_t *first, int nfirst, int mark);
 /* Read the 4 bytes at addr (0: nothing) at the start of each pass's batch. */
 void remote_mem_watch(remote_mem *rm, uint64_t addr);
 /* Copy len bytes at addr; 0, or -1 (errno in rm->last_errno) if any byte could not be read. */

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 
 typedef struct target {
     pid_t pid;
+    int64_t hot_tid; /* the thread that held the GIL in the last pass (0: none) */
     pyread_target *reader; /* NULL: not (yet) readable */
     int dead;
     int tries;
@@ -43,6 +45,9 @@ typedef struct frame_memo {
 
 typedef struct loop {
     const sampler_opts *o;
+    cpu_set_t allowed; /* the CPUs this thread may run on (as started) */
+    int allowed_ok;
+    int cpu;           /* the one it is on now, -1 when not pinned here */
     sample_set *set;
     target targets[MAX_TARGETS];
     int ntargets;
@@ -192,13 +197,49 @@ static uint32_t frame_id(loop *L, const pyread_frame *f)
     return id;
 }
 
+/* Read a target while the thread that runs its Python is off its CPU: on that CPU.
+ * A thread read while it runs changes under the read, and what changes fastest is its
+ * newest frames: a method that runs for less than a pass takes (__init__, __sub__,
+ * called through C or not) has often returned before its frame is read, so the pass
+ * finds a frame gone (a torn read) or names the caller, and short calls lose their
+ * samples to their callers. On the thread's CPU the pass runs while the thread waits,
+ * wherever it was when the pass began, as if it had been stopped there: the cost is
+ * the pass's time, taken from the target's CPU instead of another one. The thread is
+ * the one that held the GIL in the previous pass (its CPU from /proc); CPUs outside
+ * the ones this thread was started on are not used (then the read runs beside it). */
+static void follow_cpu(loop *L, target *t)
+{
+    if (t->hot_tid <= 0 || !L->allowed_ok)
+        return;
+    int cpu = pyread_thread_cpu(t->reader, t->hot_tid, NULL);
+    if (cpu < 0 || cpu == L->cpu || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &L->allowed))
+        return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (sched_setaffinity(0, sizeof one, &one) == 0)
+        L->cpu = cpu;
+}
+
+static int hidden_root(const sampler_opts *o, const pyread_code *c)
+{
+    for (int i = 0; i < o->hide_root_count; i++)
+        if (!strcmp(c->filename, o->hide_root[i]))
+            return 1;
+    return 0;
+}
+
 /* One pass over one target; returns PYREAD_GONE when it has exited. */
 static int sample_target(loop *L, target *t, uint64_t weight_ns)
 {
     const sampler_opts *o = L->o;
+    /* wall: whether each thread runs now (its state); cpu: the CPU time each used */
     unsigned flags = PYREAD_WANT_NAMES;
-    if (o->mode != SAMPLER_GIL)
+    if (o->mode == SAMPLER_WALL)
+        flags |= PYREAD_WANT_WAITING;
+    else if (o->mode == SAMPLER_CPU)
         flags |= PYREAD_WANT_CPU_TIME;
+    follow_cpu(L, t);
     int rc = pyread_sample_now(t->reader, L->snap, flags);
     if (rc == PYREAD_GONE)
         return rc;
@@ -207,13 +248,21 @@ static int sample_target(loop *L, target *t, uint64_t weight_ns)
         return rc;
     }
     L->read_errors += (uint64_t)L->snap->read_errors;
+    t->hot_tid = 0; /* the thread to follow in the next pass */
+    for (int i = 0; i < L->snap->thread_count; i++)
+        if (L->snap->threads[i].holds_gil)
+            t->hot_tid = L->snap->threads[i].native_id;
     for (int i = 0; i < L->snap->thread_count; i++) {
         const pyread_thread *th = &L->snap->threads[i];
         if (th->torn)
             continue; /* counted in read errors; a cut stack would be rooted wrong */
-        /* ran: used CPU time since the previous pass (at a thread's first sight: its
-         * OS state is R); not known at all in gil mode */
-        int ran = th->cpu_known ? th->cpu_delta_ns > 0 : (th->os_state == 'R' || th->os_state == 0);
+        /* ran: wall mode, running at this pass: holding the GIL, or on a CPU or
+         * runnable (OS state R; a thread in sleep, a lock or I/O is S or D); cpu mode,
+         * used CPU time since the previous pass (at a thread's first sight: state R);
+         * not known at all in gil mode */
+        int ran = o->mode == SAMPLER_WALL ? th->holds_gil || th->os_state == 'R' || th->os_state == 0
+                  : th->cpu_known         ? th->cpu_delta_ns > 0
+                                          : (th->os_state == 'R' || th->os_state == 0);
         int idle = !ran && !th->holds_gil;
         uint32_t state = 0;
         if (ran)
@@ -234,7 +283,12 @@ static int sample_target(loop *L, target *t, uint64_t weight_ns)
         if (o->mode == SAMPLER_WALL && idle && !o->idle)
             continue;
         uint32_t depth = 0;
-        for (int k = th->depth - 1; k >= 0; k--) {
+        int k = th->depth - 1;
+        while (k > 0 && hidden_root(o, th->frames[k].code))
+            k--;
+        if (k == 0 && hidden_root(o, th->frames[0].code))
+            k = th->depth - 1; /* nothing but the launcher: as it is */
+        for (; k >= 0; k--) {
             uint32_t id = frame_id(L, &th->frames[k]);
             if (id != SAMPLE_NONE)
                 L->stack[depth++] = id;
@@ -292,6 +346,8 @@ int sampler_run(const sampler_opts *o, sample_set *set, sampler_result *r, char 
     }
     L->o = o;
     L->set = set;
+    L->cpu = -1;
+    L->allowed_ok = sched_getaffinity(0, sizeof L->allowed, &L->allowed) == 0;
     add_target(L, o->root);
 
     /* Wait for the root to become a readable Python (a launched program is still
@@ -318,6 +374,8 @@ int sampler_run(const sampler_opts *o, sample_set *set, sampler_result *r, char 
         nanosleep(&ts, NULL);
     }
 
+    if (o->started)
+        o->started(o->tick_ctx, L->targets[0].reader ? pyread_version(L->targets[0].reader) : "");
     store_samples *meta = sample_set_data(set);
     sample_set_set_mode(set, sampler_mode_name(o->mode));
     meta->rate_asked_hz = o->rate_hz;
@@ -453,6 +511,8 @@ int sampler_run(const sampler_opts *o, sample_set *set, sampler_result *r, char 
         pyread_close(L->targets[i].reader);
         span_stack_close(L->targets[i].spans);
     }
+    if (L->cpu >= 0)
+        sched_setaffinity(0, sizeof L->allowed, &L->allowed);
     meta->samples = r->passes;
     meta->late_samples = r->late;
     meta->read_errors = r->read_errors;

@@ -25,6 +25,8 @@ enum sampler_mode {
 const char *sampler_mode_name(int mode);
 int sampler_mode_parse(const char *name);
 
+#define SAMPLER_HIDE_MAX 8
+
 typedef struct sampler_opts {
     double rate_hz;
     double duration_s;       /* 0: until the targets exit or *stop is set */
@@ -32,6 +34,10 @@ typedef struct sampler_opts {
     int idle;                /* wall mode: keep threads that wait */
     int subprocesses;        /* follow the root's descendants */
     pid_t root;              /* the process to sample (and whose children to follow) */
+    /* Files whose frames are left out at the root of each stack (what launched the
+     * program, as `lapse run` does: its own and runpy's), unless the stack has no other */
+    const char *hide_root[SAMPLER_HIDE_MAX];
+    int hide_root_count;
     pid_t child;             /* root was launched by us: reap it (0: attached) */
     double start_timeout_s;  /* how long to wait for root to become a readable Python */
     volatile sig_atomic_t *stop;
@@ -40,6 +46,9 @@ typedef struct sampler_opts {
     double tick_s;
     int (*tick)(void *ctx, sample_set *set);
     void *tick_ctx;
+    /* Called once the root is readable, before the first pass (NULL: not called), with
+     * its CPython version; tick_ctx is its context. */
+    void (*started)(void *ctx, const char *version);
 } sampler_opts;
 
 typedef struct sampler_result {

@@ -110,6 +110,10 @@ int diff_write_json(FILE *out, const run_model *a, const run_model *b, const dif
             json_double(&j, "wait_share_delta", r->b.wait_share - r->a.wait_share, 4);
         else
             json_null(&j, "wait_share_delta");
+        json_u64(&j, "ticks_a", r->a.ticks);
+        json_u64(&j, "wait_ticks_a", r->a.wait_ticks);
+        json_u64(&j, "ticks_b", r->b.ticks);
+        json_u64(&j, "wait_ticks_b", r->b.wait_ticks);
         if (both && r->ks_threshold > 0.0) {
             json_double(&j, "ks_d", r->ks_d, 6);
             json_double(&j, "ks_threshold", r->ks_threshold, 6);

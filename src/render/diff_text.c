@@ -70,7 +70,8 @@ static void row_text(FILE *out, const diff_row *r)
                 fmt_duration(c, sizeof c, s->p50_ns), fmt_duration(d, sizeof d, s->p99_ns),
                 fmt_duration(e, sizeof e, (double)s->total_ns));
         if (s->wait_share >= 0.0)
-            fprintf(out, "   wait ~%.0f%%", s->wait_share * 100.0);
+            fprintf(out, "   wait ~%.0f%% (%llu ticks)", s->wait_share * 100.0,
+                    (unsigned long long)s->ticks);
         fputc('\n', out);
         return;
     }
@@ -84,8 +85,9 @@ static void row_text(FILE *out, const diff_row *r)
         double points = (r->b.wait_share - r->a.wait_share) * 100.0;
         if (points > -0.5 && points < 0.5)
             points = 0.0; /* no "-0" */
-        fprintf(out, "    wait ~%.0f%% -> ~%.0f%% (%+.0f points; estimated by sampling each thread's CPU clock)\n",
-                r->a.wait_share * 100.0, r->b.wait_share * 100.0, points);
+        fprintf(out, "    wait ~%.0f%% -> ~%.0f%% (%+.0f points; %llu -> %llu ticks of the CPU sampler)\n",
+                r->a.wait_share * 100.0, r->b.wait_share * 100.0, points,
+                (unsigned long long)r->a.ticks, (unsigned long long)r->b.ticks);
     }
     if (r->few_calls || r->tail_moved) {
         fputs("    ", out);

@@ -1,6 +1,7 @@
 #include "report_caveats.h"
 #include "report_ranks.h"
 
+#include "analyze/sample_stats.h"
 #include "format.h"
 #include "store/sample_set.h"
 
@@ -401,6 +402,13 @@ size_t report_caveats(const run_model *m, report_caveat_fn fn, void *ctx)
             continue;
         report_caveat cv = {.kind = "sampling", .file = w->file, .worker = w, .processes = 1};
         e->msg[0] = 0;
+        if (!s->samples) {
+            add(e, "%s: Python stack sampling was asked for (%s Hz) and took no pass: the sampler could not "
+                   "start or read the process; no PYTHON samples",
+                report_worker_name(name, sizeof name, w), fmt_decimal(b, sizeof b, s->rate_asked_hz, 1));
+            emit(e, &cv);
+            continue;
+        }
         add(e, "%s: Python stack sampling fell short:", report_worker_name(name, sizeof name, w));
         const char *sep = " ";
         if (slow) {
@@ -416,9 +424,13 @@ size_t report_caveats(const run_model *m, report_caveat_fn fn, void *ctx)
             sep = "; ";
         }
         if (s->read_errors)
-            add(e, "%s%s read error%s (stacks unreadable or torn, left out)", sep,
-                fmt_count(b, sizeof b, s->read_errors), s->read_errors == 1 ? "" : "s");
+            add(e, "%s%s read error%s (%s of passes: stacks unreadable or torn, left out)", sep,
+                fmt_count(b, sizeof b, s->read_errors), s->read_errors == 1 ? "" : "s",
+                fmt_percent(a, sizeof a, ss_lost_share(s)));
         add(e, ": its shares rest on fewer samples");
+        if (ss_lost_biased(s))
+            add(e, ", and lean toward callers: a short call is the likeliest to be torn, so the samples "
+                   "lost are its own");
         emit(e, &cv);
     }
 

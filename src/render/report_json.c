@@ -90,7 +90,8 @@ static void phase_json(json_out *j, const run_model *m, const rs_phase *ph, uint
         json_double(j, "wait_share", ph->wait_share, 4);
     else
         json_null(j, "wait_share");
-    json_u64(j, "wait_sampled_ns", p->sampled_wall_ns);
+    json_u64(j, "ticks", p->cpu_ticks);
+    json_u64(j, "wait_ticks", p->cpu_wait_ticks);
     report_ranks_json_phase(j, ph);
     json_begin_array(j, "counters");
     counters_json(j, m, p, 1);
@@ -323,6 +324,17 @@ static void worker_json(json_out *j, const rm_worker *w)
     json_u64(j, "folded_paths", w->folded_paths);
     json_u64(j, "unmatched_ends", w->unmatched_ends);
     json_u64(j, "dropped_counters", w->dropped_counters);
+    if (w->cpu_sampler.period_ms) {
+        json_begin_object(j, "cpu_sampler");
+        json_u64(j, "period_ms", w->cpu_sampler.period_ms);
+        json_u64(j, "ticks", w->cpu_sampler.ticks);
+        json_u64(j, "late_ticks", w->cpu_sampler.late_ticks);
+        json_u64(j, "cpu_ns", w->cpu_sampler.cpu_ns);
+        json_bool(j, "realtime", (int)w->cpu_sampler.realtime);
+        json_end_object(j);
+    } else {
+        json_null(j, "cpu_sampler");
+    }
     json_u64(j, "max_depth", w->max_depth);
     json_u64(j, "max_paths", w->max_paths);
     json_u64(j, "max_spans", w->max_spans);

@@ -84,11 +84,13 @@ static void file_text(FILE *out, const rm_worker *w, unsigned top)
             fmt_decimal(b, sizeof b, s->rate_achieved_hz, 1), fmt_count(c, sizeof c, s->samples),
             fmt_duration(line, sizeof line, (double)s->duration_ns),
             s->idle ? ", idle threads kept" : ", idle threads left out");
-    fprintf(out, "              %s late sample%s (%s), %s read error%s\n",
+    char d[FMT_BUF];
+    fprintf(out, "              %s late sample%s (%s), %s read error%s (%s of passes)\n",
             fmt_count(a, sizeof a, s->late_samples), s->late_samples == 1 ? "" : "s",
             s->samples ? fmt_percent(b, sizeof b, (double)s->late_samples / (double)s->samples)
                        : "n/a",
-            fmt_count(c, sizeof c, s->read_errors), s->read_errors == 1 ? "" : "s");
+            fmt_count(c, sizeof c, s->read_errors), s->read_errors == 1 ? "" : "s",
+            s->samples ? fmt_percent(d, sizeof d, ss_lost_share(s)) : "n/a");
 
     int64_t *pids = malloc(MAX_LIST * sizeof *pids);
     int64_t *tids = malloc(MAX_LIST * sizeof *tids);
@@ -209,6 +211,8 @@ static void file_json(json_out *j, const rm_worker *w, unsigned top)
     json_u64(j, "samples", s->samples);
     json_u64(j, "late_samples", s->late_samples);
     json_u64(j, "read_errors", s->read_errors);
+    json_double(j, "read_error_share", ss_lost_share(s), 6);
+    json_bool(j, "lost_bias_callers", ss_lost_biased(s));
     json_u64(j, "start_real_ns", s->start_real_ns);
     json_u64(j, "end_real_ns", s->end_real_ns);
     json_u64(j, "duration_ns", s->duration_ns);

@@ -6,6 +6,8 @@
 #include "report_ranks.h"
 #include "report_samples.h"
 
+#include "analyze/wait_share.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -360,7 +362,7 @@ static void role_block(FILE *out, const run_model *m, const run_stats *s, uint32
 {
     const rm_role *role = &m->roles[r];
     const rs_role *rs = &s->roles[r];
-    char name[256], a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], d[FMT_BUF], e[FMT_BUF], pbuf[512];
+    char name[256], a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], d[FMT_BUF], e[FMT_BUF], f[FMT_BUF], pbuf[512];
     upper(name, sizeof name, *role->name ? role->name : "(no role)");
     if (role->imbalance > 0.0)
         snprintf(a, sizeof a, "%.2f*", role->imbalance);
@@ -422,7 +424,7 @@ static void role_block(FILE *out, const run_model *m, const run_stats *s, uint32
             width = len < PATH_MAX_WIDTH ? len : PATH_MAX_WIDTH;
     }
     fprintf(out, "\n%-*s %12s %10s %7s %10s %10s%s\n", width + 2, "DOMINANT PHASES by self time",
-            "calls", "self", "procs", "p50", "p99", rs->has_wait ? "     wait" : "");
+            "calls", "self", "procs", "p50", "p99", rs->has_wait ? "     wait   ticks" : "");
     char *listed = calloc(m->path_count, 1);
     uint32_t estimates = 0;
     for (uint32_t i = 0; i < shown; i++) {
@@ -432,12 +434,13 @@ static void role_block(FILE *out, const run_model *m, const run_stats *s, uint32
             listed[ph->path] = 1;
         snprintf(e, sizeof e, "%u/%u", p->in_processes, role->processes);
         estimates += p->sample_stride || p->child_estimated;
-        char wait[16] = "";
+        char wait[40] = "";
         if (rs->has_wait) {
             if (ph->wait_share >= 0.0)
-                snprintf(wait, sizeof wait, "   ~%4.0f%%", ph->wait_share * 100.0);
+                snprintf(wait, sizeof wait, "   ~%4.0f%% %7s", ph->wait_share * 100.0,
+                         fmt_count(f, sizeof f, p->cpu_ticks));
             else
-                snprintf(wait, sizeof wait, "        -");
+                snprintf(wait, sizeof wait, "        - %7s", fmt_count(f, sizeof f, p->cpu_ticks));
         }
         fprintf(out, "%c %-*s %12s %10s %7s %10s %10s%s\n",
                 p->sample_stride || p->child_estimated ? '~' : ' ', width,
@@ -453,11 +456,25 @@ static void role_block(FILE *out, const run_model *m, const run_stats *s, uint32
     fputs("  self = total minus child spans; p50, p99 = wall time per call (merged histogram);\n"
           "  procs = processes that completed a call / processes of the role\n",
           out);
-    if (rs->has_wait)
-        fputs("  wait = share of the phase's wall time its thread was off CPU (blocked: I/O, locks,\n"
-              "  the GIL, queues), estimated by sampling each thread's CPU clock (~); it pairs\n"
-              "  with wall time, so waiting inside a child counts; - = not sampled\n",
-              out);
+    if (rs->has_wait) {
+        const rs_wait_sampler *ws = &rs->wait_sampler;
+        fprintf(out,
+                "  wait = of the instants sampled while the phase was open (ticks), the share at\n"
+                "  which its thread was off CPU (blocked: I/O, locks, the GIL, queues; or waiting\n"
+                "  for a CPU), an estimate (~); waiting inside a child counts;\n"
+                "  - = too few ticks for +-%.0f points (%.1f%% of the time)\n",
+                WAIT_MAX_ERROR * 100.0, WAIT_CONFIDENCE * 100.0);
+        if (ws->ticks)
+            fprintf(out, "  the sampler: %s ticks, %s of CPU each%s\n",
+                    fmt_count(a, sizeof a, ws->ticks),
+                    fmt_duration(b, sizeof b, ws->cpu_ns_per_tick),
+                    ws->realtime_processes == ws->processes ? "" : "; without real-time priority");
+        if (ws->late_share >= 0.05)
+            fprintf(out,
+                    "  %.0f%% of its ticks came late (every CPU was busy): wait%% may be off by\n"
+                    "  several points more\n",
+                    ws->late_share * 100.0);
+    }
     if (estimates) {
         fputs("  ~ = estimated from a sample, not measured. Totals are scaled by the rate:\n", out);
         for (uint32_t i = 0; i < shown; i++) {

@@ -7,6 +7,7 @@
 #include "../core/core.h"
 #include "../core/names.h"
 #include "../store/file_io.h"
+#include "cpu_sampler.h"
 #include "launcher.h"
 #include "proc_sampler.h"
 #include "snapshot.h"
@@ -338,6 +339,12 @@ static void fill_meta(store_meta *m, int final, const char *reason)
     m->max_paths = core_cfg.max_paths;
     m->max_counters = core_cfg.max_counters;
     m->cpu_sample_ms = S.cpu_sample_ms;
+    cpu_sampler_totals cs;
+    cpu_sampler_totals_get(&cs);
+    m->cpu_ticks = cs.ticks;
+    m->cpu_ticks_late = cs.late_ticks;
+    m->cpu_sampler_ns = cs.cpu_ns;
+    m->cpu_sampler_rt = cs.realtime;
     m->thread_names = S.opts.thread_names ? 1u : 0u;
 }
 
@@ -627,20 +634,22 @@ static void *sampler_main(void *arg)
 {
     if (!thread_begin(arg, "lapse-sampler"))
         return NULL;
+    cpu_sampler_thread_init();
     uint64_t now = core_mono_ns();
     uint64_t next_proc = S.proc_sample_ms ? now + ms_to_ns(S.proc_sample_ms) : UINT64_MAX;
     if (S.proc_sample_ms)
         proc_sampler_tick(lapse_io_counters, lapse_rss_bytes);
     for (;;) {
-        /* the CPU sampler sleeps its period after each reading (as measured for
-         * wait%); the process sampler keeps to its own schedule */
-        uint64_t wait_ns = S.cpu_sample_ms ? ms_to_ns(S.cpu_sample_ms) : UINT64_MAX;
+        /* the CPU sampler waits a jittered period after each tick; the process
+         * sampler keeps to its own schedule */
+        uint64_t wait_ns = S.cpu_sample_ms ? cpu_sampler_next_wait_ns() : UINT64_MAX;
         now = core_mono_ns();
         if (next_proc != UINT64_MAX) {
             uint64_t until = next_proc > now ? next_proc - now : 0;
             if (until < wait_ns)
                 wait_ns = until;
         }
+        uint64_t due = now + wait_ns;
         if (wait_ns) {
             struct timespec deadline;
             timespec_after_ns(&deadline, wait_ns);
@@ -649,7 +658,7 @@ static void *sampler_main(void *arg)
         if (__atomic_load_n(&S.sampler_stop, __ATOMIC_ACQUIRE))
             break;
         if (S.cpu_sample_ms)
-            core_sample_cpu();
+            cpu_sampler_tick(due);
         now = core_mono_ns();
         if (now >= next_proc) {
             proc_sampler_tick(lapse_io_counters, lapse_rss_bytes);
@@ -664,6 +673,7 @@ static void *sampler_main(void *arg)
 static void sampler_start(void)
 {
     proc_sampler_reset(S.proc_sample_ms);
+    cpu_sampler_reset(S.cpu_sample_ms);
     if (!S.cpu_sample_ms && !S.proc_sample_ms)
         return;
     S.sampler_stop = 0;

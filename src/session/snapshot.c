@@ -24,8 +24,10 @@ static void copy_node(store_node *dst, const core_node *src, int32_t base, uint3
     dst->hist = (uint64_t *)src->hist;
     dst->sample_stride = src->sample_stride;
     dst->child_estimated = src->child_estimated;
-    dst->sampled_wall_ns = src->sampled_wall_ns;
-    dst->sampled_cpu_ns = src->sampled_cpu_ns;
+    dst->cpu_ticks = __atomic_load_n(&src->cpu_ticks, __ATOMIC_RELAXED);
+    dst->cpu_wait_ticks = __atomic_load_n(&src->cpu_wait_ticks, __ATOMIC_RELAXED);
+    if (dst->cpu_wait_ticks > dst->cpu_ticks) /* the sampler adds ticks first */
+        dst->cpu_wait_ticks = dst->cpu_ticks;
 }
 
 static int take_timeline(store_file *f)

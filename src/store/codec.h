@@ -13,9 +13,10 @@ enum store_section_type {
     STORE_SECTION_COUNTERS = 5,
     STORE_SECTION_SPANS = 6,
     STORE_SECTION_ESTIMATES = 7,
-    STORE_SECTION_CPU_SAMPLES = 8,
+    STORE_SECTION_CPU_SAMPLES = 8, /* older writers' wait%: read, checked, not used */
     STORE_SECTION_PROCESS_SAMPLES = 9,
     STORE_SECTION_SAMPLES = 10, /* Python stack samples (store_samples) */
+    STORE_SECTION_CPU_TICKS = 11, /* the CPU sampler's ticks per node (wait%) */
 };
 
 /* Depth of the span tree. A writer folds spans deeper than its max_depth (meta) into

@@ -31,6 +31,10 @@ typedef struct store_meta {
     uint32_t snapshot_interval_ms;
     uint64_t max_spans, max_depth, max_paths, max_counters;
     uint32_t cpu_sample_ms; /* the CPU sampler's period; 0 when it did not run */
+    uint64_t cpu_ticks;      /* ticks the CPU sampler took */
+    uint64_t cpu_ticks_late; /* of them, taken 200 us or more after their time */
+    uint64_t cpu_sampler_ns; /* the sampler thread's CPU time on them */
+    uint32_t cpu_sampler_rt; /* 1: the sampler thread had real-time priority */
     uint32_t thread_names;  /* 1: readers nest each thread's spans under its name */
     uint64_t timeline_dropped; /* completed spans the timeline had no room for */
     uint64_t folded_depth;     /* spans folded into their parent: depth bound */
@@ -64,9 +68,9 @@ typedef struct store_node {
      * entry in sample_stride was measured and scaled up): every figure an estimate. */
     uint32_t sample_stride;
     uint32_t child_estimated; /* child_ns (and so self time) includes estimates */
-    /* CPU sampler: wall time of the sampled intervals during which the span was
-     * open, and the thread's CPU time in them (wait% = 1 - cpu / wall, estimated) */
-    uint64_t sampled_wall_ns, sampled_cpu_ns;
+    /* CPU sampler: its ticks at which an entry of the path was open on the thread,
+     * and of them those at which the thread was off CPU (wait% = wait / ticks) */
+    uint64_t cpu_ticks, cpu_wait_ticks;
 } store_node;
 
 typedef struct store_counter {

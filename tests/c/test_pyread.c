@@ -221,6 +221,21 @@ static void test_remote_mem(void)
     remote_mem_reset(&rm);
     CHECK(remote_read_cached(&rm, base + page + 3, got, 1, 1) == 0 && got[0] == 0xAB);
 
+    /* a refresh reads again, in one call, what was used since a mark (a torn thread's
+     * blocks), and the blocks named first; the rest of the pass's cache stays */
+    int mark = remote_mem_used_mark(&rm);
+    CHECK(remote_read_cached(&rm, base + 40, got, 8, 1) == 0 && got[0] == two[40]);
+    two[40] = 0x11;                  /* used since the mark */
+    two[page + 3] = 0x22;            /* used before it, named first */
+    two[page + 600] = 0x33;          /* not used in this pass */
+    calls = rm.syscalls;
+    uint64_t first = base + page + 3;
+    CHECK(remote_mem_refresh(&rm, &first, 1, mark) == 0);
+    CHECK(rm.syscalls == calls + 1);
+    CHECK(remote_read_cached(&rm, base + 40, got, 1, 1) == 0 && got[0] == 0x11);
+    CHECK(remote_read_cached(&rm, base + page + 3, got, 1, 1) == 0 && got[0] == 0x22);
+    CHECK(rm.syscalls == calls + 1);
+
     /* the second page goes away: reads stop there */
     munmap(two + page, (size_t)page);
     remote_mem_reset(&rm);

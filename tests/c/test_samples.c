@@ -542,7 +542,7 @@ static void test_report(void)
     CHECK(strstr(text, "estimates from sampling") != NULL);
     CHECK(strstr(text, "mode cpu, asked 1,000.0 Hz, achieved 998.5 Hz, 6 sampling passes") !=
           NULL);
-    CHECK(strstr(text, "1 late sample (16.7%), 2 read errors") != NULL);
+    CHECK(strstr(text, "1 late sample (16.7%), 2 read errors (33.3% of passes)") != NULL);
     CHECK(strstr(text, "process 100  python app.py --fast  (CPython 3.12.1)   6 samples "
                        "standing for ~8.0ms") != NULL);
     /* leaf: 3 ms in MainThread and 4 ms in worker of 8 ms */
@@ -553,7 +553,9 @@ static void test_report(void)
     CHECK(strstr(text, "step/load   4 samples standing for ~4.0ms") != NULL);
     CHECK(strstr(text, "no spans recorded") == NULL); /* a samples-only role has no span block */
     CHECK(strstr(text, "  sampling         python pid 100 on hostA: Python stack sampling fell "
-                       "short: 1 of 6 samples late (16.7%); 2 read errors") != NULL);
+                       "short: 1 of 6 samples late (16.7%); 2 read errors (33.3% of passes: stacks "
+                       "unreadable or torn, left out): its shares rest on fewer samples, and lean toward "
+                       "callers") != NULL);
     free(text);
 
     char *json = report_of(path, 1);
@@ -569,19 +571,37 @@ static void test_report(void)
         "ps = d['python_samples'][0]\n"
         "p = ps['processes'][0]\n"
         "print(ps['estimated'], ps['mode'], ps['late_samples'], ps['read_errors'], p['pid'],"
-        " p['python_version'])\n"
+        " p['python_version'], '%.4f' % ps['read_error_share'], ps['lost_bias_callers'])\n"
         "print(' '.join('%s:%.3f' % (x['function'], x['self_share']) for x in p['top_self']))\n"
         "print(' '.join('%s:%.3f' % (x['function'], x['total_share']) for x in p['top_total']))\n"
         "print([(t['tid'], t['name'], t['samples']) for t in p['threads']])\n"
         "print([(x['path'], x['samples'], x['top_self'][0]['function']) for x in ps['spans']])\n"
         "print([(c['kind'], c['pid']) for c in d['caveats']])\n",
         jpath);
-    CHECK_STR(got, "True cpu 1 2 100 3.12.1\n"
+    CHECK_STR(got, "True cpu 1 2 100 3.12.1 0.3333 True\n"
                    "leaf:0.875 Worker.work:0.125\n"
                    "leaf:0.875 main:0.500 Worker.work:0.500 run:0.500\n"
                    "[(11, 'MainThread', 4), (12, 'worker', 2)]\n"
                    "[('step', 4, 'leaf'), ('step/load', 4, 'leaf')]\n"
                    "[('sampling', 100)]\n");
+    /* read errors in 1% of passes or fewer: named, but no lean toward callers; over 1%: both */
+    sample_set_data(s)->late_samples = 0;
+    sample_set_data(s)->samples = 1000;
+    sample_set_data(s)->read_errors = 10;
+    CHECK(samples_save_lapse(s, &meta, path, 0, err, sizeof err) == 0);
+    text = report_of(path, 0);
+    CHECK(strstr(text, "10 read errors (1.0% of passes: stacks unreadable or torn, left out): its shares "
+                       "rest on fewer samples\n") != NULL);
+    CHECK(strstr(text, "lean toward callers") == NULL);
+    free(text);
+    sample_set_data(s)->read_errors = 11;
+    CHECK(samples_save_lapse(s, &meta, path, 0, err, sizeof err) == 0);
+    text = report_of(path, 0);
+    CHECK(strstr(text, "11 read errors (1.1% of passes: stacks unreadable or torn, left out): its shares "
+                       "rest on fewer samples, and lean toward callers: a short call is the likeliest to be "
+                       "torn, so the samples lost are its own") != NULL);
+    free(text);
+    sample_set_data(s)->samples = 6;
     /* sampling on schedule and no read error: no caveat; a slow rate alone is one */
     sample_set_data(s)->late_samples = 0;
     sample_set_data(s)->read_errors = 0;

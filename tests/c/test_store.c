@@ -182,6 +182,123 @@ static void test_bad_indices_rejected(void)
     bytes_out_free(&buf);
 }
 
+/* Appends a section (header, payload, padding) as docs/format.md lays it out. */
+static void put_section(bytes_out *out, uint32_t type, uint32_t count, const bytes_out *payload)
+{
+    size_t at = out->len;
+    bytes_put_u32(out, type);
+    bytes_put_u32(out, count);
+    bytes_put_u64(out, payload->len);
+    bytes_put_u32(out, store_crc32(payload->data, payload->len));
+    bytes_put_u32(out, 0);
+    bytes_patch_u32(out, at + 20, store_crc32(out->data + at, 20));
+    bytes_put(out, payload->data, payload->len);
+    static const uint8_t pad[8];
+    bytes_put(out, pad, (8 - (payload->len & 7)) & 7);
+}
+
+/* The file of f with the sections for which keep() is 0 left out and, before the
+ * first section of type insert_before, one more: (type, count, payload). */
+static void rewrite(const bytes_out *file, int (*keep)(uint32_t type), uint32_t insert_before,
+                    uint32_t type, uint32_t count, const bytes_out *payload, bytes_out *out)
+{
+    bytes_put(out, file->data, 32);
+    uint32_t sections = 0;
+    size_t pos = 32;
+    while (pos + 24 <= file->len) {
+        uint32_t t, n;
+        uint64_t len;
+        memcpy(&t, file->data + pos, 4);
+        memcpy(&n, file->data + pos + 4, 4);
+        memcpy(&len, file->data + pos + 8, 8);
+        size_t whole = 24 + (size_t)len + ((8 - (len & 7)) & 7);
+        if (t == insert_before && payload) {
+            put_section(out, type, count, payload);
+            sections++;
+            payload = NULL;
+        }
+        if (keep(t)) {
+            bytes_put(out, file->data + pos, whole);
+            sections++;
+        }
+        pos += whole;
+    }
+    bytes_patch_u64(out, 16, out->len);
+    bytes_patch_u32(out, 24, sections);
+    bytes_patch_u32(out, 28, store_crc32(out->data, 28));
+}
+
+static int all_but_ticks(uint32_t type) { return type != STORE_SECTION_CPU_TICKS; }
+
+/* wait%: the ticks per node and the sampler's figures come back; an older writer's
+ * CPU_SAMPLES section is read and left out of the figures. */
+static void test_cpu_ticks(void)
+{
+    store_file in, out;
+    char err[256];
+    sample_model(&in);
+    in.nodes[1].cpu_ticks = 400;
+    in.nodes[1].cpu_wait_ticks = 300;
+    in.nodes[3].cpu_ticks = 7;
+    in.meta.cpu_sample_ms = 10;
+    in.meta.cpu_ticks = 1234;
+    in.meta.cpu_ticks_late = 5;
+    in.meta.cpu_sampler_ns = 987654;
+    in.meta.cpu_sampler_rt = 1;
+    bytes_out buf = {0};
+    CHECK(store_encode(&in, &buf) == 0);
+    CHECK(store_decode(buf.data, buf.len, 0, &out, err, sizeof err) == 0);
+    CHECK_EQ_U64(out.nodes[1].cpu_ticks, 400);
+    CHECK_EQ_U64(out.nodes[1].cpu_wait_ticks, 300);
+    CHECK_EQ_U64(out.nodes[3].cpu_ticks, 7);
+    CHECK_EQ_U64(out.nodes[3].cpu_wait_ticks, 0);
+    CHECK_EQ_U64(out.nodes[2].cpu_ticks, 0);
+    CHECK_EQ_U64(out.meta.cpu_ticks, 1234);
+    CHECK_EQ_U64(out.meta.cpu_ticks_late, 5);
+    CHECK_EQ_U64(out.meta.cpu_sampler_ns, 987654);
+    CHECK_EQ_U64(out.meta.cpu_sampler_rt, 1);
+    store_file_free(&out);
+
+    /* more waiting ticks than ticks is rejected, with a message */
+    in.nodes[1].cpu_wait_ticks = 401;
+    bytes_out bad = {0};
+    CHECK(store_encode(&in, &bad) == 0);
+    CHECK(store_decode(bad.data, bad.len, 0, &out, err, sizeof err) != 0);
+    CHECK(strstr(err, "more waiting ticks than ticks") != NULL);
+    bytes_out_free(&bad);
+
+    /* a file of an older writer: section 8 (u32 node, u64 sampled wall, u64 sampled
+     * cpu) instead of CPU_TICKS. It reads; its wait figures are not used. */
+    bytes_out old = {0}, payload = {0};
+    bytes_put_u32(&payload, 1);
+    bytes_put_u64(&payload, 1000000);
+    bytes_put_u64(&payload, 400000);
+    rewrite(&buf, all_but_ticks, STORE_SECTION_PROCESS_SAMPLES, STORE_SECTION_CPU_SAMPLES, 1,
+            &payload, &old);
+    err[0] = 0;
+    CHECK(store_decode(old.data, old.len, 0, &out, err, sizeof err) == 0);
+    if (!err[0]) {
+        CHECK_EQ_U64(out.node_count, 4);
+        CHECK_EQ_U64(out.nodes[1].cpu_ticks, 0);
+        CHECK_EQ_U64(out.nodes[1].calls, 7);
+        store_file_free(&out);
+    }
+    /* ... and its node indices are still checked */
+    bytes_out worse = {0};
+    payload.len = 0;
+    bytes_put_u32(&payload, 99);
+    bytes_put_u64(&payload, 1);
+    bytes_put_u64(&payload, 1);
+    rewrite(&buf, all_but_ticks, STORE_SECTION_PROCESS_SAMPLES, STORE_SECTION_CPU_SAMPLES, 1,
+            &payload, &worse);
+    CHECK(store_decode(worse.data, worse.len, 0, &out, err, sizeof err) != 0);
+    CHECK(strstr(err, "cpu sample 0 names a node that does not exist") != NULL);
+    bytes_out_free(&worse);
+    bytes_out_free(&payload);
+    bytes_out_free(&old);
+    bytes_out_free(&buf);
+}
+
 static void test_atomic_file(void)
 {
     char dir[] = "/tmp/lapse-test-store-XXXXXX";
@@ -418,6 +535,7 @@ int main(void)
     CHECK_EQ_U64(store_crc32_update(store_crc32("1234", 4), "56789", 5), 0xCBF43926u);
     test_round_trip();
     test_bad_indices_rejected();
+    test_cpu_ticks();
     test_atomic_file();
     test_depth_bound();
     char dir[] = "/tmp/lapse-test-read-XXXXXX";

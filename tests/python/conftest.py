@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import pathlib
@@ -11,6 +12,23 @@ import subprocess
 import sys
 
 import pytest
+
+
+# tests/python/run.sh installs torch where its CPU build is at hand (CPython 3.11)
+# and then requires it; read now, before the autouse fixture clears LAPSE_*.
+REQUIRE_TORCH = os.environ.get("LAPSE_TEST_TORCH") == "1"
+
+
+def needs_torch() -> None:
+    """Skips the test where torch is not installed, or fails it where
+    LAPSE_TEST_TORCH=1 requires torch."""
+    if importlib.util.find_spec("torch") is not None:
+        return
+    if REQUIRE_TORCH:
+        pytest.fail("torch is not installed, and LAPSE_TEST_TORCH=1 requires it "
+                    "(tests/python/run.sh installs torch==2.13.0 on CPython 3.11)")
+    pytest.skip("torch is not installed here (tests/python/run.sh installs it on "
+                "CPython 3.11 only, where its CPU build is at hand)")
 
 
 def lapse_command() -> str:

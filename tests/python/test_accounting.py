@@ -141,7 +141,8 @@ def test_phase_options_checked():
 
 def test_wait_share_of_a_phase_that_sleeps_half_the_time(tmp_path, monkeypatch):
     """The documented error of wait%: a phase that computes for 5 ms and sleeps for
-    5 ms reads about 50% off CPU (sampled every 1 ms here). On a loaded machine the
+    5 ms reads about 50% off CPU (sampled every 1 ms here, for 1.5 s: a share near
+    one half needs some 350 ticks to be shown). On a loaded machine the
     computing half also waits for a CPU (runnable, not running), which wait% rightly
     counts: the estimate is checked against the truth the thread's own CPU clock
     gives, read at each entry and exit here, and against 50% when the truth is
@@ -151,7 +152,7 @@ def test_wait_share_of_a_phase_that_sleeps_half_the_time(tmp_path, monkeypatch):
     monkeypatch.setenv("LAPSE_CPU_SAMPLE_MS", "1")
     wall = cpu = 0
     with Profiler(features=lapse.Feature.SPANS | lapse.Feature.CPU, run_dir=tmp_path) as p:
-        for _ in range(30):
+        for _ in range(150):
             with lapse.phase("half_asleep"):
                 w0, c0 = time.perf_counter_ns(), time.thread_time_ns()
                 end = time.perf_counter() + 0.005

@@ -6,9 +6,11 @@ process: a crash there fails the test instead of ending the test run."""
 
 from __future__ import annotations
 
+import builtins
 import dis
 import gc
 import inspect
+import io
 import json
 import pickle
 import signal
@@ -363,6 +365,32 @@ def test_a_function_whose_timed_code_cannot_be_made_is_named(tmp_path):
             assert strange(40) == 40
 
 
+class _Globals(dict):
+    pass
+
+
+@pytest.mark.parametrize("scope, why", [
+    ({"__builtins__": {"len": len}}, "builtins are not"),
+    (_Globals(__builtins__=builtins), "globals are not a plain dict"),
+], ids=["builtins_of_its_own", "globals_a_dict_subclass"])
+def test_a_function_whose_timed_code_would_not_find_its_marks_is_named(tmp_path, scope, why):
+    """Timed code finds its span marks among the builtins, past the globals: a
+    function made with builtins of its own (exec with a "__builtins__" of its own,
+    as namedtuple makes __new__) or with globals whose lookups could run Python code
+    has no timed code; a warning names it when the session starts (3.11: it is not
+    timed; 3.12+: timed with a C frame per call, also past the depth where it would
+    switch), and it runs as it does without lapse."""
+    exec("def own(n):\n    return len('x') if n == 0 else 1 + own(n - 1)\n", scope)
+    own = span(scope["own"])
+    code = own.__code__
+    assert own(40) == 41
+    with pytest.warns(RuntimeWarning, match=f"own.*timed.*{why}"):
+        with Profiler(run_dir=tmp_path) as p:
+            assert own(40) == 41
+            assert own.__code__ is code
+    assert calls_of(phases(report(p.file)), ("own",)) == (0 if sys.version_info < (3, 12) else 41)
+
+
 def test_timed_code_does_not_outlive_its_function(tmp_path):
     """Functions compiled and decorated over and over (generated code) leave
     nothing behind: their code and timed code go with them."""
@@ -390,10 +418,50 @@ def test_timed_code_marks_pickle():
     assert -marks == 0 and marks ^ 0 is None  # dormant: nothing begun, nothing ended
 
 
+class _ByValue(pickle.Pickler):
+    """Pickles code objects by their fields, as cloudpickle does."""
+
+    def reducer_override(self, obj):
+        if obj is types.CodeType:  # not importable by name: builtins.code
+            return eval, ("__import__('types').CodeType",)
+        if type(obj) is types.CodeType:
+            c = obj
+            return types.CodeType, (
+                c.co_argcount, c.co_posonlyargcount, c.co_kwonlyargcount, c.co_nlocals,
+                c.co_stacksize, c.co_flags, c.co_code, c.co_consts, c.co_names, c.co_varnames,
+                c.co_filename, c.co_name, c.co_qualname, c.co_firstlineno, c.co_linetable,
+                c.co_exceptiontable, c.co_freevars, c.co_cellvars)
+        return NotImplemented
+
+
+def test_a_timed_code_pickled_by_value_runs_in_a_fresh_process(tmp_path):
+    """A timed code copied by value into a process that has made no span marks
+    finds its marks there (unpickling them puts them among that process's
+    builtins) and times its calls there."""
+
+    def add(a, b):
+        return a + b
+
+    timed = core._timed_code(add.__code__, core._span_marks("by_value"))
+    data = io.BytesIO()
+    _ByValue(data).dump(timed)
+    (tmp_path / "code.pickle").write_bytes(data.getvalue())
+    got = run_child("""
+        import pickle, types
+        code = pickle.loads(open(sys.argv[1] + "/code.pickle", "rb").read())
+        add = types.FunctionType(code, {"__builtins__": __builtins__})
+        with Profiler(run_dir=sys.argv[1]) as p:
+            result = add(2, 3)
+        print(json.dumps({"result": [result, add(4, 5)], "file": p.file}))
+        """, tmp_path)
+    assert got["result"] == [5, 9]
+    assert phases(report(got["file"]))["by_value"]["calls"] == 1
+
+
 # ---- the timed code read back with dis, against the code it was made from ----
 
-_BEGIN = ["LOAD_CONST", "UNARY_NEGATIVE"]
-_END = ["LOAD_CONST", "SWAP", "BINARY_OP", "POP_TOP"]
+_BEGIN = ["LOAD_GLOBAL", "UNARY_NEGATIVE"]
+_END = ["LOAD_GLOBAL", "SWAP", "BINARY_OP", "POP_TOP"]
 _HANDLER = ["SWAP"] + _END + ["SWAP", "RERAISE"]
 _NONE = (None, None, None, None)
 
@@ -425,8 +493,8 @@ def check_timed_code(fn) -> None:
         assert got == names, (fn, at, got, names)
         for _, i in new[at:at + len(names)]:
             assert i.positions == positions, (fn, i)
-            if i.opname == "LOAD_CONST":
-                assert i.argval is marks
+            if i.opname == "LOAD_GLOBAL":  # the marks, from the builtins module
+                assert vars(builtins)[i.argval] is marks and i.arg % 2 == 0, (fn, i)
             if i.opname == "BINARY_OP":
                 assert i.argrepr == "^"
         at += len(names)
@@ -452,6 +520,8 @@ def check_timed_code(fn) -> None:
     assert at == len(new)
     assert all(a is b for a, b in zip(made.co_consts, code.co_consts))
     assert made.co_consts[len(code.co_consts):] == (marks, code)  # and what it was made from
+    assert made.co_names[:len(code.co_names)] == code.co_names
+    assert vars(builtins)[made.co_names[len(code.co_names)]] is marks
     stands_for[len(code.co_code)] = handler
     for old_target, new_target in pairs:
         assert stands_for[old_target] == new_target, (fn, old_target, new_target)
@@ -575,6 +645,33 @@ def test_timed_code_reads_back_as_the_code_it_was_made_from():
     assert checked > 1000
 
 
+def _literal(value) -> bool:
+    """What a tracer of bytecode (torch.compile's Dynamo) takes as a constant."""
+    if type(value) in (tuple, frozenset):
+        return all(map(_literal, value))
+    return type(value) in (type(None), bool, int, float, complex, str, bytes, type(...),
+                           type(NotImplemented), types.CodeType)
+
+
+def test_timed_code_loads_nothing_a_bytecode_tracer_refuses():
+    """torch.compile traces timed code: it makes a constant of what LOAD_CONST loads
+    (and raised on a SpanMarks there), and of a builtin that LOAD_GLOBAL finds and
+    that is not callable. Timed code loads its marks from the builtins, callable,
+    and only literals as constants."""
+    marks = core._span_marks("checked")
+    checked = 0
+    for fn in [*_shapes(), *_corpus()]:
+        for i in dis.get_instructions(core._timed_code(fn.__code__, marks)):
+            if i.opname in ("LOAD_CONST", "RETURN_CONST"):
+                assert _literal(i.argval), (fn, i)
+            elif (i.opname == "LOAD_GLOBAL" and i.argval not in fn.__globals__
+                    and i.argval in vars(builtins)):
+                value = vars(builtins)[i.argval]
+                assert callable(value) or _literal(value), (fn, i)
+        checked += 1
+    assert checked > 1000
+
+
 def test_timed_stdlib_functions_behave_as_their_own(tmp_path):
     """Every plain function of json, textwrap and difflib run as timed code (as a
     session makes them) returns what it returns untimed."""
@@ -599,7 +696,11 @@ def test_timed_stdlib_functions_behave_as_their_own(tmp_path):
                 members = vars(value).values() if isinstance(value, type) else [value]
                 for f in members:
                     f = getattr(f, "__func__", f)
-                    if isinstance(f, types.FunctionType) and not f.__code__.co_flags & 0x3A0:
+                    # (a session leaves a function with builtins of its own, such as a
+                    # namedtuple's __new__, without timed code: it would not find its
+                    # marks)
+                    if (isinstance(f, types.FunctionType) and not f.__code__.co_flags & 0x3A0
+                            and f.__builtins__ is vars(builtins)):
                         marks = core._span_marks(f.__qualname__)
                         swapped.append((f, f.__code__))
                         f.__code__ = core._timed_code(f.__code__, marks)

@@ -17,11 +17,8 @@ import pytest
 
 import lapse
 from lapse.profile import RankSpread
-from conftest import lapse_command, phases, report
+from conftest import lapse_command, needs_torch, phases, report
 
-# tests/python/run.sh installs torch where its CPU build is at hand (CPython 3.11)
-# and then requires it; read now, before the autouse fixture clears LAPSE_*.
-REQUIRE_TORCH = os.environ.get("LAPSE_TEST_TORCH") == "1"
 RANKS = 4
 ITERATIONS = 5
 
@@ -168,19 +165,8 @@ def test_mpirun_mpi4py_is_one_report(tmp_path):
     assert "ACROSS RANKS" in text and f"in 1/{RANKS}" in text, text
 
 
-def torch_available() -> bool:
-    if importlib.util.find_spec("torch") is not None:
-        return True
-    if REQUIRE_TORCH:
-        pytest.fail("torch is not installed, and LAPSE_TEST_TORCH=1 requires it "
-                    "(tests/python/run.sh installs torch==2.13.0 on CPython 3.11)")
-    return False
-
-
 def test_torchrun_gloo_is_one_report(tmp_path):
-    if not torch_available():
-        pytest.skip("torch is not installed here (tests/python/run.sh installs it on "
-                    "CPython 3.11 only, where its CPU build is at hand)")
+    needs_torch()
     program = tmp_path / "torch_program.py"
     program.write_text(TORCH_PROGRAM)
     runs = tmp_path / "runs"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 import subprocess
 import textwrap
 import time
@@ -104,8 +105,39 @@ def test_a_sampler_that_fails_warns_and_the_program_carries_on(tmp_path, monkeyp
             with span("train"):
                 spin(0.05)
     doc = report(pathlib.Path(p.file))
-    assert doc.get("python_samples", []) == []
+    [samples] = doc["python_samples"]
+    assert samples["samples"] == 0 and samples["processes"] == []
+    [caveat] = [c for c in doc["caveats"] if c["kind"] == "sampling"]
+    assert "Python stack sampling was asked for (100.0 Hz) and took no pass" in caveat["message"]
     assert [ph["path"] for ph in doc["roles"][0]["phases"]] == ["train"]
+
+
+@pytest.mark.parametrize("script", ["echo 'lapse record: cannot read this process' >&2\nexit 1\n",
+                                    "exit 1\n"])
+def test_strict_fails_before_the_body_when_the_sampler_cannot_start(tmp_path, monkeypatch, script):
+    """strict=True waits for the sampler to read this process: one that ends at start
+    (saying why, or not) fails the start, naming it, before the body runs."""
+    fake = tmp_path / "lapse"
+    fake.write_text("#!/bin/sh\n" + script)
+    fake.chmod(0o755)
+    monkeypatch.setenv("LAPSE_COMMAND", str(fake))
+    ran = False
+    with pytest.raises(RuntimeError, match="the Python sampler .* could not start: "
+                       + ("lapse record: cannot read this process" if "echo" in script
+                          else "the sampler ended with status 1")):
+        with Profiler(features=Feature.SPANS | Feature.PYTHON, run_dir=tmp_path / "runs", strict=True):
+            ran = True
+    assert not ran
+    with Profiler(features=Feature.SPANS, run_dir=tmp_path / "again") as p:  # no session was left on
+        assert p.active
+
+
+def test_strict_with_a_sampler_that_starts(tmp_path):
+    with Profiler(features=Feature.SPANS | Feature.PYTHON, run_dir=tmp_path, python_hz=200,
+                  strict=True) as p:
+        spin(0.3)
+    [samples] = report(pathlib.Path(p.file))["python_samples"]
+    assert samples["samples"] > 20
 
 
 def test_bad_rate():
@@ -138,6 +170,20 @@ def test_lapse_run_samples_python_by_default(tmp_path):
     [samples] = report(runs)["python_samples"]
     inside = {s["path"]: s for s in samples["spans"]}
     assert inside["step"]["top_self"][0]["function"] == "crunch", inside
+
+    # lapse's own launcher (lapse/__main__.py, profiler.py, runpy) is not in the samples:
+    # every stack of the main thread starts at the script
+    stacks = tmp_path / "stacks.txt"
+    r = subprocess.run([lapse_command(), "export", str(runs), "--collapsed", str(stacks)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    roots = set()
+    for line in stacks.read_text().splitlines():
+        if line.startswith("#") or "job.py" not in line:
+            continue
+        frames = [f for f in line.rsplit(" ", 1)[0].split(";") if re.search(r" \(.*:\d+\)$", f)]
+        roots.add(frames[0])
+    assert roots and all(r.startswith("<module> (") and "job.py" in r for r in roots), roots
 
     # the samples convert to the usual formats
     svg = tmp_path / "flame.svg"

@@ -1,6 +1,6 @@
 /* The timed code of a plain function (CPython 3.11 to 3.13).
  *
- * ext_code_timed(code, marks) returns a copy of a function's code object that
+ * ext_code_timed(code, marks, name) returns a copy of a function's code object that
  * begins the span right after its RESUME (-marks) and keeps the token at the
  * bottom of its value stack for the whole body; that ends it (marks ^ token)
  * before each return; and that, from a handler covering the body wherever the code
@@ -10,25 +10,33 @@
  * interpreter keeps inlining its calls: no C frame per call, and the recursion
  * limit counts what it counts without lapse.
  *
- *   after RESUME:        LOAD_CONST marks UNARY_NEGATIVE           -> [token]
- *   before RETURN_VALUE: SWAP 2 LOAD_CONST marks SWAP 2 BINARY_OP ^ POP_TOP
+ *   after RESUME:        LOAD_GLOBAL marks UNARY_NEGATIVE          -> [token]
+ *   before RETURN_VALUE: SWAP 2 LOAD_GLOBAL marks SWAP 2 BINARY_OP ^ POP_TOP
  *                        ([token, value] -> [value, marks, token] -> [value])
- *   before RETURN_CONST: LOAD_CONST marks SWAP 2 BINARY_OP ^ POP_TOP
- *   the handler:         SWAP 3 LOAD_CONST marks SWAP 2 BINARY_OP ^ POP_TOP
+ *   before RETURN_CONST: LOAD_GLOBAL marks SWAP 2 BINARY_OP ^ POP_TOP
+ *   the handler:         SWAP 3 LOAD_GLOBAL marks SWAP 2 BINARY_OP ^ POP_TOP
  *                        SWAP 2 RERAISE 1 ([token, lasti, exc] -> [lasti, exc])
  *
+ * The marks are loaded by `name`, which a session puts in the builtins module
+ * (the user's globals stay as they are), not as a constant: a tracer of bytecode
+ * takes what LOAD_CONST loads for a literal (torch.compile's Dynamo raised on a
+ * SpanMarks there), while a callable it finds among the builtins is an object it
+ * does not know, whose operators it graph-breaks on and runs eagerly.
  * None of these instructions checks for pending signals, and the marks' slots
  * never fail: the token is on the stack from the instruction after RESUME's
- * prologue to the end mark, and nothing can raise in between.
+ * prologue to the end mark, and nothing can raise in between (the LOAD_GLOBAL
+ * finds its name: plain_functions.c switches a function to its timed code only
+ * where its globals and builtins give the marks).
  *
  * Everything else is the code's own: each instruction is copied with its argument
  * and inline caches, each jump aimed at the same instruction (EXTENDED_ARG
  * prefixes recomputed), the exception table's entries shifted (their stack depth
  * one more: the token), the positions of every instruction kept (inserted ones
- * have none, or the return's own); the marks and the code itself (what a session
- * gives back) appended to co_consts. The code made is decoded again and checked
- * against the layout meant. Which opcodes carry
- * inline caches and which jump backward is read once from the `opcode` module. */
+ * have none, or the return's own); `name` appended to co_names, and the marks and
+ * the code itself (what a session gives back) to co_consts (where no instruction
+ * loads them). The code made is decoded again and checked against the layout
+ * meant. Which opcodes carry inline caches and which jump backward is read once
+ * from the `opcode` module. */
 #include "ext.h"
 
 #include <opcode.h>
@@ -184,10 +192,16 @@ static int emit(layout *l, int op, int arg, int pos)
     return 0;
 }
 
-/* [.., token] -> [..]: marks ^ token */
-static int emit_end(layout *l, int marks_k, int pos)
+/* [..] -> [.., marks]: the marks from the builtins, by the name at names[name_k] */
+static int emit_marks(layout *l, int name_k, int pos)
 {
-    if (emit(l, LOAD_CONST, marks_k, pos) < 0 || emit(l, SWAP, 2, pos) < 0 ||
+    return emit(l, LOAD_GLOBAL, name_k << 1, pos); /* the low bit: no NULL pushed */
+}
+
+/* [.., token] -> [..]: marks ^ token */
+static int emit_end(layout *l, int name_k, int pos)
+{
+    if (emit_marks(l, name_k, pos) < 0 || emit(l, SWAP, 2, pos) < 0 ||
         emit(l, BINARY_OP, NB_XOR, pos) < 0)
         return -1;
     return emit(l, POP_TOP, 0, pos);
@@ -368,14 +382,14 @@ static Py_ssize_t loc_table(const layout *l, int (*pos)[4], int first_line, unsi
 
 /* ---- the timed code ---- */
 
-static PyObject *replace_code(PyObject *code, PyObject *bytes, PyObject *consts, int stacksize,
-                              PyObject *lines, PyObject *exceptions)
+static PyObject *replace_code(PyObject *code, PyObject *bytes, PyObject *consts, PyObject *names,
+                              int stacksize, PyObject *lines, PyObject *exceptions)
 {
     PyObject *replace = PyObject_GetAttrString(code, "replace");
     PyObject *args = PyTuple_New(0);
-    PyObject *kw = Py_BuildValue("{sOsOsisOsO}", "co_code", bytes, "co_consts", consts,
-                                 "co_stacksize", stacksize, "co_linetable", lines,
-                                 "co_exceptiontable", exceptions);
+    PyObject *kw = Py_BuildValue("{sOsOsOsisOsO}", "co_code", bytes, "co_consts", consts,
+                                 "co_names", names, "co_stacksize", stacksize, "co_linetable",
+                                 lines, "co_exceptiontable", exceptions);
     PyObject *made = replace && args && kw ? PyObject_Call(replace, args, kw) : NULL;
     Py_XDECREF(replace);
     Py_XDECREF(args);
@@ -406,7 +420,7 @@ static int check(PyObject *made, const layout *l)
     return rc;
 }
 
-PyObject *ext_code_timed(PyObject *code, PyObject *marks)
+PyObject *ext_code_timed(PyObject *code, PyObject *marks, PyObject *marks_name)
 {
     if (!PyCode_Check(code)) {
         PyErr_SetString(PyExc_TypeError, "lapse: timed code is made from a code object");
@@ -424,15 +438,16 @@ PyObject *ext_code_timed(PyObject *code, PyObject *marks)
     PyObject *bytes = PyObject_GetAttrString(code, "co_code");
     PyObject *consts = PyObject_GetAttrString(code, "co_consts");
     PyObject *table = PyObject_GetAttrString(code, "co_exceptiontable");
-    PyObject *made = NULL, *new_bytes = NULL, *new_consts = NULL, *new_lines = NULL,
-             *new_table = NULL;
+    PyObject *names = PyObject_GetAttrString(code, "co_names");
+    PyObject *made = NULL, *new_bytes = NULL, *new_consts = NULL, *new_names = NULL,
+             *new_lines = NULL, *new_table = NULL;
     read_ins *ins = NULL;
     int *first_of = NULL, *copy_of = NULL, *index_at = NULL, (*pos)[4] = NULL;
     exc_entry *entries = NULL;
     layout l = {NULL, 0, 0};
     unsigned char *out = NULL;
-    if (!bytes || !consts || !table || !PyBytes_Check(bytes) || !PyTuple_Check(consts) ||
-        !PyBytes_Check(table))
+    if (!bytes || !consts || !table || !names || !PyBytes_Check(bytes) || !PyTuple_Check(consts) ||
+        !PyBytes_Check(table) || !PyTuple_Check(names))
         goto done;
     int units = (int)(PyBytes_GET_SIZE(bytes) / 2);
     Py_ssize_t table_len = PyBytes_GET_SIZE(table);
@@ -463,14 +478,14 @@ PyObject *ext_code_timed(PyObject *code, PyObject *marks)
         goto done;
     }
 
-    Py_ssize_t nconsts = PyTuple_GET_SIZE(consts);
-    int marks_k = (int)nconsts;
+    Py_ssize_t nconsts = PyTuple_GET_SIZE(consts), nnames = PyTuple_GET_SIZE(names);
+    int name_k = (int)nnames;
     for (int i = 0; i <= resume; i++) {
         first_of[i] = copy_of[i] = l.n;
         if (emit(&l, ins[i].op, ins[i].arg, ins[i].at) < 0)
             goto done;
     }
-    if (emit(&l, LOAD_CONST, marks_k, -1) < 0 || emit(&l, UNARY_NEGATIVE, 0, -1) < 0)
+    if (emit_marks(&l, name_k, -1) < 0 || emit(&l, UNARY_NEGATIVE, 0, -1) < 0)
         goto done;
     int body_first = l.n;
     for (int i = resume + 1; i < n; i++) {
@@ -487,14 +502,14 @@ PyObject *ext_code_timed(PyObject *code, PyObject *marks)
         }
         if (op == RETURN_VALUE && emit(&l, SWAP, 2, ins[i].at) < 0)
             goto done;
-        if (returns && emit_end(&l, marks_k, ins[i].at) < 0)
+        if (returns && emit_end(&l, name_k, ins[i].at) < 0)
             goto done;
         copy_of[i] = l.n;
         if (emit(&l, op, ins[i].arg, ins[i].at) < 0)
             goto done;
     }
     int handler = l.n;
-    if (emit(&l, SWAP, 3, -1) < 0 || emit_end(&l, marks_k, -1) < 0 ||
+    if (emit(&l, SWAP, 3, -1) < 0 || emit_end(&l, name_k, -1) < 0 ||
         emit(&l, SWAP, 2, -1) < 0 || emit(&l, RERAISE, 1, -1) < 0)
         goto done;
     for (int i = 0; i < n; i++) {
@@ -580,8 +595,16 @@ PyObject *ext_code_timed(PyObject *code, PyObject *marks)
     Py_ssize_t ln = loc_table(&l, pos, co->co_firstlineno, out);
     new_lines = PyBytes_FromStringAndSize((const char *)out, ln);
     new_consts = PyTuple_New(nconsts + 2);
-    if (!new_table || !new_lines || !new_consts)
+    new_names = PyTuple_New(nnames + 1);
+    if (!new_table || !new_lines || !new_consts || !new_names)
         goto done;
+    for (Py_ssize_t k = 0; k < nnames; k++) {
+        PyObject *v = PyTuple_GET_ITEM(names, k);
+        Py_INCREF(v);
+        PyTuple_SET_ITEM(new_names, k, v);
+    }
+    Py_INCREF(marks_name);
+    PyTuple_SET_ITEM(new_names, nnames, marks_name);
     for (Py_ssize_t k = 0; k < nconsts; k++) {
         PyObject *v = PyTuple_GET_ITEM(consts, k);
         Py_INCREF(v);
@@ -592,7 +615,7 @@ PyObject *ext_code_timed(PyObject *code, PyObject *marks)
     Py_INCREF(code);
     PyTuple_SET_ITEM(new_consts, nconsts + 1, code);
     int stacksize = co->co_stacksize + 1 > 4 ? co->co_stacksize + 1 : 4;
-    made = replace_code(code, new_bytes, new_consts, stacksize, new_lines, new_table);
+    made = replace_code(code, new_bytes, new_consts, new_names, stacksize, new_lines, new_table);
     if (made && check(made, &l) < 0)
         Py_CLEAR(made);
 
@@ -602,6 +625,8 @@ done:
     Py_XDECREF(table);
     Py_XDECREF(new_bytes);
     Py_XDECREF(new_consts);
+    Py_XDECREF(new_names);
+    Py_XDECREF(names);
     Py_XDECREF(new_lines);
     Py_XDECREF(new_table);
     PyMem_Free(ins);
@@ -621,10 +646,11 @@ done:
 
 int ext_code_timed_init(void) { return 0; }
 
-PyObject *ext_code_timed(PyObject *code, PyObject *marks)
+PyObject *ext_code_timed(PyObject *code, PyObject *marks, PyObject *marks_name)
 {
     (void)code;
     (void)marks;
+    (void)marks_name;
     PyErr_SetString(PyExc_ValueError, "lapse: no bytecode layout known for this CPython");
     return NULL;
 }

@@ -26,9 +26,10 @@ int ext_plain_functions_disable(void);
 PyObject *ext_plain_functions_register(PyObject *name, PyObject *fn, uint32_t id);
 
 /* code_timed.c: a copy of a plain function's code that begins its span (-marks)
- * after its RESUME and ends it (marks ^ token) on every way out; its last two
- * constants are marks and code. Raises ValueError when it cannot be made. */
-PyObject *ext_code_timed(PyObject *code, PyObject *marks);
+ * after its RESUME and ends it (marks ^ token) on every way out, loading the marks
+ * with LOAD_GLOBAL marks_name; its last two constants are marks and code. Raises
+ * ValueError when it cannot be made. */
+PyObject *ext_code_timed(PyObject *code, PyObject *marks, PyObject *marks_name);
 /* Reads, at import, what it needs of the `opcode` module (no Python runs later). */
 int ext_code_timed_init(void);
 extern PyMethodDef ext_plain_functions_methods[];

@@ -35,16 +35,26 @@
  * unary or binary operator, so no exception from a signal handler can come between
  * a mark and the instruction after it (one there would leave the span open, or end
  * it twice); an operator's slot is also not a call that profilers see (c_call),
- * that 3.11 charges to the recursion limit, or that needs a NULL pushed. */
+ * that 3.11 charges to the recursion limit, or that needs a NULL pushed.
+ *
+ * Timed code loads the marks by their key, "__lapse_marks__:" and the span name,
+ * which each SpanMarks has in the builtins module from when it is made (so also in
+ * a process that unpickles a timed code: its marks are remade there first). They
+ * are callable only so that torch.compile's Dynamo, which takes a builtin that is
+ * not callable for one of Python's constants (and raises on anything else), treats
+ * them as an object it does not know: it graph-breaks at their operators. Calling
+ * them raises TypeError. */
 
 typedef struct {
     PyObject_HEAD
     PyObject *name;
+    PyObject *key; /* its name in the builtins module */
     uint32_t id;
 } SpanMarksObject;
 
 static PyTypeObject SpanMarks_Type;
-static PyObject *marks; /* span name -> its SpanMarks */
+static PyObject *marks;    /* span name -> its SpanMarks */
+static PyObject *builtins; /* the builtins module's dict */
 
 /* -marks: begins the span; the token (0: nothing begun) */
 static PyObject *mark_begin(PyObject *self)
@@ -81,6 +91,7 @@ static PyNumberMethods SpanMarks_number = {
 static void SpanMarks_dealloc(SpanMarksObject *m)
 {
     Py_XDECREF(m->name);
+    Py_XDECREF(m->key);
     PyObject_Free(m);
 }
 
@@ -105,6 +116,15 @@ static PyObject *SpanMarks_reduce(SpanMarksObject *m, PyObject *unused)
     return Py_BuildValue("(O(O))", remake, m->name);
 }
 
+/* marks(): a TypeError (see above why the type has tp_call) */
+static PyObject *SpanMarks_call(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)args;
+    (void)kwargs;
+    PyErr_Format(PyExc_TypeError, "%R is not called", self);
+    return NULL;
+}
+
 static PyMethodDef SpanMarks_methods[] = {
     {"__reduce__", (PyCFunction)SpanMarks_reduce, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
@@ -119,6 +139,7 @@ static PyTypeObject SpanMarks_Type = {
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_dealloc = (destructor)SpanMarks_dealloc,
     .tp_repr = (reprfunc)SpanMarks_repr,
+    .tp_call = SpanMarks_call,
     .tp_as_number = &SpanMarks_number,
     .tp_methods = SpanMarks_methods,
 };
@@ -140,7 +161,9 @@ static PyObject *span_marks_for(PyObject *name)
     Py_INCREF(name);
     m->name = name;
     m->id = id;
-    if (PyDict_SetItem(marks, name, (PyObject *)m) < 0) {
+    m->key = PyUnicode_FromFormat("__lapse_marks__:%U", name);
+    if (!m->key || PyDict_SetItem(builtins, m->key, (PyObject *)m) < 0 ||
+        PyDict_SetItem(marks, name, (PyObject *)m) < 0) {
         Py_DECREF(m);
         return NULL;
     }
@@ -197,6 +220,63 @@ static PyObject *forget_timed(PyObject *key, PyObject *ref)
 
 static PyMethodDef forget_timed_def = {"forget_timed", forget_timed, METH_O, NULL};
 
+/* Why fn's timed code would not find its marks, or NULL: timed code loads them
+ * with LOAD_GLOBAL, which looks in fn's globals, then in fn's builtins (a function
+ * made with builtins of its own, as exec with a "__builtins__" of its own makes
+ * one, would raise NameError there). */
+static const char *marks_unreachable(PyObject *fn, PyObject *m)
+{
+    PyFunctionObject *f = (PyFunctionObject *)fn;
+    if (f->func_builtins != builtins)
+        return "its builtins are not the builtins module's";
+    if (!PyDict_CheckExact(f->func_globals)) /* a lookup there could run Python code */
+        return "its globals are not a plain dict";
+    if (PyDict_GetItemWithError(f->func_globals, ((SpanMarksObject *)m)->key))
+        return "its globals hold the name of its span marks";
+    return PyErr_Occurred() ? "" : NULL;
+}
+
+/* Warns that fn has no timed code (the error set says why) and remembers its code
+ * as having none; an error is left set only when the warning became one. */
+static void no_timed_code(PyObject *fn, PyObject *code, PyObject *key)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+#if PY_VERSION_HEX >= 0x030C0000
+    const char *how = "is timed with a C frame per call";
+#else
+    const char *how = "is not timed";
+#endif
+    PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "lapse: %R %s (%S)", fn, how,
+                     value ? value : Py_None);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    PyErr_Fetch(&type, &value, &tb);
+    PyDict_SetItem(unmade, key, code);
+    PyErr_Restore(type, value, tb);
+}
+
+/* The span marks of fn (a new reference) where its timed code would find them;
+ * NULL where its code is known to have no timed code, or (a warning says why, see
+ * no_timed_code) where its timed code would not find them. key: id(fn's code). */
+static PyObject *reachable_marks(PyObject *fn, PyObject *code, PyObject *key)
+{
+    if (PyDict_GetItemWithError(unmade, key) || PyErr_Occurred())
+        return NULL;
+    PyObject *name = PyObject_GetAttrString(fn, "__lapse_span__");
+    PyObject *m = name && PyUnicode_Check(name) ? span_marks_for(name) : NULL;
+    Py_XDECREF(name);
+    const char *unreachable = m ? marks_unreachable(fn, m) : "";
+    if (!unreachable)
+        return m;
+    if (*unreachable)
+        PyErr_Format(PyExc_ValueError, "lapse: %s", unreachable);
+    Py_XDECREF(m);
+    no_timed_code(fn, code, key);
+    return NULL;
+}
+
 /* The timed code of fn (a new reference; fn's own code if it runs timed code
  * already); NULL without an error when it has none (a warning said why, once per
  * code object), NULL with an error when a warning became one. */
@@ -208,10 +288,13 @@ static PyObject *timed_code_of(PyObject *fn)
         return code;
     }
     PyObject *key = PyLong_FromVoidPtr(code);
-    if (!key)
+    PyObject *m = key ? reachable_marks(fn, code, key) : NULL;
+    if (!m) {
+        Py_XDECREF(key);
         return NULL;
-    PyObject *ref = PyDict_GetItemWithError(made, key);
+    }
     PyObject *timed = NULL;
+    PyObject *ref = PyDict_GetItemWithError(made, key);
 #if PY_VERSION_HEX >= 0x030D0000
     if (ref && PyWeakref_GetRef(ref, &timed) < 0)
         timed = NULL;
@@ -220,34 +303,15 @@ static PyObject *timed_code_of(PyObject *fn)
         Py_INCREF(timed); /* None when it is gone */
 #endif
     if (timed && origin_of(timed) == code) {
+        Py_DECREF(m);
         Py_DECREF(key);
         return timed;
     }
     Py_CLEAR(timed);
-    if (PyErr_Occurred() || PyDict_GetItemWithError(unmade, key) || PyErr_Occurred()) {
-        Py_DECREF(key);
-        return NULL;
-    }
-    PyObject *name = PyObject_GetAttrString(fn, "__lapse_span__");
-    PyObject *m = name && PyUnicode_Check(name) ? span_marks_for(name) : NULL;
-    Py_XDECREF(name);
-    timed = m ? ext_code_timed(code, m) : NULL;
-    Py_XDECREF(m);
+    timed = PyErr_Occurred() ? NULL : ext_code_timed(code, m, ((SpanMarksObject *)m)->key);
+    Py_DECREF(m);
     if (!timed) {
-        PyObject *type, *value, *tb;
-        PyErr_Fetch(&type, &value, &tb);
-#if PY_VERSION_HEX >= 0x030C0000
-        const char *how = "is timed with a C frame per call";
-#else
-        const char *how = "is not timed";
-#endif
-        int warned = PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "lapse: %R %s (%S)", fn, how,
-                                      value ? value : Py_None);
-        Py_XDECREF(type);
-        Py_XDECREF(value);
-        Py_XDECREF(tb);
-        if (warned == 0)
-            PyDict_SetItem(unmade, key, code);
+        no_timed_code(fn, code, key);
         Py_DECREF(key);
         return NULL;
     }
@@ -329,11 +393,22 @@ static PyObject *timed_call(PyObject *fn, PyObject *const *args, size_t nargsf,
     return result;
 }
 
-/* Starts timing fn (a registered function) for the session. */
+/* Starts timing fn (a registered function) for the session. A function whose
+ * timed code would not find its marks is named now, from the frame that starts the
+ * session or registers it, rather than from its own deep calls (whose builtins may
+ * be what warnings cannot run with: a frame whose builtins lack __import__ makes a
+ * warning raise KeyError). */
 static int time_function(PyObject *fn)
 {
     PyFunction_SetVectorcall((PyFunctionObject *)fn, timed_call);
-    return 0;
+    PyObject *code = PyFunction_GET_CODE(fn);
+    if (origin_of(code))
+        return 0;
+    PyObject *key = PyLong_FromVoidPtr(code);
+    PyObject *m = key ? reachable_marks(fn, code, key) : NULL;
+    Py_XDECREF(m);
+    Py_XDECREF(key);
+    return PyErr_Occurred() ? -1 : 0;
 }
 
 /* Stops timing fn: its own vectorcall and code. */
@@ -438,10 +513,14 @@ int ext_plain_functions_init(void)
 {
     if (extra_init() < 0 || PyType_Ready(&SpanMarks_Type) < 0)
         return -1;
+    PyObject *module = PyImport_ImportModule("builtins");
+    builtins = module ? PyModule_GetDict(module) : NULL;
+    Py_XINCREF(builtins);
+    Py_XDECREF(module);
     marks = PyDict_New();
     made = PyDict_New();
     unmade = PyDict_New();
-    if (!marks || !made || !unmade || ext_code_timed_init() < 0)
+    if (!builtins || !marks || !made || !unmade || ext_code_timed_init() < 0)
         return -1;
     PyObject *weakref = PyImport_ImportModule("weakref");
     if (!weakref)
@@ -476,7 +555,7 @@ static PyObject *timed_code_entry(PyObject *self, PyObject *const *args, Py_ssiz
         PyErr_SetString(PyExc_TypeError, "_timed_code(code, marks): marks from _span_marks");
         return NULL;
     }
-    return ext_code_timed(args[0], args[1]);
+    return ext_code_timed(args[0], args[1], ((SpanMarksObject *)args[1])->key);
 }
 
 PyMethodDef ext_plain_functions_methods[] = {

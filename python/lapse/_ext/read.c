@@ -545,6 +545,35 @@ static PyObject *read_add_samples(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+static PyObject *read_add_failed_sampling(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *target_obj = NULL;
+    const char *mode = NULL;
+    double rate = 0;
+    if (!PyArg_ParseTuple(args, "O&sd:add_failed_sampling", PyUnicode_FSConverter, &target_obj, &mode, &rate))
+        return NULL;
+    sample_set *set = sample_set_new();
+    if (!set) {
+        Py_DECREF(target_obj);
+        return PyErr_NoMemory();
+    }
+    sample_set_set_mode(set, mode);
+    sample_set_data(set)->rate_asked_hz = rate;
+    char err[600] = "";
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = samples_add_to_lapse(set, PyBytes_AS_STRING(target_obj), -1, err, sizeof err); /* our own file */
+    Py_END_ALLOW_THREADS
+    sample_set_free(set);
+    Py_DECREF(target_obj);
+    if (rc) {
+        raise_reason(os_error_type(-rc), -rc, err);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyObject *read_write_file(PyObject *self, PyObject *args)
 {
     (void)self;
@@ -595,6 +624,10 @@ static PyObject *read_write_file(PyObject *self, PyObject *args)
 }
 
 PyMethodDef ext_read_methods[] = {
+    {"add_failed_sampling", read_add_failed_sampling, METH_VARARGS,
+     "add_failed_sampling(target, mode, rate_hz)\n\n"
+     "Records in the .lapse file target that Python stack sampling was asked for (mode,\n"
+     "rate) and took no pass: the report's CAVEATS say so. OSError on failure."},
     {"write_file", read_write_file, METH_VARARGS,
      "write_file(path, data, size=0)\n\n"
      "Writes data to path atomically: a temporary of its own created next to it\n"
