@@ -1,6 +1,7 @@
 /* How `lapse report` scales: wall time and peak memory on a large synthetic run.
  *
- *   report_scale [LAPSE] [--files N] [--paths N] [--spans N] [--reps N] [--keep]
+ *   report_scale [LAPSE] [--files N] [--paths N] [--unique F] [--spans N] [--reps N]
+ *                [--against LAPSE2] [--keep]
  *
  * Writes N (64) worker files of P (4096) paths each with store_write_file, under a
  * temporary directory laid out as a real run (<dir>/<run_id>/<host>/<role>-<pid>.lapse),
@@ -13,6 +14,13 @@
  * with depth, self and child time consistent along the tree, a histogram of ~30
  * non-zero buckets per path, a few counters, and (with --spans) a full timeline.
  * The workers run the same code, so their trees are the same; their times differ.
+ * With --unique F (0..1) a share F of each file's paths is its own: subtrees whose
+ * top span has a name of that file alone (the run then has about
+ * P x (1 - F + N x F) distinct paths).
+ *
+ * With --against, LAPSE2 (another build: main's, say) reports the same files in turn with
+ * LAPSE, rep by rep, and its figures, the ratios and whether the two reports are the
+ * same bytes are printed too.
  *
  * LAPSE defaults to `lapse` next to this program, else build/lapse. */
 #include "core/hist.h"
@@ -65,6 +73,10 @@ static double now_s(void)
 typedef struct shape {
     store_node *nodes; /* structure only: parent, thread, name, depth */
     uint32_t count;
+    uint32_t *own;    /* per node: 0, or 1 + the index of the file-own name it takes
+                         (the top of a subtree of paths unique to each file) */
+    uint32_t own_count, distinct; /* file-own names; paths that are the file's own */
+    uint32_t *own_base; /* per file-own name: the pool name it is made from */
     uint64_t *calls;  /* calls of each path */
     double *self_ns;  /* self time per call, before per-worker noise */
 } shape;
@@ -140,10 +152,47 @@ static void make_shape(shape *s, uint32_t paths, uint64_t wall_ns)
     }
 }
 
+/* Marks subtrees that hold about `unique` of the paths as each file's own: walking
+ * the nodes in order (parents first), a node under an own one is own; any other
+ * becomes the top of an own subtree when its subtree fits in what is left of the
+ * share. */
+static void mark_own(shape *s, double unique)
+{
+    s->own = calloc(s->count, sizeof *s->own);
+    s->own_base = calloc(s->count, sizeof *s->own_base);
+    uint32_t *size = calloc(s->count, sizeof *size);
+    uint8_t *inside = calloc(s->count, 1);
+    for (uint32_t i = s->count; i-- > 0;) { /* children come after their parent */
+        size[i]++;
+        if (s->nodes[i].parent >= 0)
+            size[s->nodes[i].parent] += size[i];
+    }
+    double want = unique * (double)(s->count - THREADS);
+    s->own_count = s->distinct = 0;
+    uint32_t marked = 0; /* paths inside the subtrees marked so far */
+    for (uint32_t i = 0; i < s->count; i++) {
+        const store_node *n = &s->nodes[i];
+        if (n->parent < 0)
+            continue;
+        inside[i] = inside[n->parent];
+        if (!inside[i] && (double)(marked + size[i]) <= want + 0.5) {
+            s->own_base[s->own_count++] = n->name;
+            s->own[i] = s->own_count;
+            s->nodes[i].name = NAME_POOL + s->own_count; /* the file's names go there */
+            inside[i] = 1;
+            marked += size[i];
+        }
+        s->distinct += inside[i];
+    }
+    free(size);
+    free(inside);
+}
+
 /* ---- one worker's file ---- */
 
 typedef struct worker_file {
     store_file f;
+    char **names; /* the pool, then the file's own names */
     store_thread threads[THREADS];
     store_counter counters[16];
     uint64_t *hist; /* count * HIST_BUCKETS */
@@ -238,8 +287,15 @@ static void make_worker(worker_file *w, const shape *s, int index, int files, co
     m->max_counters = 4096;
     m->timeline_dropped = spans ? 123456789 : 0;
 
-    f->names = names;
-    f->name_count = NAME_POOL + 1;
+    /* the pool, then this file's own names: "<pool name>@<file>" */
+    for (uint32_t k = 0; k < s->own_count; k++) {
+        char buf[96];
+        snprintf(buf, sizeof buf, "%s@%d", names[s->own_base[k]], index);
+        free(w->names[NAME_POOL + 1 + k]);
+        w->names[NAME_POOL + 1 + k] = strdup(buf);
+    }
+    f->names = w->names;
+    f->name_count = NAME_POOL + 1 + s->own_count;
     w->threads[0] = (store_thread){m->pid, "python"};
     w->threads[1] = (store_thread){m->pid + 1, "pt_data_loader"};
     f->threads = w->threads;
@@ -363,31 +419,62 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The reps of one lapse command: wall times (sorted once done), the largest RSS. */
+typedef struct series {
+    const char *lapse;
+    char out_path[600], err_path[600];
+    double *walls;
+    long maxrss_kb;
+    int status;
+} series;
+
+static int same_bytes(const char *a, const char *b)
+{
+    FILE *x = fopen(a, "rb"), *y = fopen(b, "rb");
+    int same = x && y;
+    while (same) {
+        int c = fgetc(x);
+        same = c == fgetc(y);
+        if (c == EOF)
+            break;
+    }
+    if (x)
+        fclose(x);
+    if (y)
+        fclose(y);
+    return same;
+}
+
 int main(int argc, char **argv)
 {
-    const char *lapse = NULL;
+    const char *lapse = NULL, *against = NULL;
     int files = 64, reps = 3, keep = 0;
     uint32_t paths = 4096;
+    double unique = 0;
     uint64_t spans = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--files") && i + 1 < argc)
             files = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--paths") && i + 1 < argc)
             paths = (uint32_t)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--unique") && i + 1 < argc)
+            unique = atof(argv[++i]);
         else if (!strcmp(argv[i], "--spans") && i + 1 < argc)
             spans = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--against") && i + 1 < argc)
+            against = argv[++i];
         else if (!strcmp(argv[i], "--keep"))
             keep = 1;
         else if (argv[i][0] == '-') {
-            fprintf(stderr, "usage: report_scale [LAPSE] [--files N] [--paths N] [--spans N] "
-                            "[--reps N] [--keep]\n");
+            fprintf(stderr, "usage: report_scale [LAPSE] [--files N] [--paths N] [--unique F] "
+                            "[--spans N] [--reps N] [--against LAPSE2] [--keep]\n");
             return 2;
         } else
             lapse = argv[i];
     }
-    if (files < 1 || paths < 8 || reps < 1) {
+    if (files < 1 || paths < 8 || reps < 1 || !(unique >= 0 && unique <= 1)) {
         fprintf(stderr, "report_scale: bad sizes\n");
         return 2;
     }
@@ -418,7 +505,10 @@ int main(int argc, char **argv)
     make_names();
     shape s;
     make_shape(&s, paths, wall_ns);
+    mark_own(&s, unique);
     worker_file w;
+    w.names = calloc(NAME_POOL + 1 + s.own_count, sizeof *w.names);
+    memcpy(w.names, names, (NAME_POOL + 1) * sizeof *names);
     w.hist = malloc((size_t)s.count * HIST_BUCKETS * sizeof *w.hist);
     uint64_t bytes = 0;
     char err[512];
@@ -486,48 +576,79 @@ int main(int argc, char **argv)
            "%u-%u histogram buckets used, %llu timeline spans each), %.1f MiB\n",
            files, paths, s.count, max_depth, hist_min, hist_max, (unsigned long long)spans,
            (double)bytes / (1 << 20));
+    printf("  %u of each file's paths its own (--unique %.2f): %llu distinct paths in the run\n",
+           s.distinct, unique,
+           (unsigned long long)(paths - s.distinct) + (unsigned long long)files * s.distinct);
     printf("  generated in %.2f s; all read back with store_read_file in %.2f s "
            "(%.1f ms per file)\n",
            gen_s, check_s, check_s * 1000 / files);
 
-    /* the report */
-    char out_path[600], err_path[600];
-    snprintf(out_path, sizeof out_path, "%s/report.out", dir);
-    snprintf(err_path, sizeof err_path, "%s/report.err", dir);
-    printf("  running: %s report %s  (x%d)\n", lapse, run_dir, reps);
-    double *walls = calloc((size_t)reps, sizeof *walls);
-    long maxrss = 0;
-    int status = 0;
-    for (int r = 0; r < reps; r++) {
-        run_result rr = run_report(lapse, run_dir, out_path, err_path);
-        walls[r] = rr.wall_s;
-        if (rr.maxrss_kb > maxrss)
-            maxrss = rr.maxrss_kb;
-        if (rr.status != 0) {
-            status = rr.status;
-            break;
+    /* the report; the generator's memory goes back first: the child's peak RSS
+     * (ru_maxrss) includes what it held as a fork of this process before exec */
+    free(w.hist);
+    for (uint32_t k = 0; k < s.own_count; k++)
+        free(w.names[NAME_POOL + 1 + k]);
+    free(w.names);
+    free(s.nodes);
+    free(s.calls);
+    free(s.self_ns);
+    free(s.own);
+    free(s.own_base);
+    series runs[2] = {{.lapse = lapse}, {.lapse = against}};
+    int nruns = against ? 2 : 1;
+    for (int k = 0; k < nruns; k++) {
+        snprintf(runs[k].out_path, sizeof runs[k].out_path, "%s/report%d.out", dir, k);
+        snprintf(runs[k].err_path, sizeof runs[k].err_path, "%s/report%d.err", dir, k);
+        runs[k].walls = calloc((size_t)reps, sizeof *runs[k].walls);
+        printf("  running: %s report %s  (x%d%s)\n", runs[k].lapse, run_dir, reps,
+               k ? ", the reference, in turn with the above" : "");
+    }
+    for (int r = 0; r < reps; r++)
+        for (int k = 0; k < nruns; k++) {
+            series *sr = &runs[k];
+            if (sr->status)
+                continue;
+            run_result rr = run_report(sr->lapse, run_dir, sr->out_path, sr->err_path);
+            sr->walls[r] = rr.wall_s;
+            if (rr.maxrss_kb > sr->maxrss_kb)
+                sr->maxrss_kb = rr.maxrss_kb;
+            sr->status = rr.status;
         }
-    }
-    if (status != 0) {
-        printf("  lapse report FAILED (exit %d); no figures. Its stderr:\n", status);
-        print_head(err_path, 10);
-        if (!keep)
-            nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-        else
-            printf("  files kept in %s\n", dir);
-        return 1;
-    }
-    qsort(walls, (size_t)reps, sizeof *walls, cmp_double);
+    for (int k = 0; k < nruns; k++)
+        if (runs[k].status != 0) {
+            printf("  %s report FAILED (exit %d); no figures. Its stderr:\n", runs[k].lapse,
+                   runs[k].status);
+            print_head(runs[k].err_path, 10);
+            if (!keep)
+                nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+            else
+                printf("  files kept in %s\n", dir);
+            return 1;
+        }
+    for (int k = 0; k < nruns; k++)
+        qsort(runs[k].walls, (size_t)reps, sizeof *runs[k].walls, cmp_double);
     struct stat st;
-    long out_size = stat(out_path, &st) == 0 ? (long)st.st_size : 0;
+    long out_size = stat(runs[0].out_path, &st) == 0 ? (long)st.st_size : 0;
     printf("  report output: %ld bytes; first lines:\n", out_size);
-    print_head(out_path, 8);
-    double mib = (double)maxrss / 1024.0;
+    print_head(runs[0].out_path, 8);
+    const double *walls = runs[0].walls;
+    double mib = (double)runs[0].maxrss_kb / 1024.0;
     printf("  wall time:  min %.3f s, median %.3f s, max %.3f s   target <= 1 s     %s\n",
            walls[0], walls[reps / 2], walls[reps - 1], walls[reps / 2] <= 1.0 ? "PASS" : "FAIL");
     printf("  peak RSS:   %.1f MiB                                    target <= 256 MiB %s\n",
            mib, mib <= 256.0 ? "PASS" : "FAIL");
-    free(walls);
+    if (against) {
+        const double *rw = runs[1].walls;
+        double rmib = (double)runs[1].maxrss_kb / 1024.0;
+        printf("  reference:  wall min %.3f s, median %.3f s, max %.3f s; peak RSS %.1f MiB\n",
+               rw[0], rw[reps / 2], rw[reps - 1], rmib);
+        printf("  against the reference: median wall x %.2f, min wall x %.2f, peak RSS x %.2f; "
+               "reports %s\n",
+               walls[reps / 2] / rw[reps / 2], walls[0] / rw[0], mib / rmib,
+               same_bytes(runs[0].out_path, runs[1].out_path) ? "the same bytes" : "DIFFER");
+    }
+    for (int k = 0; k < nruns; k++)
+        free(runs[k].walls);
     if (keep)
         printf("  files kept in %s\n", dir);
     else

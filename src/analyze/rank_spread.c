@@ -10,14 +10,42 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The i-th smallest of n values of which the first zeros are 0 and the rest are
- * sorted[0..k). */
-static uint64_t nth(const uint64_t *sorted, uint32_t zeros, uint32_t i)
+/* Reorders a[0..n) so that a[j] is the j-th smallest and nothing before it is larger
+ * (Hoare's selection: linear on the average; a range that does not shrink fast
+ * enough, as values made to defeat the pivot would, is sorted instead). */
+static void select_nth(uint64_t *a, uint32_t n, uint32_t j)
 {
-    return i < zeros ? 0 : sorted[i - zeros];
+    int64_t lo = 0, hi = (int64_t)n - 1;
+    for (int rounds = 0; lo < hi; rounds++) {
+        if (rounds == 64) {
+            qsort(a + lo, (size_t)(hi - lo + 1), sizeof *a, cmp_u64);
+            return;
+        }
+        uint64_t pivot = a[lo + (hi - lo) / 2];
+        int64_t i = lo, k = hi;
+        while (i <= k) {
+            while (a[i] < pivot)
+                i++;
+            while (a[k] > pivot)
+                k--;
+            if (i <= k) {
+                uint64_t t = a[i];
+                a[i++] = a[k];
+                a[k--] = t;
+            }
+        }
+        /* a[lo..k] <= pivot, a[k+1..i-1] == pivot, a[i..hi] >= pivot */
+        if (j <= k)
+            hi = k;
+        else if (j >= i)
+            lo = i;
+        else
+            return;
+    }
 }
 
-int rank_spread_compute(const rank_value *values, uint32_t k, uint32_t ranks, rank_spread *out)
+int rank_spread_compute(const uint64_t *totals, const int64_t *ranks_of, uint32_t k,
+                        uint32_t ranks, rank_spread *out)
 {
     memset(out, 0, sizeof *out);
     out->slowest_rank = -1;
@@ -26,27 +54,35 @@ int rank_spread_compute(const rank_value *values, uint32_t k, uint32_t ranks, ra
         return -EINVAL;
     if (ranks == 0)
         return 0;
-    uint64_t *sorted = malloc((k ? k : 1u) * sizeof *sorted);
-    if (!sorted)
+    uint64_t *v = malloc((k ? k : 1u) * sizeof *v);
+    if (!v)
         return -ENOMEM;
+    uint64_t least = UINT64_MAX;
     for (uint32_t i = 0; i < k; i++) {
-        sorted[i] = values[i].total_ns;
-        if (values[i].total_ns)
-            out->entered++;
-        if (values[i].total_ns &&
-            (out->slowest_rank < 0 || values[i].total_ns > out->max_ns ||
-             (values[i].total_ns == out->max_ns && values[i].rank < out->slowest_rank))) {
-            out->max_ns = values[i].total_ns;
-            out->slowest_rank = values[i].rank;
+        v[i] = totals[i];
+        if (v[i] < least)
+            least = v[i];
+        if (!v[i])
+            continue;
+        out->entered++;
+        if (out->slowest_rank < 0 || v[i] > out->max_ns ||
+            (v[i] == out->max_ns && ranks_of[i] < out->slowest_rank)) {
+            out->max_ns = v[i];
+            out->slowest_rank = ranks_of[i];
         }
     }
-    qsort(sorted, k, sizeof *sorted, cmp_u64);
-    uint32_t zeros = ranks - k; /* ranks with no value: 0 */
-    out->min_ns = nth(sorted, zeros, 0);
-    if (ranks % 2)
-        out->median_ns = (double)nth(sorted, zeros, ranks / 2);
-    else
-        out->median_ns = ((double)nth(sorted, zeros, ranks / 2 - 1) + (double)nth(sorted, zeros, ranks / 2)) / 2.0;
-    free(sorted);
+    /* the n values, ascending: ranks - k zeros (ranks with no value), then v sorted */
+    uint32_t zeros = ranks - k;
+    out->min_ns = zeros ? 0 : least;
+    uint64_t upper = 0, lower = 0; /* the values at ranks / 2 and ranks / 2 - 1 */
+    if (ranks / 2 >= zeros) {
+        uint32_t j = ranks / 2 - zeros;
+        select_nth(v, k, j);
+        upper = v[j];
+        for (uint32_t i = 0; i < j; i++) /* v[0..j) holds the j smallest */
+            lower = v[i] > lower ? v[i] : lower;
+    }
+    out->median_ns = ranks % 2 ? (double)upper : ((double)lower + (double)upper) / 2.0;
+    free(v);
     return 0;
 }

@@ -6,11 +6,6 @@
 
 #include <stdint.h>
 
-typedef struct rank_value {
-    int64_t rank;
-    uint64_t total_ns;
-} rank_value;
-
 typedef struct rank_spread {
     uint32_t ranks;   /* n: ranks of the role */
     uint32_t entered; /* k: ranks with a non-zero total (the others count as 0) */
@@ -19,9 +14,10 @@ typedef struct rank_spread {
     int64_t slowest_rank; /* the rank of max_ns (the lowest such rank); -1 when nothing entered */
 } rank_spread;
 
-/* values: the totals of the k ranks that have one (any order; values of 0 allowed,
- * they count as not entered); ranks: n, the ranks of the role, n >= k. Returns 0,
- * or -EINVAL when k > n, or -ENOMEM. */
-int rank_spread_compute(const rank_value *values, uint32_t k, uint32_t ranks, rank_spread *out);
+/* totals[i]: the total of rank ranks_of[i], for k distinct ranks of the role (any
+ * order; totals of 0 allowed, they count as not entered); ranks: n, the ranks of
+ * the role, n >= k. Returns 0, or -EINVAL when k > n, or -ENOMEM. */
+int rank_spread_compute(const uint64_t *totals, const int64_t *ranks_of, uint32_t k,
+                        uint32_t ranks, rank_spread *out);
 
 #endif

@@ -32,7 +32,7 @@ typedef struct rm_index {
     str_map strings;
     u64_map paths;    /* (parent << 32 | name) -> path */
     u64_map counters; /* (path << 32 | name) -> counter */
-    u64_map rank_totals; /* (path << 32 | rank) -> rank total */
+    u64_map rank_slots; /* (role << 32 | rank) -> the role's rank slot */
 } rm_index;
 
 static inline uint32_t mix64(uint64_t k, uint32_t mask)
@@ -112,7 +112,7 @@ static void index_free(rm_index *ix)
     free(ix->strings.ids);
     u64_map_free(&ix->paths);
     u64_map_free(&ix->counters);
-    u64_map_free(&ix->rank_totals);
+    u64_map_free(&ix->rank_slots);
     free(ix);
 }
 
@@ -191,7 +191,7 @@ static rm_index *index_of(run_model *m)
     if (!ix)
         return NULL;
     m->index = ix;
-    if (u64_map_grow(&ix->paths) || u64_map_grow(&ix->counters) || u64_map_grow(&ix->rank_totals) ||
+    if (u64_map_grow(&ix->paths) || u64_map_grow(&ix->counters) || u64_map_grow(&ix->rank_slots) ||
         intern(m, ix, "") != 0) {
         index_free(ix);
         m->index = NULL;
@@ -215,7 +215,6 @@ static uint32_t new_path(run_model *m, uint32_t parent, uint32_t name, uint32_t 
     p->depth = parent == RM_NONE ? 0 : m->paths[parent].depth + 1u;
     p->last_worker = RM_NONE;
     p->first_counter = RM_NONE;
-    p->first_rank_total = RM_NONE;
     return idx;
 }
 
@@ -298,48 +297,68 @@ static int add_counter(run_model *m, rm_index *ix, uint32_t path, uint32_t name,
     return 0;
 }
 
-/* Adds one process's total of a path to its rank's. */
-static int add_rank_total(run_model *m, rm_index *ix, uint32_t path, int64_t rank, uint64_t calls,
-                          uint64_t total_ns)
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
+/* The rank slot of a process of role r with this rank (a new one for a rank not seen
+ * before in the role), RM_NONE for a process without a rank (or none a key can
+ * hold: in no cross-rank figure), or -ENOMEM. */
+static int64_t rank_slot(run_model *m, rm_index *ix, uint32_t r, int64_t rank)
 {
     if (rank < 0 || rank >= (int64_t)RM_NONE)
-        return 0; /* no rank (or none a key can hold): in no cross-rank figure */
-    u64_map *rm = &ix->rank_totals;
-    if ((rm->used + 1u) * 2u > rm->mask + 1u && u64_map_grow(rm))
+        return RM_NONE;
+    u64_map *sm = &ix->rank_slots;
+    if ((sm->used + 1u) * 2u > sm->mask + 1u && u64_map_grow(sm))
         return -ENOMEM;
-    uint64_t key = ((uint64_t)path << 32) | (uint64_t)rank;
+    uint64_t key = ((uint64_t)r << 32) | (uint64_t)rank;
     int found;
-    uint32_t slot = u64_map_slot(rm, key, &found);
-    if (!found) {
-        if (GROW(m, rank_totals, rank_total_count, rank_total_cap))
+    uint32_t at = u64_map_slot(sm, key, &found);
+    if (found)
+        return sm->vals[at];
+    rm_role *role = &m->roles[r];
+    if (GROW(role, slot_ranks, slot_count, slot_cap))
+        return -ENOMEM;
+    role->slot_ranks[role->slot_count] = rank;
+    sm->keys[at] = key;
+    sm->vals[at] = role->slot_count;
+    sm->used++;
+    return role->slot_count++;
+}
+
+/* Adds one process's total of a path to its rank's (slot's), widening the path's
+ * window of slots to hold it. */
+static int add_rank_total(rm_path *p, uint32_t slot, uint64_t total_ns)
+{
+    if (!p->rank_n)
+        p->rank_lo = slot;
+    uint32_t lo = slot < p->rank_lo ? slot : p->rank_lo;
+    uint32_t end = slot >= p->rank_lo + p->rank_n ? slot + 1 : p->rank_lo + p->rank_n;
+    if (end - lo > p->rank_cap) {
+        uint32_t cap = p->rank_cap * 2 > end - lo ? p->rank_cap * 2 : end - lo;
+        uint64_t *t = realloc(p->rank_totals, (size_t)cap * sizeof *t);
+        if (!t)
             return -ENOMEM;
-        uint32_t idx = m->rank_total_count++;
-        rm_rank_total *t = &m->rank_totals[idx];
-        memset(t, 0, sizeof *t);
-        t->path = path;
-        t->rank = rank;
-        t->next = m->paths[path].first_rank_total;
-        m->paths[path].first_rank_total = idx;
-        rm->keys[slot] = key;
-        rm->vals[slot] = idx;
-        rm->used++;
+        p->rank_totals = t;
+        p->rank_cap = cap;
     }
-    rm_rank_total *t = &m->rank_totals[rm->vals[slot]];
-    t->calls += calls;
-    t->total_ns += total_ns;
-    if (t->total_ns < total_ns)
-        t->total_ns = UINT64_MAX;
+    if (lo < p->rank_lo) { /* a slot before the window: move it up */
+        memmove(p->rank_totals + (p->rank_lo - lo), p->rank_totals, (size_t)p->rank_n * sizeof(uint64_t));
+        memset(p->rank_totals, 0, (size_t)(p->rank_lo - lo) * sizeof(uint64_t));
+    } else if (end > p->rank_lo + p->rank_n) {
+        memset(p->rank_totals + p->rank_n, 0, (size_t)(end - p->rank_lo - p->rank_n) * sizeof(uint64_t));
+    }
+    p->rank_lo = lo;
+    p->rank_n = end - lo;
+    uint64_t *t = &p->rank_totals[slot - lo];
+    *t = sat_add(*t, total_ns);
     return 0;
 }
 
 static char *dup_or_empty(const char *s)
 {
     return strdup(s ? s : "");
-}
-
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-    return a + b < a ? UINT64_MAX : a + b;
 }
 
 int run_model_add_unreadable(run_model *m, const char *file, const char *reason)
@@ -389,7 +408,7 @@ int run_model_check(const store_file *f, char *why, size_t whylen)
     uint64_t wall = f->meta.wall_ns;
     uint64_t *children = calloc(f->node_count ? f->node_count : 1, sizeof *children);
     if (!children)
-        return 0; /* no room to check: as the writer wrote it */
+        return -ENOMEM;
     int rc = 0;
     for (uint32_t i = 0; i < f->node_count; i++) {
         const store_node *n = &f->nodes[i];
@@ -493,8 +512,9 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
         if (f->counters[i].node >= f->node_count || f->counters[i].name >= f->name_count)
             return -EINVAL;
     char why[8];
-    if (run_model_check(f, why, sizeof why))
-        return -ERANGE;
+    int checked = run_model_check(f, why, sizeof why);
+    if (checked)
+        return checked;
 
     if (GROW(m, workers, worker_count, worker_cap))
         return -ENOMEM;
@@ -552,6 +572,9 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     }
     m->worker_count++;
     m->roles[role].processes++;
+    int64_t slot = rank_slot(m, ix, role, mt->rank);
+    if (slot < 0)
+        return (int)slot;
 
     int rc = -ENOMEM;
     uint32_t *names = malloc(((size_t)f->name_count + 1u) * sizeof *names);
@@ -610,9 +633,8 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
         mp->child_estimated |= n->child_estimated;
         mp->cpu_ticks = sat_add(mp->cpu_ticks, n->cpu_ticks);
         mp->cpu_wait_ticks = sat_add(mp->cpu_wait_ticks, n->cpu_wait_ticks);
-        if (p != m->roles[role].root &&
-            add_rank_total(m, ix, p, mt->rank, n->parent < 0 ? 0 : n->calls,
-                           n->parent < 0 ? n->child_ns : n->total_ns))
+        if (p != m->roles[role].root && slot != RM_NONE &&
+            add_rank_total(mp, (uint32_t)slot, n->parent < 0 ? n->child_ns : n->total_ns))
             goto out;
     }
     for (uint32_t i = 0; i < f->counter_count; i++) {
@@ -902,7 +924,10 @@ static int add_image(void *ctx, const store_image *im)
     if (!im->f)
         return run_model_add_unreadable(m, im->name, im->why);
     char why[512];
-    if (run_model_check(im->f, why, sizeof why))
+    int checked = run_model_check(im->f, why, sizeof why);
+    if (checked == -ENOMEM)
+        return checked;
+    if (checked)
         return run_model_add_unreadable(m, im->name, why);
     int rc = run_model_add(m, im->name, im->f);
     if (rc == -EINVAL)
@@ -967,6 +992,7 @@ void run_model_free(run_model *m)
     free(m->strings);
     for (uint32_t i = 0; i < m->path_count; i++) {
         free(m->paths[i].path);
+        free(m->paths[i].rank_totals);
         hist_window_free(&m->paths[i].hist);
     }
     free(m->paths);
@@ -974,8 +1000,8 @@ void run_model_free(run_model *m)
     for (uint32_t i = 0; i < m->role_count; i++) {
         free(m->roles[i].name);
         free(m->roles[i].ranks);
+        free(m->roles[i].slot_ranks);
     }
-    free(m->rank_totals);
     free(m->roles);
     for (uint32_t i = 0; i < m->worker_count; i++) {
         worker_free(&m->workers[i]);

@@ -35,15 +35,6 @@ typedef struct rm_counter {
     int overflowed;  /* the true sum is beyond what an int64 holds: sum is that bound */
 } rm_counter;
 
-/* The total of one path in one rank (the processes of a role that share a rank are
- * added together). */
-typedef struct rm_rank_total {
-    uint32_t path;
-    uint32_t next;  /* next entry of the same path, RM_NONE at the end */
-    int64_t rank;
-    uint64_t calls, total_ns;
-} rm_rank_total;
-
 typedef struct rm_path {
     uint32_t parent; /* RM_NONE for a role root */
     uint32_t name;   /* string id; 0 ("") for a role root */
@@ -58,7 +49,13 @@ typedef struct rm_path {
     uint32_t in_processes;   /* processes of the role in which it completed a call */
     uint32_t last_worker;    /* loading only */
     uint32_t first_counter;  /* RM_NONE when none */
-    uint32_t first_rank_total; /* RM_NONE when no process with a rank recorded it */
+    /* Its total in each rank of the role (the processes that share a rank added
+     * together): rank_totals[i] is that of rank slot rank_lo + i of the role (see
+     * rm_role.slot_ranks), 0 where that rank has none; rank_n 0 when no process with
+     * a rank recorded it. The window spans the slots that recorded it: a path of
+     * every rank costs 8 bytes a rank, one of a single rank 8 bytes. */
+    uint32_t rank_lo, rank_n, rank_cap;
+    uint64_t *rank_totals;
     char *path;              /* names joined with "/" ("" for a role root); beyond
                                 RM_PATH_SHOWN bytes "..." and the end */
     hist_window hist;        /* per-call wall time, ns */
@@ -127,7 +124,10 @@ typedef struct rm_role {
                               hold together */
     uint32_t over_busy;   /* paths with more total time than busy_ns: no share for them */
     int64_t *ranks;       /* distinct ranks of its processes, ascending (NULL when none) */
-    uint32_t rank_count;
+    uint32_t rank_count;  /* as many as its rank slots */
+    int64_t *slot_ranks;  /* the rank of each rank slot (its ranks in order of first sight),
+                             which paths' rank_totals are indexed by */
+    uint32_t slot_count, slot_cap;
     uint32_t unranked;    /* its processes without a rank */
 } rm_role;
 
@@ -179,8 +179,6 @@ typedef struct run_model {
     uint32_t path_count, path_cap;
     rm_counter *counters;
     uint32_t counter_count, counter_cap;
-    rm_rank_total *rank_totals;
-    uint32_t rank_total_count, rank_total_cap;
     rm_role *roles; /* sorted by name after loading */
     uint32_t role_count, role_cap;
     rm_worker *workers;
@@ -231,7 +229,7 @@ int run_model_add(run_model *m, const char *file, const struct store_file *f);
  * more time than the path's child time, and the child time is no more than the
  * path's total plus the process's wall time (a span still open when a snapshot
  * is written holds children its total does not have yet); figures estimated from
- * sampled spans are not held to it. 0, or -ERANGE with one line in why. */
+ * sampled spans are not held to it. 0, -ERANGE with one line in why, or -ENOMEM. */
 int run_model_check(const struct store_file *f, char *why, size_t whylen);
 /* Records an image left out as the same process as kept. 0 or -ENOMEM. */
 int run_model_add_duplicate(run_model *m, const char *file, const char *kept);

@@ -57,21 +57,10 @@ uint32_t run_stats_pick_loop(const run_model *m, const rs_phase *phases, uint32_
 }
 
 /* The spread of path p's per-rank totals over the role's ranks. */
-static int across_ranks(const run_model *m, const rm_role *role, const rm_path *p, rank_spread *out)
+static int across_ranks(const rm_role *role, const rm_path *p, rank_spread *out)
 {
-    uint32_t k = 0;
-    for (uint32_t t = p->first_rank_total; t != RM_NONE; t = m->rank_totals[t].next)
-        k++;
-    rank_value *values = malloc((k ? k : 1u) * sizeof *values);
-    if (!values)
-        return -ENOMEM;
-    k = 0;
-    for (uint32_t t = p->first_rank_total; t != RM_NONE; t = m->rank_totals[t].next) {
-        values[k].rank = m->rank_totals[t].rank;
-        values[k++].total_ns = m->rank_totals[t].total_ns;
-    }
-    int rc = rank_spread_compute(values, k, role->rank_count, out);
-    free(values);
+    int rc = rank_spread_compute(p->rank_totals, role->slot_ranks + p->rank_lo, p->rank_n,
+                                 role->rank_count, out);
     return rc == -EINVAL ? 0 : rc; /* a model built by hand may disagree: no figures */
 }
 
@@ -184,7 +173,7 @@ static int build_role(const run_model *m, uint32_t r, rs_role *out)
                                 ? (double)p->total_ns / (double)role->busy_ns
                                 : -1.0;
         ph->wait_share = -1.0;
-        if (role->rank_count && across_ranks(m, role, p, &ph->across_ranks))
+        if (role->rank_count && across_ranks(role, p, &ph->across_ranks))
             return -ENOMEM;
         if (p->cpu_ticks) {
             ph->wait_share = wait_share(p->cpu_ticks, p->cpu_wait_ticks);

@@ -117,7 +117,10 @@ int cmd_diff(int argc, char **argv)
     } else {
         int rc = json ? diff_write_json(stdout, &m[0], &m[1], &d, &o)
                       : diff_write_text(stdout, &m[0], &m[1], &d, &o);
-        if (rc) {
+        if (rc == -ENOMEM) {
+            fprintf(stderr, "lapse diff: out of memory writing the diff\n");
+            status = 1;
+        } else if (rc) {
             fprintf(stderr, "lapse diff: cannot write the diff: %s\n", strerror(-rc));
             status = 1;
         } else if (!m[0].worker_count || !m[1].worker_count) {

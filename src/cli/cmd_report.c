@@ -69,7 +69,8 @@ static void help(FILE *out)
         "log-linear histograms (error below 1/8 of the value).\n"
         "\n"
         "Exit status: 0 report written; 1 nothing readable (one line says why, or the\n"
-        "report shows only CAVEATS); 2 wrong usage.\n"
+        "report shows only CAVEATS), or out of memory (one line; the report, if begun,\n"
+        "stops before its CAVEATS); 2 wrong usage.\n"
         "\n"
         "examples:\n"
         "  LAPSE_PROFILE=1 LAPSE_RUN_DIR=runs LAPSE_ROLE=worker ./train\n"
@@ -134,14 +135,18 @@ int cmd_report(int argc, char **argv)
     }
     run_stats s;
     if (run_stats_build(&m, &s)) {
-        fprintf(stderr, "lapse report: out of memory\n");
+        fprintf(stderr, "lapse report: out of memory building the report\n");
         run_model_free(&m);
         return 1;
     }
     ro.ascii = ascii || report_wants_ascii();
     int rc = json ? report_write_json(stdout, &m, &s, &ro) : report_write_text(stdout, &m, &s, &ro);
     int status = 0;
-    if (rc) {
+    if (rc == -ENOMEM) {
+        /* what was written stays cut short: no CAVEATS, no end of the JSON document */
+        fprintf(stderr, "lapse report: out of memory writing the report\n");
+        status = 1;
+    } else if (rc) {
         fprintf(stderr, "lapse report: cannot write the report: %s\n", strerror(-rc));
         status = 1;
     } else if (m.worker_count == 0) {

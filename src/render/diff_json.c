@@ -131,8 +131,8 @@ int diff_write_json(FILE *out, const run_model *a, const run_model *b, const dif
 
     json_begin_array(&j, "caveats");
     report_caveat_json_ctx ca = {&j, a, "a"}, cb = {&j, b, "b"};
-    report_caveats(a, report_caveat_json, &ca);
-    report_caveats(b, report_caveat_json, &cb);
+    if (report_caveats(a, report_caveat_json, &ca) < 0 || report_caveats(b, report_caveat_json, &cb) < 0)
+        return -ENOMEM; /* the document stays open: never one that parses */
     json_end_array(&j);
     json_end_object(&j);
     json_finish(&j);

@@ -104,18 +104,16 @@ static void row_text(FILE *out, const diff_row *r)
 typedef struct caveat_lines {
     FILE *out;
     const char *side;
+    int *any; /* "CAVEATS" printed, before the first caveat of either side */
 } caveat_lines;
 
 static void print_caveat(void *ctx, const report_caveat *c)
 {
     caveat_lines *x = ctx;
+    if (!*x->any)
+        fputs("CAVEATS\n", x->out);
+    *x->any = 1;
     fprintf(x->out, "  %s %-16s %s\n", x->side, c->kind, c->message);
-}
-
-static void count_caveat(void *ctx, const report_caveat *c)
-{
-    (void)ctx;
-    (void)c;
 }
 
 int diff_write_text(FILE *out, const run_model *a, const run_model *b, const diff_result *d,
@@ -146,15 +144,12 @@ int diff_write_text(FILE *out, const run_model *a, const run_model *b, const dif
     fputs("\nRULE\n", out);
     wrap(out, diff_rule_text, 2, 88);
     fputc('\n', out);
-    size_t n = report_caveats(a, count_caveat, NULL) + report_caveats(b, count_caveat, NULL);
-    if (!n) {
+    int any = 0;
+    caveat_lines ca = {out, "A", &any}, cb = {out, "B", &any};
+    if (report_caveats(a, print_caveat, &ca) < 0 || report_caveats(b, print_caveat, &cb) < 0)
+        return -ENOMEM;
+    if (!any)
         fputs("CAVEATS none\n", out);
-    } else {
-        fputs("CAVEATS\n", out);
-        caveat_lines ca = {out, "A"}, cb = {out, "B"};
-        report_caveats(a, print_caveat, &ca);
-        report_caveats(b, print_caveat, &cb);
-    }
     fflush(out);
     return ferror(out) ? -EIO : 0;
 }

@@ -5,6 +5,7 @@
 #include "format.h"
 #include "store/sample_set.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,11 +108,21 @@ static int cmp_folded(const void *a, const void *b)
     return r ? r : strcmp(x->path, y->path);
 }
 
-size_t report_caveats(const run_model *m, report_caveat_fn fn, void *ctx)
+long report_caveats(const run_model *m, report_caveat_fn fn, void *ctx)
 {
+    /* what needs memory first: out of it, no caveat is emitted */
     emitter *e = calloc(1, sizeof *e);
-    if (!e)
-        return 0;
+    uint32_t folded_paths = 0;
+    for (uint32_t i = 0; i < m->path_count; i++)
+        folded_paths += m->paths[i].folded != 0;
+    uint32_t *paths = malloc((folded_paths ? folded_paths : 1) * sizeof *paths);
+    int64_t gone[8], world;
+    int64_t missing = e && paths ? report_missing_ranks(m, gone, 8, &world) : -ENOMEM;
+    if (missing < 0) {
+        free(e);
+        free(paths);
+        return -ENOMEM;
+    }
     e->fn = fn;
     e->ctx = ctx;
     char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], name[512];
@@ -276,24 +287,18 @@ size_t report_caveats(const run_model *m, report_caveat_fn fn, void *ctx)
     }
 
     n = sum_workers(m, w_folded, &procs, &one);
-    uint32_t folded_paths = 0;
-    for (uint32_t i = 0; i < m->path_count; i++)
-        folded_paths += m->paths[i].folded != 0;
     if (n || folded_paths) {
-        uint32_t *paths = malloc((folded_paths ? folded_paths : 1) * sizeof *paths);
         uint32_t k = 0;
         uint64_t by_depth = 0, by_paths = 0;
         for (uint32_t i = 0; i < m->worker_count; i++) {
             by_depth += m->workers[i].folded_depth;
             by_paths += m->workers[i].folded_paths;
         }
-        if (paths) {
-            for (uint32_t i = 0; i < m->path_count; i++)
-                if (m->paths[i].folded)
-                    paths[k++] = i;
-            folded_model = m;
-            qsort(paths, k, sizeof *paths, cmp_folded);
-        }
+        for (uint32_t i = 0; i < m->path_count; i++)
+            if (m->paths[i].folded)
+                paths[k++] = i;
+        folded_model = m;
+        qsort(paths, k, sizeof *paths, cmp_folded);
         report_caveat cv = {.kind = "folded", .worker = one, .file = one ? one->file : NULL,
                             .count = n, .processes = procs, .paths = paths, .path_count = k};
         e->msg[0] = 0;
@@ -311,7 +316,6 @@ size_t report_caveats(const run_model *m, report_caveat_fn fn, void *ctx)
         if (k > 6)
             add(e, ", and %u more", k - 6);
         emit(e, &cv);
-        free(paths);
     }
 
     n = sum_workers(m, w_unmatched, &procs, &one);
@@ -362,8 +366,6 @@ size_t report_caveats(const run_model *m, report_caveat_fn fn, void *ctx)
         emit(e, &cv);
     }
 
-    int64_t gone[8], world;
-    uint32_t missing = report_missing_ranks(m, gone, 8, &world);
     if (missing) {
         report_caveat cv = {.kind = "missing_ranks", .count = missing};
         char list[128];
@@ -371,8 +373,8 @@ size_t report_caveats(const run_model *m, report_caveat_fn fn, void *ctx)
         add(e, "%u of the %lld ranks of the world left no readable file: rank%s %s%s (died before "
                "their first write, wrote elsewhere, or their file is unreadable); every "
                "cross-rank figure is over the ranks that did",
-            missing, (long long)world, missing == 1 ? "" : "s",
-            report_fmt_ranks(list, sizeof list, gone, missing < 8 ? missing : 8),
+            (unsigned)missing, (long long)world, missing == 1 ? "" : "s",
+            report_fmt_ranks(list, sizeof list, gone, missing < 8 ? (uint32_t)missing : 8),
             missing > 8 ? ",..." : "");
         emit(e, &cv);
     }
@@ -434,7 +436,8 @@ size_t report_caveats(const run_model *m, report_caveat_fn fn, void *ctx)
         emit(e, &cv);
     }
 
-    size_t count = e->count;
+    long count = (long)e->count;
     free(e);
+    free(paths);
     return count;
 }

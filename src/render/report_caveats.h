@@ -22,8 +22,9 @@ typedef struct report_caveat {
 
 typedef void (*report_caveat_fn)(void *ctx, const report_caveat *c);
 
-/* Calls fn for each caveat of m, in order; returns how many. */
-size_t report_caveats(const run_model *m, report_caveat_fn fn, void *ctx);
+/* Calls fn for each caveat of m, in order; returns how many, or -ENOMEM (then before
+ * the first call of fn). */
+long report_caveats(const run_model *m, report_caveat_fn fn, void *ctx);
 
 /* A report_caveat_fn that writes each caveat as a JSON object into an open array. */
 struct json_out;

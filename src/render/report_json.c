@@ -412,13 +412,15 @@ int report_write_json(FILE *out, const run_model *m, const run_stats *s, const r
         final += m->workers[i].final != 0;
     json_u64(&j, "final_processes", final);
     json_u64(&j, "unreadable_files", m->unreadable_count);
-    report_ranks_json_run(&j, m);
+    int rc = report_ranks_json_run(&j, m);
+    if (rc)
+        return rc; /* the document stays open: never one that parses */
     json_end_object(&j);
 
     json_begin_array(&j, "roles");
     for (uint32_t r = 0; r < m->role_count; r++)
-        if (role_json(&j, m, s, r, top))
-            return -ENOMEM;
+        if ((rc = role_json(&j, m, s, r, top)) != 0)
+            return rc;
     json_end_array(&j);
 
     json_begin_array(&j, "workers");
@@ -440,11 +442,14 @@ int report_write_json(FILE *out, const run_model *m, const run_stats *s, const r
         json_str(&j, NULL, m->superseded[i].dir);
     json_end_array(&j);
 
-    report_samples_json(&j, m, top);
+    if ((rc = report_samples_json(&j, m, top)) != 0)
+        return rc;
 
     json_begin_array(&j, "caveats");
     report_caveat_json_ctx cx = {&j, m, NULL};
-    report_caveats(m, report_caveat_json, &cx);
+    long n = report_caveats(m, report_caveat_json, &cx);
+    if (n < 0)
+        return (int)n;
     json_end_array(&j);
 
     json_end_object(&j);

@@ -3,6 +3,7 @@
 #include "format.h"
 #include "json_out.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,15 +91,15 @@ static void launchers_of(const run_model *m, char *buf, size_t n)
     }
 }
 
-uint32_t report_missing_ranks(const run_model *m, int64_t *out, uint32_t max, int64_t *world)
+int64_t report_missing_ranks(const run_model *m, int64_t *out, uint32_t max, int64_t *world)
 {
     int differ;
     *world = world_size_of(m, &differ);
-    int64_t *ranks = malloc((m->worker_count ? m->worker_count : 1u) * sizeof *ranks);
-    if (!ranks || differ || *world < 0) {
-        free(ranks);
+    if (differ || *world < 0)
         return 0;
-    }
+    int64_t *ranks = malloc((m->worker_count ? m->worker_count : 1u) * sizeof *ranks);
+    if (!ranks)
+        return -ENOMEM;
     /* walk the gaps between the ranks present (sorted, distinct), never the whole
      * world: a file may claim any world size */
     uint32_t n = ranks_on(m, NULL, ranks), listed = 0;
@@ -115,18 +116,24 @@ uint32_t report_missing_ranks(const run_model *m, int64_t *out, uint32_t max, in
     }
     free(ranks);
     uint64_t missing = (uint64_t)*world - present;
-    return missing > UINT32_MAX ? UINT32_MAX : (uint32_t)missing;
+    return missing > UINT32_MAX ? UINT32_MAX : (int64_t)missing;
 }
 
-void report_ranks_header(FILE *out, const run_model *m)
+int report_ranks_header(FILE *out, const run_model *m)
 {
     int64_t *ranks = malloc((m->worker_count ? m->worker_count : 1u) * sizeof *ranks);
     if (!ranks)
-        return;
+        return -ENOMEM;
     uint32_t n = ranks_on(m, NULL, ranks);
     if (!n) {
         free(ranks);
-        return;
+        return 0;
+    }
+    int64_t gone[64], world;
+    int64_t missing = report_missing_ranks(m, gone, 64, &world);
+    if (missing < 0) {
+        free(ranks);
+        return (int)missing;
     }
     int differ;
     int64_t ws = world_size_of(m, &differ);
@@ -150,13 +157,12 @@ void report_ranks_header(FILE *out, const run_model *m)
         fprintf(out, "%s %s %s", shown > 1 ? ";" : "", m->hosts[h], report_fmt_ranks(list, sizeof list, ranks, k));
     }
     fputc('\n', out);
-    int64_t gone[64], world;
-    uint32_t missing = report_missing_ranks(m, gone, 64, &world);
     if (missing)
         fprintf(out, "Missing ranks: %s%s (of world size %lld, no readable file)\n",
-                report_fmt_ranks(list, sizeof list, gone, missing < 64 ? missing : 64),
+                report_fmt_ranks(list, sizeof list, gone, missing < 64 ? (uint32_t)missing : 64),
                 missing > 64 ? ",..." : "", (long long)world);
     free(ranks);
+    return 0;
 }
 
 static _Thread_local const rs_phase *sort_phases;
@@ -169,14 +175,14 @@ static int cmp_by_rank_max(const void *a, const void *b)
     return x->path < y->path ? -1 : x->path > y->path;
 }
 
-void report_ranks_block(FILE *out, const run_model *m, const rs_role *rs, uint32_t r, unsigned top)
+int report_ranks_block(FILE *out, const run_model *m, const rs_role *rs, uint32_t r, unsigned top)
 {
     const rm_role *role = &m->roles[r];
     if (role->rank_count < 2 || !rs->phase_count)
-        return;
+        return 0;
     uint32_t *order = malloc(rs->phase_count * sizeof *order);
     if (!order)
-        return;
+        return -ENOMEM;
     for (uint32_t i = 0; i < rs->phase_count; i++)
         order[i] = i;
     sort_phases = rs->phases;
@@ -223,16 +229,27 @@ void report_ranks_block(FILE *out, const run_model *m, const rs_role *rs, uint32
         fprintf(out, "  %u process%s of the role without a rank %s not in these figures\n", role->unranked,
                 role->unranked == 1 ? "" : "es", role->unranked == 1 ? "is" : "are");
     free(order);
+    return 0;
 }
 
-void report_ranks_json_run(json_out *j, const run_model *m)
+int report_ranks_json_run(json_out *j, const run_model *m)
 {
     int64_t *ranks = malloc((m->worker_count ? m->worker_count : 1u) * sizeof *ranks);
-    uint32_t n = ranks ? ranks_on(m, NULL, ranks) : 0;
+    if (!ranks)
+        return -ENOMEM;
+    uint32_t n = ranks_on(m, NULL, ranks);
     if (!n) {
         free(ranks);
         json_null(j, "ranks");
-        return;
+        return 0;
+    }
+    /* the missing ranks, the first REPORT_MISSING_LISTED of them: a file may claim
+     * any world size */
+    int64_t world, gone[REPORT_MISSING_LISTED];
+    int64_t missing = report_missing_ranks(m, gone, REPORT_MISSING_LISTED, &world);
+    if (missing < 0) {
+        free(ranks);
+        return (int)missing;
     }
     int differ;
     int64_t ws = world_size_of(m, &differ);
@@ -245,12 +262,8 @@ void report_ranks_json_run(json_out *j, const run_model *m)
     else
         json_null(j, "world_size");
     json_str(j, "launchers", launchers);
-    /* the missing ranks, the first REPORT_MISSING_LISTED of them: a file may claim
-     * any world size */
     json_begin_array(j, "missing");
-    int64_t world, gone[REPORT_MISSING_LISTED];
-    uint32_t missing = report_missing_ranks(m, gone, REPORT_MISSING_LISTED, &world);
-    for (uint32_t i = 0; i < missing && i < REPORT_MISSING_LISTED; i++)
+    for (int64_t i = 0; i < missing && i < REPORT_MISSING_LISTED; i++)
         json_i64(j, NULL, gone[i]);
     json_end_array(j);
     json_u64(j, "missing_count", missing);
@@ -267,6 +280,7 @@ void report_ranks_json_run(json_out *j, const run_model *m)
     json_end_object(j);
     json_end_object(j);
     free(ranks);
+    return 0;
 }
 
 void report_ranks_json_phase(json_out *j, const rs_phase *ph)

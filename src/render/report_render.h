@@ -20,7 +20,8 @@ typedef struct report_options {
  * (LC_ALL, else LC_CTYPE, else LANG) that does not name UTF-8. */
 int report_wants_ascii(void);
 
-/* Returns 0, or -EIO when writing failed. */
+/* Returns 0, -EIO when writing failed, or -ENOMEM when out of memory (the report is
+ * then cut short: text without its CAVEATS, JSON without its end). */
 int report_write_text(FILE *out, const run_model *m, const run_stats *s, const report_options *o);
 int report_write_json(FILE *out, const run_model *m, const run_stats *s, const report_options *o);
 

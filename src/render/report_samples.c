@@ -4,6 +4,7 @@
 #include "format.h"
 #include "store/sample_set.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,7 +73,7 @@ static void func_rows(FILE *out, const store_samples *s, const ss_group *g, int 
         fprintf(out, "%s(no Python frame in these samples)\n", indent);
 }
 
-static void file_text(FILE *out, const rm_worker *w, unsigned top)
+static int file_text(FILE *out, const rm_worker *w, unsigned top)
 {
     const store_samples *s = sample_set_view(w->samples);
     char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], line[800];
@@ -94,18 +95,13 @@ static void file_text(FILE *out, const rm_worker *w, unsigned top)
 
     int64_t *pids = malloc(MAX_LIST * sizeof *pids);
     int64_t *tids = malloc(MAX_LIST * sizeof *tids);
-    if (!pids || !tids) {
-        free(pids);
-        free(tids);
-        fputs("  (out of memory)\n", out);
-        return;
-    }
-    uint32_t np = ss_pids(s, pids, MAX_LIST);
-    if (np == 0)
+    int rc = pids && tids ? 0 : -ENOMEM;
+    uint32_t np = rc ? 0 : ss_pids(s, pids, MAX_LIST);
+    if (np == 0 && !rc)
         fputs("  no stack was sampled\n", out);
-    for (uint32_t p = 0; p < np; p++) {
+    for (uint32_t p = 0; p < np && !rc; p++) {
         ss_group g;
-        if (ss_group_build(s, pids[p], SS_ANY, SS_ANY_SPAN, &g))
+        if ((rc = ss_group_build(s, pids[p], SS_ANY, SS_ANY_SPAN, &g)) != 0)
             break;
         const store_sample_process *pr = process_of(s, pids[p]);
         fprintf(out, "\n  process %lld", (long long)pids[p]);
@@ -121,7 +117,7 @@ static void file_text(FILE *out, const rm_worker *w, unsigned top)
 
         uint32_t nt = ss_tids(s, pids[p], tids, MAX_LIST);
         for (uint32_t t = 0; t < nt && nt > 1; t++) {
-            if (ss_group_build(s, pids[p], tids[t], SS_ANY_SPAN, &g))
+            if ((rc = ss_group_build(s, pids[p], tids[t], SS_ANY_SPAN, &g)) != 0)
                 break;
             const char *name = str_of(s, ss_thread_name(s, pids[p], tids[t]));
             fprintf(out, "\n    thread %s%s(tid %lld)   %s\n", name, *name ? " " : "",
@@ -132,34 +128,39 @@ static void file_text(FILE *out, const rm_worker *w, unsigned top)
     }
     free(pids);
     free(tids);
+    if (rc)
+        return rc;
 
     ss_span_total *rows = NULL;
     uint32_t ns = 0;
-    if (ss_span_totals(s, &rows, &ns))
-        fputs("  (out of memory)\n", out);
+    if ((rc = ss_span_totals(s, &rows, &ns)) != 0)
+        return rc;
     if (ns) {
         fprintf(out, "\n  FUNCTIONS INSIDE SPANS (samples taken while the span was open on the "
                      "sampled thread,\n  nested spans included)\n");
         for (uint32_t i = 0; i < ns && i < top; i++) {
             ss_group g;
-            if (ss_group_build_under(s, rows[i].path, &g))
+            if ((rc = ss_group_build_under(s, rows[i].path, &g)) != 0)
                 break;
             fprintf(out, "    %s   %s\n", rows[i].path,
                     amount(&g, g.count, g.weight_ns, line, sizeof line));
             func_rows(out, s, &g, 0, top < SPAN_ROWS ? top : SPAN_ROWS, "      ");
             ss_group_free(&g);
         }
-        if (ns > top)
+        if (ns > top && !rc)
             fprintf(out, "    ... and %u more span paths (--top, --json)\n", ns - top);
     }
     ss_span_totals_free(rows, ns);
+    return rc;
 }
 
-void report_samples_text(FILE *out, const run_model *m, unsigned top)
+int report_samples_text(FILE *out, const run_model *m, unsigned top)
 {
-    for (uint32_t i = 0; i < m->worker_count; i++)
+    int rc = 0;
+    for (uint32_t i = 0; i < m->worker_count && !rc; i++)
         if (m->workers[i].samples)
-            file_text(out, &m->workers[i], top);
+            rc = file_text(out, &m->workers[i], top);
+    return rc;
 }
 
 /* ---- JSON ---- */
@@ -198,7 +199,7 @@ static void group_json(json_out *j, const store_samples *s, const ss_group *g, u
         funcs_json(j, "top_total", s, g, 1, rows);
 }
 
-static void file_json(json_out *j, const rm_worker *w, unsigned top)
+static int file_json(json_out *j, const rm_worker *w, unsigned top)
 {
     const store_samples *s = sample_set_view(w->samples);
     json_begin_object(j, NULL);
@@ -219,11 +220,12 @@ static void file_json(json_out *j, const rm_worker *w, unsigned top)
     json_bool(j, "idle", (int)s->idle);
     int64_t *pids = malloc(MAX_LIST * sizeof *pids);
     int64_t *tids = malloc(MAX_LIST * sizeof *tids);
-    uint32_t np = pids && tids ? ss_pids(s, pids, MAX_LIST) : 0;
+    int rc = pids && tids ? 0 : -ENOMEM;
+    uint32_t np = rc ? 0 : ss_pids(s, pids, MAX_LIST);
     json_begin_array(j, "processes");
-    for (uint32_t p = 0; p < np; p++) {
+    for (uint32_t p = 0; p < np && !rc; p++) {
         ss_group g;
-        if (ss_group_build(s, pids[p], SS_ANY, SS_ANY_SPAN, &g))
+        if ((rc = ss_group_build(s, pids[p], SS_ANY, SS_ANY_SPAN, &g)) != 0)
             break;
         const store_sample_process *pr = process_of(s, pids[p]);
         json_begin_object(j, NULL);
@@ -238,7 +240,7 @@ static void file_json(json_out *j, const rm_worker *w, unsigned top)
         json_begin_array(j, "threads");
         uint32_t nt = ss_tids(s, pids[p], tids, MAX_LIST);
         for (uint32_t t = 0; t < nt; t++) {
-            if (ss_group_build(s, pids[p], tids[t], SS_ANY_SPAN, &g))
+            if ((rc = ss_group_build(s, pids[p], tids[t], SS_ANY_SPAN, &g)) != 0)
                 break;
             json_begin_object(j, NULL);
             json_i64(j, "tid", tids[t]);
@@ -253,14 +255,16 @@ static void file_json(json_out *j, const rm_worker *w, unsigned top)
     json_end_array(j);
     free(pids);
     free(tids);
+    if (rc)
+        return rc;
 
     ss_span_total *rows = NULL;
     uint32_t ns = 0;
     json_begin_array(j, "spans");
-    if (ss_span_totals(s, &rows, &ns) == 0)
+    if ((rc = ss_span_totals(s, &rows, &ns)) == 0)
         for (uint32_t i = 0; i < ns; i++) {
             ss_group g;
-            if (ss_group_build_under(s, rows[i].path, &g))
+            if ((rc = ss_group_build_under(s, rows[i].path, &g)) != 0)
                 break;
             json_begin_object(j, NULL);
             json_str(j, "path", rows[i].path);
@@ -271,13 +275,16 @@ static void file_json(json_out *j, const rm_worker *w, unsigned top)
     json_end_array(j);
     ss_span_totals_free(rows, ns);
     json_end_object(j);
+    return rc;
 }
 
-void report_samples_json(json_out *j, const run_model *m, unsigned top)
+int report_samples_json(json_out *j, const run_model *m, unsigned top)
 {
+    int rc = 0;
     json_begin_array(j, "python_samples");
-    for (uint32_t i = 0; i < m->worker_count; i++)
+    for (uint32_t i = 0; i < m->worker_count && !rc; i++)
         if (m->workers[i].samples)
-            file_json(j, &m->workers[i], top);
+            rc = file_json(j, &m->workers[i], top);
     json_end_array(j);
+    return rc;
 }

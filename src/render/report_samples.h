@@ -10,9 +10,11 @@
 
 #include <stdio.h>
 
-/* Writes nothing when no worker has samples. top: rows per table. */
-void report_samples_text(FILE *out, const run_model *m, unsigned top);
-/* Writes the "python_samples" array (empty when no worker has samples). */
-void report_samples_json(json_out *j, const run_model *m, unsigned top);
+/* Writes nothing when no worker has samples. top: rows per table. 0, or -ENOMEM (the
+ * block is cut short there). */
+int report_samples_text(FILE *out, const run_model *m, unsigned top);
+/* Writes the "python_samples" array (empty when no worker has samples). 0, or -ENOMEM
+ * (the array is cut short there). */
+int report_samples_json(json_out *j, const run_model *m, unsigned top);
 
 #endif

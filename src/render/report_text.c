@@ -47,7 +47,7 @@ static void upper(char *buf, size_t n, const char *s)
     buf[i] = 0;
 }
 
-static void header(FILE *out, const run_model *m)
+static int header(FILE *out, const run_model *m)
 {
     char a[FMT_BUF], b[FMT_BUF];
     double runtime = m->end_real_ns > m->start_real_ns ? (double)(m->end_real_ns - m->start_real_ns) : 0.0;
@@ -75,11 +75,14 @@ static void header(FILE *out, const run_model *m)
         fputs("none", out);
     fprintf(out, " (%u host%s)   Started %s\n", m->host_count, m->host_count == 1 ? "" : "s",
             fmt_utc(b, sizeof b, m->start_real_ns));
-    report_ranks_header(out, m);
+    int rc = report_ranks_header(out, m);
+    if (rc)
+        return rc;
     fprintf(out, "%s %s\n", m->single_file ? "File" : "Dir", m->dir);
     if (m->run_ids > 1)
         fprintf(out, "Note: these files carry %u different run ids; they are merged as one run.\n",
                 m->run_ids);
+    return 0;
 }
 
 static void counter_line(FILE *out, const run_model *m, const rm_path *p, const rm_counter *c,
@@ -357,8 +360,9 @@ static void memory_block(FILE *out, const run_model *m, const rs_role *rs, uint3
     }
 }
 
-static void role_block(FILE *out, const run_model *m, const run_stats *s, uint32_t r, unsigned top,
-                       int ascii)
+/* 0, or -ENOMEM (the block is cut short there). */
+static int role_block(FILE *out, const run_model *m, const run_stats *s, uint32_t r, unsigned top,
+                      int ascii)
 {
     const rm_role *role = &m->roles[r];
     const rs_role *rs = &s->roles[r];
@@ -425,13 +429,14 @@ static void role_block(FILE *out, const run_model *m, const run_stats *s, uint32
     }
     fprintf(out, "\n%-*s %12s %10s %7s %10s %10s%s\n", width + 2, "DOMINANT PHASES by self time",
             "calls", "self", "procs", "p50", "p99", rs->has_wait ? "     wait   ticks" : "");
-    char *listed = calloc(m->path_count, 1);
+    char *listed = calloc(m->path_count ? m->path_count : 1, 1);
+    if (!listed)
+        return -ENOMEM;
     uint32_t estimates = 0;
     for (uint32_t i = 0; i < shown; i++) {
         const rs_phase *ph = &rs->phases[rs->by_self[i]];
         const rm_path *p = &m->paths[ph->path];
-        if (listed)
-            listed[ph->path] = 1;
+        listed[ph->path] = 1;
         snprintf(e, sizeof e, "%u/%u", p->in_processes, role->processes);
         estimates += p->sample_stride || p->child_estimated;
         char wait[40] = "";
@@ -495,7 +500,7 @@ static void role_block(FILE *out, const run_model *m, const run_stats *s, uint32
         int plain = 0;
         for (uint32_t c = p->first_counter; c != RM_NONE; c = m->counters[c].next)
             plain |= !is_io_counter(m, &m->counters[c]);
-        if (!plain || (listed && listed[rs->phases[i].path]))
+        if (!plain || listed[rs->phases[i].path])
             continue;
         if (!header_done) {
             fputs("\nCOUNTERS on paths not listed above (rates per second of the path's total time)\n", out);
@@ -520,7 +525,9 @@ static void role_block(FILE *out, const run_model *m, const run_stats *s, uint32
                 fmt_duration(c, sizeof c, ph->p95_ns), fmt_duration(d, sizeof d, ph->p99_ns));
     }
 
-    report_ranks_block(out, m, rs, r, top);
+    int rc = report_ranks_block(out, m, rs, r, top);
+    if (rc)
+        return rc;
 
     io_block(out, m, rs);
 
@@ -532,9 +539,10 @@ no_span_counters:
         fputs("\nCOUNTERS outside any span\n", out);
         counters_of(out, m, root);
     }
+    return 0;
 }
 
-typedef struct caveat_printer {
+typedef struct caveat_printer { /* prints "CAVEATS" before the first one */
     FILE *out;
     const char *last_kind;
     unsigned same;      /* caveats of last_kind so far */
@@ -553,6 +561,8 @@ static void flush_hidden(caveat_printer *p)
 static void print_caveat(void *ctx, const report_caveat *c)
 {
     caveat_printer *p = ctx;
+    if (!p->last_kind)
+        fputs("CAVEATS\n", p->out);
     if (!p->last_kind || strcmp(p->last_kind, c->kind)) {
         flush_hidden(p);
         p->last_kind = c->kind;
@@ -563,12 +573,6 @@ static void print_caveat(void *ctx, const report_caveat *c)
         return;
     }
     fprintf(p->out, "  %-16s %s\n", c->kind, c->message);
-}
-
-static void count_caveat(void *ctx, const report_caveat *c)
-{
-    (void)ctx;
-    (void)c;
 }
 
 /* A role whose every process holds Python stack samples and no span nor counter
@@ -591,31 +595,32 @@ static int samples_only(const run_model *m, const run_stats *s, uint32_t r)
 int report_write_text(FILE *out, const run_model *m, const run_stats *s, const report_options *o)
 {
     unsigned top = o && o->top ? o->top : 10;
-    header(out, m);
+    int rc = header(out, m);
     int any_role_imbalance = 0;
-    for (uint32_t r = 0; r < m->role_count; r++) {
+    for (uint32_t r = 0; rc == 0 && r < m->role_count; r++) {
         if (samples_only(m, s, r))
             continue; /* its PYTHON SAMPLES block says it all */
-        role_block(out, m, s, r, top, o && o->ascii);
+        rc = role_block(out, m, s, r, top, o && o->ascii);
         any_role_imbalance = 1;
     }
+    if (rc)
+        return rc;
     if (any_role_imbalance)
         fputs("\n* imbalance = max / mean of per-process busy time in the role; busy time = sum of\n"
               "  a process's top-level spans over all its threads. 1.00 is perfectly even.\n",
               out);
     if (!m->worker_count)
         fputs("\nNo file of this run could be read.\n", out);
-    report_samples_text(out, m, top);
+    if ((rc = report_samples_text(out, m, top)) != 0)
+        return rc;
     fputc('\n', out);
-    size_t n = report_caveats(m, count_caveat, NULL);
-    if (n == 0) {
+    caveat_printer p = {out, NULL, 0, 0};
+    long n = report_caveats(m, print_caveat, &p);
+    if (n < 0)
+        return (int)n;
+    if (n == 0)
         fputs("CAVEATS none\n", out);
-    } else {
-        fputs("CAVEATS\n", out);
-        caveat_printer p = {out, NULL, 0, 0};
-        report_caveats(m, print_caveat, &p);
-        flush_hidden(&p);
-    }
+    flush_hidden(&p);
     fflush(out);
     return ferror(out) ? -EIO : 0;
 }

@@ -83,11 +83,14 @@ typedef struct tree {
 } tree;
 
 /* For an entry that is a symbolic link: its target inside the tree, as a path from
- * the tree's given path (into out), or 0 with the reason it is not followed. */
+ * the tree's given path (into out), or 0 with the reason it is not followed, or
+ * -ENOMEM. */
 static int follow(const tree *t, const char *path, char *out, size_t outlen, char *why,
                   size_t whylen)
 {
     char *r = realpath(path, NULL);
+    if (!r && errno == ENOMEM)
+        return -ENOMEM;
     if (!r) {
         snprintf(why, whylen, errno == ELOOP ? "not read: a symbolic link loop"
                                              : "not read: a symbolic link to nothing");
@@ -114,8 +117,8 @@ static int collect(const tree *t, const char *dir, int depth, path_list *files,
                    skip_list *skipped, uint64_t *newest)
 {
     DIR *d = opendir(dir);
-    if (!d)
-        return 0;
+    if (!d) /* gone, or closed to this reader: nothing in it */
+        return errno == ENOMEM ? -ENOMEM : 0;
     struct dirent *e;
     int rc = 0;
     char path[4096], target[4096], why[4200];
@@ -132,8 +135,11 @@ static int collect(const tree *t, const char *dir, int depth, path_list *files,
         if (S_ISLNK(st.st_mode)) {
             struct stat ts;
             int to_dir = stat(path, &ts) == 0 && S_ISDIR(ts.st_mode);
-            if (!follow(t, path, target, sizeof target, why, sizeof why)) {
-                if (named || (to_dir && depth > 0))
+            int followed = follow(t, path, target, sizeof target, why, sizeof why);
+            if (followed <= 0) {
+                if (followed < 0)
+                    rc = followed;
+                else if (named || (to_dir && depth > 0))
                     rc = skip(skipped, path, "%s", why);
                 continue;
             }
@@ -233,7 +239,7 @@ static int list_attempts(const tree *t, const char *path, store_run_listing *out
 {
     DIR *d = opendir(path);
     if (!d)
-        return 0;
+        return errno == ENOMEM ? -ENOMEM : 0;
     struct dirent *e;
     int rc = 0;
     char sub[4096], target[4096], why[4200];
@@ -251,8 +257,9 @@ static int list_attempts(const tree *t, const char *path, store_run_listing *out
             struct stat ts;
             if (stat(sub, &ts) != 0 || !S_ISDIR(ts.st_mode))
                 continue;
-            if (!follow(t, sub, target, sizeof target, why, sizeof why)) {
-                rc = skip(skipped, sub, "%s", why);
+            int followed = follow(t, sub, target, sizeof target, why, sizeof why);
+            if (followed <= 0) {
+                rc = followed < 0 ? followed : skip(skipped, sub, "%s", why);
                 continue;
             }
             at = target;
@@ -262,8 +269,11 @@ static int list_attempts(const tree *t, const char *path, store_run_listing *out
         if (!S_ISDIR(st.st_mode))
             continue;
         tree inner = {at, ""};
-        if (!realpath(at, inner.real))
+        if (!realpath(at, inner.real)) {
+            if (errno == ENOMEM)
+                rc = -ENOMEM;
             continue;
+        }
         int again = 0;
         for (size_t i = 0; i < seen.count && !again; i++)
             again = !strcmp(seen.items[i], inner.real);
@@ -334,7 +344,10 @@ int store_list_run(const char *path, store_run_listing *out, char *err, size_t e
     list_free(&files);
     skip_free(&skipped);
     if (rc) {
-        snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+        if (rc == -ENOMEM)
+            snprintf(err, errlen, "%s: out of memory listing the run", path);
+        else
+            snprintf(err, errlen, "%s: %s", path, strerror(-rc));
         store_run_listing_free(out);
         return rc;
     }
@@ -370,7 +383,7 @@ int store_list_temps(const char *dir, store_temp **out, size_t *count)
     *count = 0;
     DIR *d = opendir(dir);
     if (!d)
-        return 0;
+        return errno == ENOMEM ? -ENOMEM : 0;
     size_t cap = 0;
     int rc = 0;
     struct dirent *e;

@@ -510,13 +510,15 @@ static void test_deep_chain(void)
     free(nodes);
 }
 
-/* Per-rank totals: processes of one rank add up, a rank that never entered a phase
- * counts as 0, unranked processes are in no cross-rank figure. */
+/* Per-rank totals: processes of one rank add up (also when a rank's processes are
+ * read apart, and a path is first seen in a rank read later), a rank that never
+ * entered a phase counts as 0, unranked processes are in no cross-rank figure. */
 static void test_across_ranks(const char *tmp)
 {
     char run[4096];
     snprintf(run, sizeof run, "%s/ranks-run", tmp);
-    static const uint64_t step[] = {100, 100}, ckpt[] = {50}, extra[] = {30};
+    static const uint64_t step[] = {100, 100}, ckpt[] = {50}, extra[] = {30}, one[] = {100},
+                          eval2[] = {40}, eval0[] = {70};
     builder b;
     for (int rank = 0; rank < 3; rank++) {
         b_init(&b, "main", "n1", 100 + rank);
@@ -527,6 +529,8 @@ static void test_across_ranks(const char *tmp)
         int32_t s = b_node(&b, root, "step", step, 2);
         if (rank == 0)
             b_node(&b, s, "ckpt", ckpt, 1);
+        if (rank == 2)
+            b_node(&b, s, "eval", eval2, 1);
         char file[64];
         snprintf(file, sizeof file, "main-%d.lapse", rank);
         b_write(&b, run, rank == 2 ? "n2" : "n1", file);
@@ -543,6 +547,13 @@ static void test_across_ranks(const char *tmp)
     root = b_thread(&b, 300);
     b_node(&b, root, "step", step, 2);
     b_write(&b, run, "n1", "main-300.lapse");
+    /* a second process of rank 0, read after rank 2's, with a path of rank 2's */
+    b_init(&b, "main", "n2", 103);
+    b.f.meta.rank = 0;
+    b.f.meta.world_size = 4;
+    root = b_thread(&b, 103);
+    b_node(&b, b_node(&b, root, "step", one, 1), "eval", eval0, 1);
+    b_write(&b, run, "n2", "main-9.lapse"); /* after main-2.lapse */
 
     run_model m;
     char err[256];
@@ -552,23 +563,31 @@ static void test_across_ranks(const char *tmp)
     CHECK_U64(m.roles[0].unranked, 1);
     run_stats st;
     CHECK(run_stats_build(&m, &st) == 0);
-    const rs_phase *ps = NULL, *pc = NULL;
+    const rs_phase *ps = NULL, *pc = NULL, *pe = NULL;
     for (uint32_t i = 0; i < st.roles[0].phase_count; i++) {
         const char *path = m.paths[st.roles[0].phases[i].path].path;
         if (!strcmp(path, "step"))
             ps = &st.roles[0].phases[i];
         if (!strcmp(path, "step/ckpt"))
             pc = &st.roles[0].phases[i];
+        if (!strcmp(path, "step/eval"))
+            pe = &st.roles[0].phases[i];
     }
-    CHECK(ps && pc);
-    if (ps && pc) {
-        /* step: rank 0 200, rank 1 200 + 30, rank 2 200 */
+    CHECK(ps && pc && pe);
+    if (ps && pc && pe) {
+        /* step: rank 0 200 + 100, rank 1 200 + 30, rank 2 200 */
         CHECK_U64(ps->across_ranks.ranks, 3);
         CHECK_U64(ps->across_ranks.entered, 3);
         CHECK_U64(ps->across_ranks.min_ns, 200);
-        CHECK(ps->across_ranks.median_ns == 200.0);
-        CHECK_U64(ps->across_ranks.max_ns, 230);
-        CHECK(ps->across_ranks.slowest_rank == 1);
+        CHECK(ps->across_ranks.median_ns == 230.0);
+        CHECK_U64(ps->across_ranks.max_ns, 300);
+        CHECK(ps->across_ranks.slowest_rank == 0);
+        /* eval: rank 2 40 (read first), rank 0 70, rank 1 none */
+        CHECK_U64(pe->across_ranks.entered, 2);
+        CHECK_U64(pe->across_ranks.min_ns, 0);
+        CHECK(pe->across_ranks.median_ns == 40.0);
+        CHECK_U64(pe->across_ranks.max_ns, 70);
+        CHECK(pe->across_ranks.slowest_rank == 0);
         /* ckpt: only rank 0 */
         CHECK_U64(pc->across_ranks.entered, 1);
         CHECK_U64(pc->across_ranks.min_ns, 0);
