@@ -12,7 +12,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-"$here/../build"}
 build=$(cd "$build" && pwd)
-for prog in span_cost report_scale lapse; do
+for prog in span_cost report_scale fork_cost lapse; do
     if [ ! -x "$build/$prog" ]; then
         echo "bench/run.sh: $build/$prog is missing; build first: ninja -C $build" >&2
         exit 1
@@ -40,6 +40,10 @@ if [ "${FULL_TIMELINE:-1}" != 0 ]; then
     echo "== report_scale: the same with a full timeline (100000 spans) in every file"
     "$build/report_scale" "$build/lapse" --spans 100000
 fi
+
+echo
+echo "== fork_cost: 500 forks with 4 busy threads, with and without lapse"
+"$build/fork_cost" 500 4
 
 if [ "${WAIT:-1}" != 0 ] && [ -x "$build/e2e_wait_phases" ]; then
     echo

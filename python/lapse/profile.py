@@ -174,6 +174,8 @@ class Worker:
     end_reason: str
     state: str
     write_seq: int
+    write_failures: int  #: writes of its session that failed before the one its file holds
+    write_error: str  #: the last of those failures ("" when none)
     start_real_ns: int
     written_real_ns: int
     wall_ns: int
@@ -202,8 +204,8 @@ class Caveat(NamedTuple):
     """Something that makes the numbers incomplete or distorted: ``(kind, message)``.
 
     Kinds, in the order the report lists them: ``unreadable``, ``duplicate``,
-    ``stale``, ``not_final``, ``signal``, ``leftover_tmp``, ``superseded``, ``inconsistent``,
-    ``dropped_spans``, ``folded``, ``unmatched_ends``, ``dropped_counters``,
+    ``stale``, ``not_final``, ``signal``, ``write_failed``, ``leftover_tmp``, ``superseded``,
+    ``inconsistent``, ``dropped_spans``, ``folded``, ``unmatched_ends``, ``dropped_counters``,
     ``overflow``, ``missing_ranks``, ``io_unreadable``, ``sampling``.
     ``Profile.to_dict()["caveats"]`` has their details (file, pid, counts).
     """

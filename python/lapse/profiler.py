@@ -308,10 +308,13 @@ class Profiler:
 
     @classmethod
     def run(cls, target: str, args: Sequence[str] = (), **options: Any) -> Profile:
-        """Runs a module (``"pkg.mod"``) or a script (``"train.py"``) once, in this
-        process, with a session active, and returns its Profile. ``options`` are the
-        Profiler's arguments. ``sys.argv`` is the target's while it runs; a SystemExit
-        of the target ends the run normally."""
+        """Runs a module (``"pkg.mod"``) or a script (``"train.py"``, any path with a
+        separator) once, in this process, with a session active, and returns its
+        Profile (``run_target``: a name without ``.py`` or a separator is a module,
+        never a file of that name). ``options`` are the Profiler's arguments.
+        ``sys.argv`` is the target's while it runs; ``sys.argv`` and ``sys.path`` are
+        restored exactly afterwards; a SystemExit of the target ends the run
+        normally."""
         profiler = cls(**options)
         profiler._launcher = True
         with profiler:
@@ -325,10 +328,19 @@ class Profiler:
 
 def run_target(target: str, args: Sequence[str] = (), module: bool | None = None) -> int:
     """Runs a script path or a module name as __main__ with sys.argv set; returns
-    the exit status it asked for (SystemExit), 0 when it returned."""
+    the exit status it asked for (SystemExit), 0 when it returned.
+
+    Unless ``module`` says, a target that ends with ``.py`` or holds a path
+    separator is a script, anything else a module name, as ``python -m`` takes it: a
+    file of that name in the working directory is not run (``./name`` runs it). A
+    script's directory comes first on sys.path while it runs, as with ``python
+    script.py``. Afterwards ``sys.argv`` and ``sys.path`` are what they were: the same
+    list objects with the same items, whatever the target did to them."""
     if module is None:
-        module = not (target.endswith(".py") or os.sep in target or os.path.exists(target))
-    saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
+        separators = [s for s in (os.sep, os.altsep) if s]
+        module = not (target.endswith(".py") or any(s in target for s in separators))
+    saved_argv, saved_path = sys.argv, sys.path
+    argv_items, path_items = list(saved_argv), list(saved_path)
     sys.argv = [target, *args]
     if not module:
         sys.path.insert(0, os.path.dirname(os.path.abspath(target)))
@@ -341,7 +353,6 @@ def run_target(target: str, args: Sequence[str] = (), module: bool | None = None
         code = exit_.code
         return code if isinstance(code, int) else (0 if code is None else 1)
     finally:
-        sys.argv = saved_argv
-        if not module and sys.path and saved_path0 is not None:
-            sys.path.pop(0)
+        sys.argv, sys.path = saved_argv, saved_path
+        saved_argv[:], saved_path[:] = argv_items, path_items
     return 0

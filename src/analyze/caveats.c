@@ -218,7 +218,14 @@ int caveats_build(const run_model *m, const run_ranks *ranks, caveat_list *l)
             (!strncmp(w->end_reason, "SIG", 3) || !strcmp(w->end_reason, "signal")))
             NEW(about_worker(l, CAVEAT_SIGNAL, m, i));
     }
-    /* WRITE_FAILED_PENDING */
+    for (uint32_t i = 0; i < m->worker_count; i++) {
+        const rm_worker *w = &m->workers[i];
+        if (!w->write_failures)
+            continue;
+        NEW(about_worker(l, CAVEAT_WRITE_FAILED, m, i));
+        c->a = w->write_failures;
+        c->reason = w->write_error;
+    }
     for (uint32_t i = 0; i < m->leftover_count; i++) {
         const rm_leftover *lo = &m->leftovers[i];
         NEW(push(l, CAVEAT_LEFTOVER_TMP));

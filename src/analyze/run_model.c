@@ -492,6 +492,7 @@ static void worker_free(rm_worker *w)
     free(w->end_reason);
     free(w->launcher);
     free(w->job_id);
+    free(w->write_error);
     free(w->proc.series);
     sample_set_free(w->samples);
 }
@@ -531,8 +532,9 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     w->end_reason = dup_or_empty(mt->end_reason);
     w->launcher = dup_or_empty(mt->launcher);
     w->job_id = dup_or_empty(mt->job_id);
+    w->write_error = dup_or_empty(mt->write_error);
     if (!w->file || !w->host || !w->role || !w->run_id || !w->end_reason || !w->launcher ||
-        !w->job_id || (f->samples && !(w->samples = sample_set_from_store(f->samples)))) {
+        !w->job_id || !w->write_error || (f->samples && !(w->samples = sample_set_from_store(f->samples)))) {
         worker_free(w);
         return -ENOMEM;
     }
@@ -544,6 +546,7 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     w->local_rank = mt->local_rank;
     w->final = mt->final ? 1u : 0u;
     w->write_seq = mt->write_seq;
+    w->write_failures = mt->write_failures;
     w->start_real_ns = mt->start_real_ns;
     w->written_real_ns = mt->write_real_ns;
     w->wall_ns = mt->wall_ns;

@@ -21,7 +21,7 @@ typedef enum rm_state {
     RM_RUNNING = 2,       /* not final, among the newest, and written recently enough (as of
                              the time of reading) that its next snapshot is not yet due */
     RM_ENDED_UNSEEN = 3,  /* not final, among the newest, but its next snapshot is overdue:
-                             killed (or wedged) after its last snapshot */
+                             killed, wedged, or its writes failed after its last snapshot */
     RM_GONE = 4,          /* not final, and its pid no longer exists on this host (the
                              reader's): it ended without its final write */
 } rm_state;
@@ -88,10 +88,12 @@ typedef struct rm_cpu_sampler {
 
 typedef struct rm_worker {
     char *file, *host, *role, *run_id, *end_reason, *launcher, *job_id;
+    char *write_error; /* the last failed write before this file's, "" when none */
     uint32_t role_index;
     int64_t pid, ppid, rank, world_size, local_rank; /* ranks, world_size: -1 when unknown */
     uint32_t final;
     uint64_t write_seq;
+    uint64_t write_failures; /* writes of its session that failed before this file's */
     uint64_t start_real_ns, written_real_ns;
     uint64_t wall_ns, cpu_user_ns, cpu_sys_ns, max_rss_kb;
     uint64_t busy_ns;    /* sum of its top-level spans over all its threads */

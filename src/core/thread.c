@@ -237,7 +237,9 @@ static void retire_threads(uint32_t new_gen)
     threads_count = 0;
 }
 
-static int timeline_alloc(uint64_t max_spans)
+/* populate: fault the pages in now (a session's start); else as spans reach them
+ * (a forked child, which may exec or exit before its first span) */
+static int timeline_alloc(uint64_t max_spans, int populate)
 {
     if (core_timeline)
         munmap(core_timeline, core_timeline_bytes);
@@ -249,8 +251,8 @@ static int timeline_alloc(uint64_t max_spans)
     size_t bytes = (size_t)max_spans * sizeof(core_span_record);
     /* populated now: a page fault every 170 records on the hot path cost 13 ns a
      * span (bench/span_cost.c) */
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-                   -1, 0);
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
     if (p == MAP_FAILED)
         return -ENOMEM;
     core_timeline = p;
@@ -278,7 +280,7 @@ int core_begin_session(const core_config *cfg)
         core_cfg.max_paths = CORE_MAX_PATHS;
     if (core_cfg.max_counters == 0)
         core_cfg.max_counters = 1024;
-    int rc = timeline_alloc(core_cfg.max_spans);
+    int rc = timeline_alloc(core_cfg.max_spans, 1);
     if (rc)
         core_cfg.max_spans = 0;
     __atomic_store_n(&core_gen, gen, __ATOMIC_RELEASE);
@@ -315,10 +317,10 @@ void core_fork_child(void)
     if (core_gen) {
         uint32_t gen = core_gen + 1;
         core_gen = gen ? gen : 1;
-        if (core_timeline) {
-            memset(core_timeline, 0, core_timeline_bytes);
-            core_timeline_cursor = 0;
-        }
+        /* an empty timeline of its own: clearing the parent's would copy every
+         * page of it (3.2 MB by default) on write */
+        if (core_timeline && timeline_alloc(core_cfg.max_spans, 0) != 0)
+            core_cfg.max_spans = 0;
     }
 }
 

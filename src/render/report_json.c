@@ -291,6 +291,8 @@ static void worker_json(json_out *j, const rm_worker *w)
     json_str(j, "end_reason", w->end_reason);
     json_str(j, "state", state_name(w->state));
     json_u64(j, "write_seq", w->write_seq);
+    json_u64(j, "write_failures", w->write_failures);
+    json_str(j, "write_error", w->write_error);
     json_u64(j, "start_real_ns", w->start_real_ns);
     json_u64(j, "written_real_ns", w->written_real_ns);
     json_u64(j, "wall_ns", w->wall_ns);

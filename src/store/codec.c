@@ -70,6 +70,8 @@ static const meta_field meta_fields[] = {
     M("folded_paths", META_U64, folded_paths),
     M("unmatched_ends", META_U64, unmatched_ends),
     M("dropped_counters", META_U64, dropped_counters),
+    M("write_failures", META_U64, write_failures),
+    M("write_error", META_STR, write_error),
 };
 #undef M
 #define META_FIELD_COUNT (sizeof meta_fields / sizeof meta_fields[0])

@@ -41,6 +41,8 @@ typedef struct store_meta {
     uint64_t folded_paths;     /* spans folded into their parent: path bound */
     uint64_t unmatched_ends;   /* LAPSE_END without a matching open span, or spans closed implicitly */
     uint64_t dropped_counters; /* counter updates with no room in the counter table */
+    uint64_t write_failures;   /* writes of this session that failed before this one */
+    char *write_error;         /* the last of those failures; "" (or NULL) when none */
 } store_meta;
 
 typedef struct store_thread {

@@ -6,7 +6,11 @@
  * threads were doing at the fork: the program gives each child 5 s, then kills
  * it, reports the hang and stops.
  *
- * usage: e2e_fork_storm RUN_DIR [ROUNDS]
+ * With "nested", each child forks a grandchild at once (before its own threads
+ * have run) and waits for it the same way: a fork from a child whose threads are
+ * still starting must not hang either.
+ *
+ * usage: e2e_fork_storm RUN_DIR [ROUNDS] [nested]
  * Prints "rounds <n> hung <h> failed <f>" and exits 0 only when no child hung or
  * failed.
  */
@@ -16,6 +20,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -54,6 +59,7 @@ int main(int argc, char **argv)
         return 2;
     }
     int rounds = argc > 2 ? atoi(argv[2]) : 20;
+    int nested = argc > 3 && strcmp(argv[3], "nested") == 0;
     int hung = 0, failed = 0;
     for (int i = 0; i < rounds; i++) {
         lapse_options opts;
@@ -71,6 +77,17 @@ int main(int argc, char **argv)
             return 1;
         }
         if (pid == 0) {
+            if (nested) {
+                pid_t grandchild = fork();
+                if (grandchild == 0)
+                    exit(0);
+                int status = grandchild < 0 ? -2 : wait_bounded(grandchild, 5000);
+                if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+                    fprintf(stderr, "e2e_fork_storm: round %d: grandchild %ld %s\n", i,
+                            (long)grandchild, status == -1 ? "hung at exit (killed)" : "failed");
+                    exit(1);
+                }
+            }
             {
                 LAPSE_SCOPE("child");
                 lapse_count("rounds", 1);

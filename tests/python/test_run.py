@@ -6,6 +6,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from lapse import Profiler
 
 from conftest import lapse_command, phases, report
@@ -77,3 +79,42 @@ def test_profiler_run(tmp_path, monkeypatch):
     assert sys.argv == argv  # restored
     stats = profile.stats()
     assert stats["main.step"].calls == 5
+
+
+MESSY = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, "/nowhere/first")
+    sys.path.append("/nowhere/last")
+    sys.path.remove(sys.path[1])      # the script's own directory, put there for it
+    sys.argv.append("more")
+    sys.argv = ["replaced"]
+""")
+
+
+@pytest.mark.parametrize("how", ["exit", "return"])
+def test_profiler_run_restores_sys_path_and_argv_exactly(tmp_path, how):
+    """Whatever the target does to sys.path and sys.argv (insert at the front,
+    append, remove, replace the list), they are the same lists with the same items
+    afterwards: the script's directory is not left on sys.path, nothing of the
+    target's is, and nothing of the caller's is taken away."""
+    script = tmp_path / "messy.py"
+    script.write_text(MESSY + ("sys.exit(3)\n" if how == "exit" else ""))
+    path, argv = sys.path, sys.argv
+    path_items, argv_items = list(path), list(argv)
+    Profiler.run(str(script), ["a"], run_dir=tmp_path / "runs")
+    assert sys.path is path and sys.path == path_items
+    assert sys.argv is argv and sys.argv == argv_items
+
+
+def test_profiler_run_takes_a_bare_name_for_a_module(tmp_path, monkeypatch, capsys):
+    """Profiler.run("platform") runs the module platform, as python -m does, even
+    with a file named platform in the working directory (which ./platform runs)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "platform").write_text("open('ran_the_file', 'w').close()\n")
+    Profiler.run("platform", run_dir=tmp_path / "runs")
+    assert not (tmp_path / "ran_the_file").exists()
+    import platform
+
+    assert capsys.readouterr().out.strip() == platform.platform()
+    Profiler.run("./platform", run_dir=tmp_path / "runs")
+    assert (tmp_path / "ran_the_file").exists()

@@ -114,8 +114,9 @@ def test_sigusr1_and_sighup_flush_every_worker(tmp_path, monkeypatch):
 
 def test_run_dir_removed_mid_run(tmp_path, capfd, monkeypatch):
     """rm -rf of the run directory while workers run: each process warns once and
-    carries on to a normal exit; nothing crashes, and nothing is written again (lapse
-    does not recreate the directory: the run is lost from then on)."""
+    carries on to a normal exit, where it says that its profile was not saved;
+    nothing crashes, and nothing is written again (lapse does not recreate the
+    directory: the run is lost from then on)."""
     run_dir = tmp_path / "runs"
     monkeypatch.setenv("LAPSE_SNAPSHOT_MS", "50")
     with Profiler(run_dir=run_dir, role="parent", snapshot_ms=50) as p:
@@ -142,7 +143,11 @@ def test_run_dir_removed_mid_run(tmp_path, capfd, monkeypatch):
         assert int(out) > 20
         warnings = [line for line in err.splitlines() if line.startswith("lapse: warning")]
         assert len(warnings) == 1, err
+        not_saved = [line for line in err.splitlines()
+                     if line.startswith("lapse: profile not saved: ")]
+        assert len(not_saved) == 1, err
         assert "Traceback" not in err
-    parent_err = capfd.readouterr().err
-    assert sum(1 for line in parent_err.splitlines() if line.startswith("lapse: warning")) == 1
+    parent_err = capfd.readouterr().err.splitlines()
+    assert sum(1 for line in parent_err if line.startswith("lapse: warning")) == 1
+    assert sum(1 for line in parent_err if line.startswith("lapse: profile not saved: ")) == 1
     assert not run_dir.exists()  # not recreated
