@@ -20,10 +20,14 @@ from ._lapse import count, current, phase, span
 from .accounting import installed_profiler
 from .profile import Profile, ProfileDiff
 from .profiler import Feature, Profiler
+from .profiler import sync_environment as _sync_environment
+from . import _lapse as _lapse_ext
 from .run import Run, load_run
 from ._processes import flush_at_multiprocessing_exit as _flush_at_multiprocessing_exit
 
 _flush_at_multiprocessing_exit()  # a spawn or forkserver child whose session the environment started
+if _lapse_ext.is_active():  # started by the environment: os.environ says what it exported
+    _sync_environment()
 
 __all__ = ["Feature", "Profile", "ProfileDiff", "Profiler", "Run", "count", "current",
            "installed_profiler", "load_run", "phase", "span"]

@@ -53,6 +53,19 @@ def available() -> Feature:
     return AVAILABLE | (Feature.PYTHON if unavailable_reason() is None else Feature(0))
 
 
+def sync_environment() -> None:
+    """Makes os.environ hold what the C environment holds of the variables a session
+    exports to its children (set at its start, restored at its end). os.environ is a
+    copy taken at startup: without this, a child launched with
+    ``env={**os.environ, ...}`` would leave the run, or one launched after the stop
+    would join it."""
+    for name, value in _lapse.exported_environment().items():
+        if value is None:
+            os.environ.pop(name, None)
+        elif os.environ.get(name) != value:
+            os.environ[name] = value
+
+
 class Profiler:
     """One profiling session of this process; a context manager.
 
@@ -199,6 +212,7 @@ class Profiler:
         from ._processes import hook_multiprocessing
 
         self._active = True
+        sync_environment()
         self._live.began()
         _lapse.timing_enable()
         hook_multiprocessing()
@@ -233,6 +247,7 @@ class Profiler:
         if self.strict_names:
             _names.strict = False
         self._file = _lapse.stop() or self._file
+        sync_environment()  # as the C environment: restored
         self._active = False
         if self._python_sampler is not None:
             sampler, self._python_sampler = self._python_sampler, None

@@ -26,10 +26,13 @@
 #include <unistd.h>
 
 /* What a session exports to the processes it starts: they join its run, as role
- * "child" unless they choose one. */
-#define ENV_SAVED 5
-static const char *const exported_env[ENV_SAVED] = {"LAPSE_PROFILE", "LAPSE_RUN_DIR", "LAPSE_RUN_ID",
-                                                    "LAPSE_ROLE", "LAPSE_SHARE"};
+ * "child" unless they choose one, and collect what it collects (its features, bounds
+ * and periods: a session the environment starts reads them). */
+#define ENV_SAVED 11
+static const char *const exported_env[ENV_SAVED] = {
+    "LAPSE_PROFILE",     "LAPSE_RUN_DIR",      "LAPSE_RUN_ID",           "LAPSE_ROLE",
+    "LAPSE_SHARE",       "LAPSE_FEATURES",     "LAPSE_MAX_SPANS",        "LAPSE_CPU_SAMPLE_MS",
+    "LAPSE_SNAPSHOT_MS", "LAPSE_THREAD_NAMES", "LAPSE_PROCESS_SAMPLE_MS"};
 #define CHILD_ROLE "child"
 
 /* A thread of the session: the flusher, the sampler. Started without waiting for
@@ -83,6 +86,8 @@ static struct session {
     int final_written;
     char *saved_env[ENV_SAVED];
     int saved_env_set[ENV_SAVED];
+    int saved_env_kept[ENV_SAVED]; /* not exported: left as it was */
+    uint32_t features; /* LAPSE_FEATURE_* in force */
 } S = {.write_mu = PTHREAD_MUTEX_INITIALIZER};
 
 static char last_error[512];
@@ -276,10 +281,53 @@ static void choose_file(void)
              store_random_u32() & 0xffff);
 }
 
+const char *session_exported_env_name(unsigned i) { return i < ENV_SAVED ? exported_env[i] : NULL; }
+
+/* The names of LAPSE_FEATURES, as LAPSE_FEATURE_* bits from bit 0 (SPANS). */
+static const char *const feature_names[] = {"spans", "timeline", "cpu", "process"};
+#define FEATURE_NAMES (sizeof feature_names / sizeof feature_names[0])
+
+/* Parses LAPSE_FEATURES ("spans,cpu,..."); 0, or -EINVAL with *bad the unknown name. */
+static int parse_features(const char *v, uint32_t *out, char *bad, size_t bad_len)
+{
+    *out = LAPSE_FEATURE_SPANS;
+    while (*v) {
+        size_t n = strcspn(v, ",");
+        unsigned i = 0;
+        while (i < FEATURE_NAMES && !(strlen(feature_names[i]) == n && !strncmp(v, feature_names[i], n)))
+            i++;
+        if (i == FEATURE_NAMES && n) {
+            snprintf(bad, bad_len, "%.*s", (int)(n < 64 ? n : 64), v);
+            return -EINVAL;
+        }
+        if (n)
+            *out |= 1u << i;
+        v += n + (v[n] == ',');
+    }
+    return 0;
+}
+
 static void save_and_export_env(void)
 {
-    const char *values[ENV_SAVED] = {"1", S.run_dir, S.run_id, CHILD_ROLE, S.opts.share ? "1" : "0"};
+    char features[64] = "", max_spans[24], cpu_ms[16], snapshot_ms[16], process_ms[16];
+    for (unsigned i = 0; i < FEATURE_NAMES; i++)
+        if (S.features & (1u << i))
+            snprintf(features + strlen(features), sizeof features - strlen(features), "%s%s",
+                     features[0] ? "," : "", feature_names[i]);
+    snprintf(max_spans, sizeof max_spans, "%llu", (unsigned long long)S.opts.max_spans);
+    snprintf(cpu_ms, sizeof cpu_ms, "%u", S.cpu_sample_ms);
+    snprintf(snapshot_ms, sizeof snapshot_ms, "%u", S.opts.snapshot_interval_ms);
+    snprintf(process_ms, sizeof process_ms, "%u", S.proc_sample_ms);
+    /* NULL: left as it is (a period of a collector that is off stays the user's) */
+    const char *values[ENV_SAVED] = {"1", S.run_dir, S.run_id, CHILD_ROLE, S.opts.share ? "1" : "0",
+                                     features, S.opts.max_spans ? max_spans : NULL,
+                                     S.cpu_sample_ms ? cpu_ms : NULL, snapshot_ms,
+                                     S.opts.thread_names ? "1" : "0",
+                                     S.proc_sample_ms ? process_ms : NULL};
     for (int i = 0; i < ENV_SAVED; i++) {
+        S.saved_env_kept[i] = values[i] == NULL;
+        if (S.saved_env_kept[i])
+            continue;
         const char *old = getenv(exported_env[i]);
         S.saved_env_set[i] = old != NULL;
         S.saved_env[i] = old ? strdup(old) : NULL;
@@ -290,6 +338,8 @@ static void save_and_export_env(void)
 static void restore_env(void)
 {
     for (int i = 0; i < ENV_SAVED; i++) {
+        if (S.saved_env_kept[i])
+            continue;
         if (S.saved_env_set[i] && S.saved_env[i])
             setenv(exported_env[i], S.saved_env[i], 1);
         else
@@ -779,8 +829,13 @@ int lapse_start(const lapse_options *options)
         o = *options;
     else
         lapse_options_init(&o);
-    if (o.features == 0)
+    if (o.features == 0) { /* a parent session's (exported), else the default */
+        const char *v = getenv("LAPSE_FEATURES");
+        char bad[80];
         o.features = LAPSE_FEATURES_DEFAULT;
+        if (v && *v && parse_features(v, &o.features, bad, sizeof bad))
+            return set_error(-EINVAL, "lapse_start: LAPSE_FEATURES: unknown feature ", bad);
+    }
     if (!o.role)
         o.role = env_or("LAPSE_ROLE", "main");
     if (!o.run_dir)
@@ -848,6 +903,9 @@ int lapse_start(const lapse_options *options)
     core_config cfg = {o.max_depth, o.max_paths, 0, o.max_spans};
     core_begin_session(&cfg);
     S.opts = o;
+    S.features = (o.features & ~(uint32_t)(LAPSE_FEATURE_TIMELINE | LAPSE_FEATURE_CPU | LAPSE_FEATURE_PROCESS)) |
+                 (o.max_spans ? LAPSE_FEATURE_TIMELINE : 0) | (S.cpu_sample_ms ? LAPSE_FEATURE_CPU : 0) |
+                 (S.proc_sample_ms ? LAPSE_FEATURE_PROCESS : 0);
     S.write_seq = 0;
     S.write_warned = 0;
     S.write_failures = 0;

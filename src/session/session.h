@@ -18,6 +18,9 @@ int session_write_nowait(int final, const char *reason);
  * environment said), and the active session's run id ("" when none). */
 void session_set_rank(int64_t rank, int64_t world_size);
 const char *session_run_id(void);
+/* The names of the environment variables a session exports to the processes it
+ * starts (and restores when it stops), i from 0; NULL past the last. */
+const char *session_exported_env_name(unsigned i);
 /* What the session's files are created with: STORE_SHARE when the run is shared
  * with the user's group (lapse_options.share, LAPSE_SHARE=1), else 0. */
 unsigned session_store_flags(void);

@@ -3,6 +3,7 @@ whether or not it makes a Profiler of its own."""
 
 from __future__ import annotations
 
+import os
 import pathlib
 import subprocess
 import sys
@@ -42,3 +43,32 @@ def test_children_join_the_parent_run(tmp_path):
     assert got["bare_step"]["calls"] == 4
     assert phases(run, "parent")["spawn"]["calls"] == 1
     assert all(w["final"] for w in run["workers"]), run["workers"]
+
+
+CHILD_OF_OS_ENVIRON = textwrap.dedent("""
+    import os
+    from lapse import span
+    assert os.environ["X"] == "1"
+    for _ in range(3):
+        with span("environ_step"):
+            pass
+""")
+
+
+def test_a_child_given_os_environ_joins_the_run(tmp_path):
+    """A child launched with env={**os.environ, ...} gets what the session exported
+    (os.environ says it while the session runs), and os.environ is as before after it."""
+    before = dict(os.environ)
+    with Profiler(run_dir=tmp_path, role="parent", snapshot_ms=60_000) as p:
+        assert os.environ["LAPSE_PROFILE"] == "1" and os.environ["LAPSE_ROLE"] == "child"
+        r = subprocess.run([sys.executable, "-c", CHILD_OF_OS_ENVIRON], env={**os.environ, "X": "1"},
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+    assert dict(os.environ) == before
+    run = report(pathlib.Path(p.file).parent.parent)
+    assert run["run"]["roles"] == {"parent": 1, "child": 1}, run["run"]
+    assert phases(run, "child")["environ_step"]["calls"] == 3
+    # after the stop, a child given os.environ is in no run
+    r = subprocess.run([sys.executable, "-c", "import lapse, sys; sys.exit(lapse._lapse.is_active())"],
+                       env={**os.environ}, timeout=60)
+    assert r.returncode == 0

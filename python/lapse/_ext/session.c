@@ -3,7 +3,10 @@
 
 #include "lapse.h"
 
+#include "session/session.h"
+
 #include <errno.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
 
 static PyObject *session_start(PyObject *self, PyObject *args, PyObject *kw)
@@ -135,7 +138,28 @@ static PyObject *session_allow_reader(PyObject *self, PyObject *arg)
     return PyBool_FromLong(prctl(PR_SET_PTRACER, (unsigned long)pid, 0, 0, 0) == 0);
 }
 
+/* {name: value or None} of the variables a session exports to its children, as the
+ * C environment holds them now (os.environ is a copy taken at startup). */
+static PyObject *session_exported_environment(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    PyObject *d = PyDict_New();
+    const char *name;
+    for (unsigned i = 0; d && (name = session_exported_env_name(i)); i++) {
+        const char *v = getenv(name);
+        PyObject *value = v ? PyUnicode_DecodeFSDefault(v) : Py_NewRef(Py_None);
+        if (!value || PyDict_SetItemString(d, name, value) < 0)
+            Py_CLEAR(d);
+        Py_XDECREF(value);
+    }
+    return d;
+}
+
 PyMethodDef ext_session_methods[] = {
+    {"exported_environment", session_exported_environment, METH_NOARGS,
+     "exported_environment() -> {name: value or None}: the variables a session exports "
+     "to the processes it starts, as the C environment holds them now"},
     {"allow_reader", session_allow_reader, METH_O,
      "allow_reader(pid) -> True when process pid (and no other) may now read this one "
      "(Yama's PR_SET_PTRACER; 0: none); False where the kernel has no Yama"},
