@@ -17,6 +17,7 @@ static const char *const kind_names[] = {
     [CAVEAT_ENDED_UNSEEN] = "not_final",
     [CAVEAT_SIGNAL] = "signal",
     [CAVEAT_WRITE_FAILED] = "write_failed",
+    [CAVEAT_CHILD_NO_FILE] = "child_no_file",
     [CAVEAT_LEFTOVER_TMP] = "leftover_tmp",
     [CAVEAT_SUPERSEDED] = "superseded",
     [CAVEAT_INCONSISTENT] = "inconsistent",
@@ -178,6 +179,73 @@ static int add_sampling(caveat_list *l, const run_model *m)
     return 0;
 }
 
+static int cmp_pid_host(const void *a, const void *b, void *ctx)
+{
+    const run_model *m = ctx;
+    const rm_worker *x = &m->workers[*(const uint32_t *)a], *y = &m->workers[*(const uint32_t *)b];
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return strcmp(x->host, y->host);
+}
+
+/* Whether a file of the run is process pid on host (order: the workers by pid, host). */
+static int has_file(const run_model *m, const uint32_t *order, int64_t pid, const char *host)
+{
+    uint32_t lo = 0, hi = m->worker_count;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        const rm_worker *w = &m->workers[order[mid]];
+        int c = w->pid != pid ? (w->pid < pid ? -1 : 1) : strcmp(w->host, host);
+        if (c == 0)
+            return 1;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return 0;
+}
+
+/* Each worker whose recorded children (or some of them) left no file of their own. */
+static int add_children_without_files(caveat_list *l, const run_model *m)
+{
+    int any = 0;
+    for (uint32_t i = 0; i < m->worker_count && !any; i++)
+        any = m->workers[i].child_count || m->workers[i].children_unrecorded;
+    if (!any)
+        return 0;
+    uint32_t *order = malloc(m->worker_count * sizeof *order);
+    if (!order)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < m->worker_count; i++)
+        order[i] = i;
+    qsort_r(order, m->worker_count, sizeof *order, cmp_pid_host, (void *)m);
+    int rc = 0;
+    for (uint32_t i = 0; i < m->worker_count && rc == 0; i++) {
+        const rm_worker *w = &m->workers[i];
+        caveat *c = NULL;
+        for (uint32_t k = 0; k < w->child_count; k++) {
+            const rm_child *ch = &w->children[k];
+            if (has_file(m, order, ch->pid, w->host))
+                continue;
+            if (!c && !(c = about_worker(l, CAVEAT_CHILD_NO_FILE, m, i))) {
+                rc = -ENOMEM;
+                break;
+            }
+            if (c->pid_count < 8) {
+                c->pids[c->pid_count] = ch->pid;
+                c->after_ns[c->pid_count++] =
+                    ch->forked_real_ns > w->start_real_ns ? ch->forked_real_ns - w->start_real_ns : 0;
+            }
+            c->count++;
+        }
+        if (c)
+            c->a = w->children_unrecorded;
+    }
+    free(order);
+    return rc;
+}
+
 int caveats_build(const run_model *m, const run_ranks *ranks, caveat_list *l)
 {
     memset(l, 0, sizeof *l);
@@ -226,6 +294,8 @@ int caveats_build(const run_model *m, const run_ranks *ranks, caveat_list *l)
         c->a = w->write_failures;
         c->reason = w->write_error;
     }
+    if (add_children_without_files(l, m))
+        goto fail;
     for (uint32_t i = 0; i < m->leftover_count; i++) {
         const rm_leftover *lo = &m->leftovers[i];
         NEW(push(l, CAVEAT_LEFTOVER_TMP));

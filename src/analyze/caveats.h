@@ -2,7 +2,7 @@
  * Which caveats a run has and every figure they state are decided here; their
  * wording is render's (render/caveat_text.h), one sentence per caveat that the text
  * and JSON reports and both sides of a diff share. The order is fixed: unreadable,
- * duplicate, stale, not_final, signal, write_failed, leftover_tmp, superseded,
+ * duplicate, stale, not_final, signal, write_failed, child_no_file, leftover_tmp, superseded,
  * inconsistent, dropped_spans, folded, unmatched_ends, dropped_counters, overflow,
  * missing_ranks, io_unreadable, sampling. */
 #ifndef LAPSE_ANALYZE_CAVEATS_H
@@ -22,6 +22,7 @@ typedef enum caveat_kind {
     CAVEAT_ENDED_UNSEEN,  /* kind "not_final": its next snapshot is overdue */
     CAVEAT_SIGNAL,
     CAVEAT_WRITE_FAILED,
+    CAVEAT_CHILD_NO_FILE, /* a worker forked children that left no file in the run */
     CAVEAT_LEFTOVER_TMP,
     CAVEAT_SUPERSEDED,
     CAVEAT_INCONSISTENT,
@@ -70,13 +71,19 @@ typedef struct caveat {
      *   leftover_tmp: a = the writer's pid, b = mtime ns; flag = the file was read
      *   superseded: a = its files, b = its newest mtime ns
      *   missing_ranks: ranks[] the first of them (count = all), world = world size
-     *   sampling: flags below; x = the share of passes lost */
+     *   sampling: flags below; x = the share of passes lost
+ *   child_no_file: count = its children that left no file, pids[] the first of them
+ *     (pid_count) and after_ns[] when each was forked, into the worker's session;
+ *     a = its children unrecorded (forked past its writer's bound) */
     uint64_t a, b;
     int64_t world;
     int64_t ranks[8];
     uint32_t rank_count;
     unsigned flags;
     double x;
+    int64_t pids[8];
+    uint64_t after_ns[8];
+    uint32_t pid_count;
 } caveat;
 
 enum caveat_sampling_flags {

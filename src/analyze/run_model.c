@@ -494,7 +494,24 @@ static void worker_free(rm_worker *w)
     free(w->job_id);
     free(w->write_error);
     free(w->proc.series);
+    free(w->children);
     sample_set_free(w->samples);
+}
+
+static int add_children(rm_worker *w, const store_file *f)
+{
+    w->children_unrecorded = f->children_unrecorded;
+    if (!f->child_count)
+        return 0;
+    w->children = malloc((size_t)f->child_count * sizeof *w->children);
+    if (!w->children)
+        return -ENOMEM;
+    int64_t to_real = (int64_t)(f->meta.anchor_real_ns - f->meta.anchor_mono_ns);
+    for (uint32_t i = 0; i < f->child_count; i++)
+        w->children[i] = (rm_child){f->children[i].pid,
+                                    (uint64_t)((int64_t)f->children[i].fork_mono_ns + to_real)};
+    w->child_count = f->child_count;
+    return 0;
 }
 
 int run_model_add(run_model *m, const char *file, const store_file *f)
@@ -566,7 +583,7 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     w->dropped_counters = mt->dropped_counters;
     w->cpu_sampler = (rm_cpu_sampler){mt->cpu_sample_ms, mt->cpu_sampler_rt ? 1u : 0u,
                                       mt->cpu_ticks, mt->cpu_ticks_late, mt->cpu_sampler_ns};
-    if (add_proc(w, f)) {
+    if (add_proc(w, f) || add_children(w, f)) {
         worker_free(w);
         return -ENOMEM;
     }

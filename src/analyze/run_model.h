@@ -86,6 +86,12 @@ typedef struct rm_cpu_sampler {
     uint64_t ticks, late_ticks, cpu_ns; /* see store_meta */
 } rm_cpu_sampler;
 
+/* A child a worker's process forked (as its file records it). */
+typedef struct rm_child {
+    int64_t pid;
+    uint64_t forked_real_ns; /* on the worker's CLOCK_REALTIME */
+} rm_child;
+
 typedef struct rm_worker {
     char *file, *host, *role, *run_id, *end_reason, *launcher, *job_id;
     char *write_error; /* the last failed write before this file's, "" when none */
@@ -110,6 +116,9 @@ typedef struct rm_worker {
     rm_proc proc;
     rm_cpu_sampler cpu_sampler;
     struct sample_set *samples; /* its Python stack samples (a copy), NULL when none */
+    rm_child *children;  /* the children it forked that ran as its program, fork order */
+    uint32_t child_count;
+    uint64_t children_unrecorded; /* forked past its writer's bound: not known */
 } rm_worker;
 
 typedef struct rm_role {

@@ -148,6 +148,18 @@ char *caveat_text(const run_model *m, const caveat *c, char *buf, size_t n)
             caveat_worker_name(name, sizeof name, w), (unsigned long long)c->a,
             (unsigned long long)w->write_seq, c->reason && c->reason[0] ? c->reason : "no reason recorded");
         break;
+    case CAVEAT_CHILD_NO_FILE:
+        add(&t, "%s: %llu of the processes it forked left no file: ",
+            caveat_worker_name(name, sizeof name, w), (unsigned long long)c->count);
+        for (uint32_t k = 0; k < c->pid_count; k++)
+            add(&t, "%spid %lld (forked %s into its session)", k ? ", " : "", (long long)c->pids[k],
+                fmt_duration(a, sizeof a, (double)c->after_ns[k]));
+        add(&t, "%s; each ended before its first snapshot or role (killed, or left through "
+                "_exit) and nothing it did is in this report",
+            c->count > c->pid_count ? ", ..." : "");
+        if (c->a)
+            add(&t, " (and %llu more forks were not recorded)", (unsigned long long)c->a);
+        break;
     case CAVEAT_LEFTOVER_TMP:
         add(&t, "%s: a temporary left by pid %lld, which is gone (killed while it wrote, or "
                 "its rename failed), last written at %s; %s %s (the next write of that file "
@@ -274,6 +286,16 @@ void caveat_list_json(json_out *j, const run_model *m, const caveat_list *l, con
             json_u64(j, "count", c->count);
         if (c->processes)
             json_u64(j, "processes", c->processes);
+        if (c->kind == CAVEAT_CHILD_NO_FILE) { /* the first of them, as the message */
+            json_begin_array(j, "children");
+            for (uint32_t k = 0; k < c->pid_count; k++) {
+                json_begin_object(j, NULL);
+                json_i64(j, "pid", c->pids[k]);
+                json_ns(j, "forked_after_ns", (double)c->after_ns[k]);
+                json_end_object(j);
+            }
+            json_end_array(j);
+        }
         if (c->kind == CAVEAT_FOLDED) {
             json_begin_array(j, "paths");
             for (uint32_t k = 0; k < c->item_count; k++) {

@@ -8,6 +8,7 @@
 #include "../core/names.h"
 #include "../store/file_io.h"
 #include "cpu_sampler.h"
+#include "fork_children.h"
 #include "launcher.h"
 #include "proc_sampler.h"
 #include "snapshot.h"
@@ -449,6 +450,8 @@ static int write_locked(int final, const char *reason)
     int rc = snapshot_take(&f);
     if (rc == 0)
         rc = proc_sampler_take(&f.proc);
+    if (rc == 0)
+        rc = fork_children_take(&f);
     if (rc == 0) {
         fill_meta(&f.meta, final, reason);
         rc = store_write_file(S.file, &f, session_store_flags(), err, sizeof err);
@@ -462,6 +465,7 @@ static int write_locked(int final, const char *reason)
     } else {
         snprintf(err, sizeof err, "out of memory taking a snapshot for %s", S.file);
     }
+    free(f.children);
     snapshot_free(&f);
     if (rc) {
         /* never break the host program: a line, and carry on. The next write that
@@ -577,6 +581,9 @@ static void *flusher_main(void *arg)
         uint64_t now = core_mono_ns(), due = periodic;
         if (__atomic_load_n(&S.signal_snapshot, __ATOMIC_ACQUIRE) && last + SIGNAL_WRITE_GAP_NS < due)
             due = last + SIGNAL_WRITE_GAP_NS;
+        uint64_t confirm = fork_children_confirm_due(); /* a forked child: still ours? */
+        if (confirm && confirm < due)
+            due = confirm;
         if (due > now) {
             struct timespec deadline;
             timespec_after_ns(&deadline, due - now);
@@ -600,6 +607,8 @@ static void *flusher_main(void *arg)
         if (__atomic_load_n(&S.flusher_stop, __ATOMIC_ACQUIRE))
             break; /* the session's end writes the file */
         now = core_mono_ns();
+        if (confirm && now >= confirm) /* not exec'd: this is a child of the program */
+            fork_children_confirm();
         const char *reason = NULL;
         if (now >= last + SIGNAL_WRITE_GAP_NS) /* taken before the write: a signal */
             reason = __atomic_exchange_n(&S.signal_snapshot, NULL, __ATOMIC_ACQ_REL);
@@ -775,6 +784,8 @@ static void fork_prepare(void)
 {
     /* no write may be in progress across fork, and no lock held by our thread */
     pthread_mutex_lock(&S.write_mu);
+    if (S.active)
+        fork_children_prepare();
     thread_wait_started(&S.flusher);
     thread_wait_started(&S.sampler);
     core_fork_prepare();
@@ -804,6 +815,7 @@ static void fork_child(void)
     S.write_error[0] = 0;
     S.start_real_ns = core_real_ns();
     S.start_mono_ns = core_mono_ns();
+    fork_children_child(S.start_mono_ns);
     S.inherited = 1; /* the child's own session object may adopt it */
     snprintf(S.role, sizeof S.role, "%s", CHILD_ROLE); /* a process of its own */
     choose_file();
@@ -913,6 +925,7 @@ int lapse_start(const lapse_options *options)
     S.start_real_ns = core_real_ns();
     S.start_mono_ns = core_mono_ns();
     install_process_hooks();
+    fork_children_reset();
     save_and_export_env();
     S.active = 1;
     if (o.handle_signals)

@@ -186,7 +186,8 @@ int store_encode(const store_file *f, bytes_out *out)
     bytes_put_u32(out, STORE_FORMAT_VERSION);
     bytes_put_u32(out, 0); /* flags */
     bytes_put_u64(out, 0); /* total length, patched */
-    bytes_put_u32(out, f->samples ? 10 : 9); /* section count */
+    int children = f->child_count || f->children_unrecorded;
+    bytes_put_u32(out, 9u + (f->samples ? 1u : 0u) + (children ? 1u : 0u)); /* section count */
     bytes_put_u32(out, 0); /* header crc, patched */
 
     encode_meta(&f->meta, out);
@@ -304,6 +305,16 @@ int store_encode(const store_file *f, bytes_out *out)
             bytes_put_u64(out, f->nodes[i].cpu_wait_ticks);
         }
     section_end(out, at);
+
+    if (children) {
+        at = section_begin(out, STORE_SECTION_CHILDREN, f->child_count);
+        bytes_put_u64(out, f->children_unrecorded);
+        for (uint32_t i = 0; i < f->child_count; i++) {
+            bytes_put_u64(out, (uint64_t)f->children[i].pid);
+            bytes_put_u64(out, f->children[i].fork_mono_ns);
+        }
+        section_end(out, at);
+    }
 
     if (out->failed)
         return -ENOMEM;
@@ -704,6 +715,28 @@ static int decode_proc_samples(decoder *d, bytes_in *in, uint32_t count)
     return 0;
 }
 
+static int decode_children(decoder *d, bytes_in *in, uint32_t count)
+{
+    if (bytes_left(in) != 8u + (uint64_t)count * 16u)
+        return fail(d, "children section: %u children do not fill its %zu bytes", count,
+                    bytes_left(in));
+    d->f->children_unrecorded = bytes_get_u64(in);
+    if (count == 0)
+        return 0;
+    store_child *c = arena_alloc(d->f, (size_t)count * sizeof *c);
+    if (!c)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < count; i++) {
+        c[i].pid = (int64_t)bytes_get_u64(in);
+        c[i].fork_mono_ns = bytes_get_u64(in);
+        if (c[i].pid <= 0)
+            return fail(d, "child %u has pid %lld", i, (long long)c[i].pid);
+    }
+    d->f->children = c;
+    d->f->child_count = count;
+    return 0;
+}
+
 /* Section SAMPLES: everything is checked against what came before it in the payload;
  * the payload must hold exactly what its counts say. */
 static int decode_samples(decoder *d, bytes_in *in, uint32_t count)
@@ -867,7 +900,8 @@ static const uint32_t section_order[] = {
     STORE_SECTION_META,          STORE_SECTION_NAMES,    STORE_SECTION_THREADS,
     STORE_SECTION_NODES,         STORE_SECTION_COUNTERS, STORE_SECTION_SPANS,
     STORE_SECTION_ESTIMATES,     STORE_SECTION_CPU_SAMPLES,
-    STORE_SECTION_PROCESS_SAMPLES, STORE_SECTION_SAMPLES, STORE_SECTION_CPU_TICKS};
+    STORE_SECTION_PROCESS_SAMPLES, STORE_SECTION_SAMPLES, STORE_SECTION_CPU_TICKS,
+    STORE_SECTION_CHILDREN};
 #define SECTION_KINDS (sizeof section_order / sizeof section_order[0])
 #define REQUIRED_SECTIONS 4u
 
@@ -925,6 +959,7 @@ int store_decoder_section(store_decoder *d, const store_section *s, const uint8_
     case STORE_SECTION_PROCESS_SAMPLES: rc = decode_proc_samples(d, &in, s->count); break;
     case STORE_SECTION_SAMPLES: rc = decode_samples(d, &in, s->count); break;
     case STORE_SECTION_CPU_TICKS: rc = decode_cpu_ticks(d, &in, s->count); break;
+    case STORE_SECTION_CHILDREN: rc = decode_children(d, &in, s->count); break;
     default: break;
     }
     if (rc == -ENOMEM)

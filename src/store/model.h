@@ -167,6 +167,13 @@ typedef struct store_samples {
     uint32_t stack_count;
 } store_samples;
 
+/* A child process this one forked during its session (section CHILDREN), as the child
+ * recorded itself: its pid and when it was forked (CLOCK_MONOTONIC). */
+typedef struct store_child {
+    int64_t pid;
+    uint64_t fork_mono_ns;
+} store_child;
+
 typedef struct store_file {
     store_meta meta;
     char **names; /* names[0] is "" */
@@ -181,6 +188,9 @@ typedef struct store_file {
     uint64_t span_count;
     store_proc_samples proc;
     store_samples *samples; /* NULL: the file holds no Python stack samples */
+    store_child *children;  /* the children it forked, in fork order */
+    uint32_t child_count;
+    uint64_t children_unrecorded; /* forked children past the writer's bound */
     void *owned; /* memory behind the pointers above: the reader's arena, or the
                   * writer's copies of histograms with a pending increment */
 } store_file;

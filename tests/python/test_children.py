@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 import textwrap
+import time
+import warnings
 
 from lapse import Profiler, span
 
@@ -72,3 +75,50 @@ def test_a_child_given_os_environ_joins_the_run(tmp_path):
     r = subprocess.run([sys.executable, "-c", "import lapse, sys; sys.exit(lapse._lapse.is_active())"],
                        env={**os.environ}, timeout=60)
     assert r.returncode == 0
+
+
+def _forked(body) -> int:
+    with warnings.catch_warnings():  # the session's threads: the child runs only Python
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:
+        try:
+            body()
+        finally:
+            os._exit(0)
+    return pid
+
+
+def _work_until_killed():
+    while True:  # spans, no role of its own: no file before its first snapshot
+        with span("doomed_work"):
+            time.sleep(0.01)
+
+
+def _worker_with_a_role():
+    with Profiler(role="worker"):  # adopts the forked session: a file at once
+        with span("kept_work"):
+            pass
+
+
+def test_a_forked_child_that_left_no_file_is_named(tmp_path):
+    """A forked worker SIGKILLed 1.5 s into its work, before its first snapshot, is
+    named in CAVEATS by its parent's file; a child that wrote its file, and one that
+    exec'd at once (a launcher's fork), are not."""
+    with Profiler(run_dir=tmp_path, role="parent", snapshot_ms=60_000) as p:
+        doomed = _forked(_work_until_killed)
+        kept = _forked(_worker_with_a_role)
+        execd = _forked(lambda: os.execv("/bin/true", ["true"]))
+        time.sleep(1.5)
+        os.kill(doomed, signal.SIGKILL)
+        for pid, want in ((doomed, -signal.SIGKILL), (kept, 0), (execd, 0)):
+            _, status = os.waitpid(pid, 0)
+            assert os.waitstatus_to_exitcode(status) == want
+    run = report(pathlib.Path(p.file).parent.parent)
+    assert run["run"]["roles"] == {"parent": 1, "worker": 1}, run["run"]
+    named = [c for c in run["caveats"] if c["kind"] == "child_no_file"]
+    assert len(named) == 1, run["caveats"]
+    assert named[0]["pid"] == os.getpid() and named[0]["role"] == "parent"
+    assert [ch["pid"] for ch in named[0]["children"]] == [doomed]
+    assert f"pid {doomed} (forked" in named[0]["message"]
+    assert 0 <= named[0]["children"][0]["forked_after_ns"] < 5e9
