@@ -568,12 +568,70 @@ static void test_crc32(void)
     free(buf);
 }
 
+/* The children a process forked (section CHILDREN) come back in order; a file with
+ * none has no section; a section whose length does not match its count, or with a pid
+ * that is no process, is rejected. */
+static void test_children(void)
+{
+    store_file in, out;
+    char err[256];
+    sample_model(&in);
+    bytes_out none = {0};
+    CHECK(store_encode(&in, &none) == 0);
+    CHECK(store_decode(none.data, none.len, 0, &out, err, sizeof err) == 0);
+    CHECK_EQ_U64(out.child_count, 0);
+    CHECK(out.children == NULL);
+    CHECK_EQ_U64(out.children_unrecorded, 0);
+    store_file_free(&out);
+
+    store_child kids[3] = {{4242, 1000}, {4243, 2000}, {77, 3000}};
+    in.children = kids;
+    in.child_count = 3;
+    in.children_unrecorded = 5;
+    bytes_out buf = {0};
+    CHECK(store_encode(&in, &buf) == 0);
+    CHECK_EQ_U64(buf.len, none.len + 24 + 8 + 3 * 16);
+    CHECK(store_decode(buf.data, buf.len, 0, &out, err, sizeof err) == 0);
+    CHECK_EQ_U64(out.child_count, 3);
+    CHECK_EQ_U64(out.children_unrecorded, 5);
+    for (int i = 0; i < 3 && out.children; i++) {
+        CHECK_EQ_U64((uint64_t)out.children[i].pid, (uint64_t)kids[i].pid);
+        CHECK_EQ_U64(out.children[i].fork_mono_ns, kids[i].fork_mono_ns);
+    }
+    store_file_free(&out);
+
+    /* one child claimed, 8 + 9 bytes: rejected; a pid of 0: rejected */
+    for (int k = 0; k < 2; k++) {
+        bytes_out bad = {0}, payload = {0};
+        bytes_put(&bad, none.data, none.len);
+        bytes_put_u64(&payload, 0);
+        bytes_put_u64(&payload, k ? 0 : 4242);
+        bytes_put_u64(&payload, 1000);
+        if (!k)
+            bytes_put(&payload, (const uint8_t *)"x", 1);
+        put_section(&bad, STORE_SECTION_CHILDREN, 1, &payload);
+        uint32_t sections;
+        memcpy(&sections, bad.data + 24, 4);
+        bytes_patch_u64(&bad, 16, bad.len);
+        bytes_patch_u32(&bad, 24, sections + 1);
+        bytes_patch_u32(&bad, 28, store_crc32(bad.data, 28));
+        err[0] = 0;
+        CHECK(store_decode(bad.data, bad.len, 0, &out, err, sizeof err) != 0);
+        CHECK(strstr(err, k ? "child 0 has pid 0" : "1 children do not fill its 25 bytes") != NULL);
+        bytes_out_free(&bad);
+        bytes_out_free(&payload);
+    }
+    bytes_out_free(&buf);
+    bytes_out_free(&none);
+}
+
 int main(void)
 {
     test_crc32();
     test_round_trip();
     test_bad_indices_rejected();
     test_cpu_ticks();
+    test_children();
     test_atomic_file();
     test_depth_bound();
     char dir[] = "/tmp/lapse-test-read-XXXXXX";
