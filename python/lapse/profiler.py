@@ -71,12 +71,14 @@ class Profiler:
 
     Args:
         features: what may be collected (``Feature`` flags); default
-            ``COLLECTED_BY_DEFAULT``: spans, wait% (CPU), I/O and memory, as a C session.
+            ``COLLECTED_BY_DEFAULT``: spans, wait% (CPU), I/O and memory, as a C session
+            (in a process that joins an inherited session: the session's).
         role: this process's role in the report (default ``$LAPSE_ROLE`` or "main").
         run_dir: where runs are written (default ``$LAPSE_RUN_DIR``, else a new
             temporary directory). Children started while the session is active join
             the same run through the environment.
-        max_spans: the timeline bound (raw begin/end records kept per process).
+        max_spans: the timeline bound (raw begin/end records kept per process);
+            default 100000.
         install: also make this the profiler that module-level helpers reach.
         strict: fail before the session starts when a requested collector cannot run, and
             (``Feature.PYTHON``) when the sampler cannot start or read this process: the
@@ -101,16 +103,31 @@ class Profiler:
 
     Only one Profiler may be active in a process; starting a second raises
     RuntimeError.
+
+    In a process that inherited a session (started by the environment its parent
+    exported, or continued by a fork), the Profiler joins that session: ``role`` and
+    ``thread_names`` are applied; ``features`` (CPU, IO/MEMORY), ``max_spans``,
+    ``snapshot_ms``, ``process_sample_ms``, ``share`` and ``run_dir``, fixed when the
+    session started, must be the session's or left out (then the session's, which
+    are its parent's): ``start`` raises RuntimeError naming those that differ.
     """
 
     _installed: Profiler | None = None
 
-    def __init__(self, features: Feature = COLLECTED_BY_DEFAULT, role: str | None = None,
-                 run_dir: str | os.PathLike[str] | None = None, max_spans: int = 100_000,
+    def __init__(self, features: Feature | None = None, role: str | None = None,
+                 run_dir: str | os.PathLike[str] | None = None, max_spans: int | None = None,
                  install: bool = False, strict: bool = False,
-                 strict_names: bool = False, thread_names: bool = False,
+                 strict_names: bool = False, thread_names: bool | None = None,
                  process_sample_ms: int | None = None, snapshot_ms: int | None = None,
-                 python_hz: int = 100, share: bool = False) -> None:
+                 python_hz: int = 100, share: bool | None = None) -> None:
+        # what was asked for, as opposed to left to the default: a session this
+        # Profiler joins (inherited from a parent) takes the one, keeps its own for the other
+        given = {"features": features, "run_dir": run_dir, "max_spans": max_spans,
+                 "thread_names": thread_names, "process_sample_ms": process_sample_ms,
+                 "snapshot_ms": snapshot_ms, "share": share}
+        self._given = {name for name, value in given.items() if value is not None}
+        features = COLLECTED_BY_DEFAULT if features is None else features
+        max_spans = 100_000 if max_spans is None else max_spans
         if not isinstance(features, Feature):
             raise TypeError(f"features must be lapse.Feature flags, not {type(features).__name__}")
         if max_spans < 0:
@@ -122,7 +139,7 @@ class Profiler:
         self.install = install
         self.strict = strict
         self.strict_names = strict_names
-        self.thread_names = thread_names
+        self.thread_names = bool(thread_names)
         for label, value in (("process_sample_ms", process_sample_ms), ("snapshot_ms", snapshot_ms)):
             if value is not None and value < 10:
                 raise ValueError(f"{label} must be >= 10")
@@ -131,7 +148,7 @@ class Profiler:
         if python_hz < 1 or python_hz > 20_000:
             raise ValueError("python_hz must be 1 to 20000")
         self.python_hz = python_hz
-        self.share = share
+        self.share = bool(share)
         # the lapse command behind PYTHON, resolved once: what is checked is what runs
         self._lapse_command: str | None = None
         self._python_why: str | None = None
@@ -161,11 +178,17 @@ class Profiler:
             # a command the user named that cannot run is said, not dropped in silence
             warnings.warn(f"lapse: no PYTHON samples: {self._python_why}", RuntimeWarning,
                           stacklevel=2)
-        if _lapse.adopt_environment_session():
+        inherited = _lapse.session_settings()
+        if inherited is not None and inherited["inherited"]:
             # a parent's session reached this process through the environment
-            # (LAPSE_PROFILE=1) and started when lapse loaded: this Profiler takes it
+            # (LAPSE_PROFILE=1, started when lapse loaded) or a fork: this Profiler
+            # takes it, with the options it can apply
+            self._join(inherited)
+            _lapse.adopt_environment_session()
             if self.role is not None:
                 _lapse.set_role(self.role)
+            if "thread_names" in self._given and self.thread_names != inherited["thread_names"]:
+                _lapse.set_thread_names(self.thread_names)
             self._file = _lapse.file_path()
             self._began()
             return self
@@ -188,6 +211,44 @@ class Profiler:
             return self
         self._began()
         return self
+
+    def _join(self, session: dict[str, Any]) -> None:
+        """Checks the options asked for against the inherited session's, raising for
+        those it cannot take (what it collects and keeps is fixed at its start); the
+        options left to the default become the session's."""
+        cpu, process = session["cpu_sample_ms"] > 0, session["process_sample_ms"] > 0
+        collected = (Feature.SPANS | (Feature.CPU if cpu else Feature(0)) |
+                     (Feature.IO | Feature.MEMORY if process else Feature(0)))
+        cannot = []
+        if "features" in self._given:
+            if (Feature.CPU in self.features) != cpu:
+                cannot.append(f"features: CPU (the session's wait% sampler is {'on' if cpu else 'off'})")
+            if bool(self.features & (Feature.IO | Feature.MEMORY)) != process:
+                cannot.append(f"features: IO/MEMORY (the session's process sampler is "
+                              f"{'on' if process else 'off'})")
+        fixed = (("max_spans", self.max_spans, session["max_spans"]),
+                 ("snapshot_ms", self.snapshot_ms, session["snapshot_ms"]),
+                 ("process_sample_ms", self.process_sample_ms, session["process_sample_ms"]),
+                 ("share", self.share, session["share"]))
+        for name, mine, theirs in fixed:
+            if name in self._given and mine != theirs:
+                cannot.append(f"{name}={mine!r} (the session's is {theirs!r})")
+        if "run_dir" in self._given and self.run_dir is not None and \
+                os.path.realpath(self.run_dir) != os.path.realpath(session["run_dir"]):
+            cannot.append(f"run_dir={self.run_dir!r} (the session writes into {session['run_dir']!r})")
+        if cannot:
+            raise RuntimeError("lapse: this process joins the session it inherited from its parent, "
+                               "which cannot take " + "; ".join(cannot) +
+                               ": leave them out to take the session's")
+        # what this Profiler now stands for is the session's
+        self.features = collected | (self.features & ~(Feature.CPU | Feature.IO | Feature.MEMORY))
+        self.max_spans = session["max_spans"]
+        self.snapshot_ms = session["snapshot_ms"]
+        self.process_sample_ms = session["process_sample_ms"] or None
+        self.share = session["share"]
+        self.run_dir = session["run_dir"]
+        if "thread_names" not in self._given:
+            self.thread_names = session["thread_names"]
 
     # ---- accounting API (phases and counts) ----
 

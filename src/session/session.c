@@ -957,6 +957,24 @@ const char *session_run_id(void) { return S.active ? S.run_id : ""; }
 
 unsigned session_store_flags(void) { return S.opts.share ? STORE_SHARE : 0; }
 
+int session_get_settings(session_settings *out)
+{
+    if (!S.active)
+        return -EINVAL;
+    *out = (session_settings){S.run_dir, S.opts.max_spans, S.opts.snapshot_interval_ms,
+                              S.cpu_sample_ms, S.proc_sample_ms, S.opts.thread_names != 0,
+                              S.opts.share != 0, S.inherited};
+    return 0;
+}
+
+void session_set_thread_names(int on)
+{
+    pthread_mutex_lock(&S.write_mu);
+    S.opts.thread_names = on != 0;
+    pthread_mutex_unlock(&S.write_mu);
+    setenv("LAPSE_THREAD_NAMES", on ? "1" : "0", 1); /* restored at the end as exported */
+}
+
 int lapse_adopt_environment_session(void)
 {
     if (!S.active || !S.inherited)

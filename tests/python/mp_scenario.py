@@ -3,7 +3,8 @@ training script would be: a forkserver keeps the environment of the session that
 was active when it started, so each scenario gets its own process).
 
 usage: python mp_scenario.py METHOD WORKERS RUN_DIR KIND
-KIND: process (Process objects, each with a Profiler), pool (a Pool, no Profiler in
+KIND: process (Process objects, each with a Profiler), features (the same, under a
+parent Profiler with features=SPANS, max_spans=500, snapshot_ms=30000), pool (a Pool, no Profiler in
 the workers), raises (one Process whose work raises), killed (worker 0 SIGKILLs itself
 in its first span; it exits -9, the others 0)."""
 
@@ -13,13 +14,17 @@ import multiprocessing as mp
 import sys
 
 import mp_worker
-from lapse import Profiler, span
+from lapse import Feature, Profiler, span
 
 
 def main() -> int:
     method, workers, run_dir, kind = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
     ctx = mp.get_context(method)
-    with Profiler(run_dir=run_dir, role="parent") as p:
+    # features: a parent that collects spans only, with a timeline bound and a snapshot
+    # period of its own, which its workers take
+    options = {"features": Feature.SPANS, "max_spans": 500, "snapshot_ms": 30_000} \
+        if kind == "features" else {}
+    with Profiler(run_dir=run_dir, role="parent", **options) as p:
         with span("dispatch"):
             if kind == "pool":
                 with ctx.Pool(workers) as pool:

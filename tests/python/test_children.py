@@ -122,3 +122,36 @@ def test_a_forked_child_that_left_no_file_is_named(tmp_path):
     assert [ch["pid"] for ch in named[0]["children"]] == [doomed]
     assert f"pid {doomed} (forked" in named[0]["message"]
     assert 0 <= named[0]["children"][0]["forked_after_ns"] < 5e9
+
+
+CHILD_WITH_OPTIONS = textwrap.dedent("""
+    import threading
+    from lapse import Feature, Profiler, span
+    for options in ({"features": Feature.SPANS}, {"max_spans": 10}):
+        try:
+            Profiler(**options).start()
+        except RuntimeError as e:
+            print("refused:", e)
+        else:
+            raise SystemExit(f"Profiler({options}) joined a session that cannot take it")
+    def work():
+        with span("in_thread"):
+            pass
+    with Profiler(role="named", thread_names=True):
+        t = threading.Thread(target=work, name="helper")
+        t.start()
+        t.join()
+""")
+
+
+def test_a_profiler_joining_an_inherited_session_applies_its_options_or_raises(tmp_path):
+    with Profiler(run_dir=tmp_path, role="parent") as p:  # wait% on, 100000 spans
+        r = subprocess.run([sys.executable, "-c", CHILD_WITH_OPTIONS], capture_output=True,
+                           text=True, timeout=60)
+        assert r.returncode == 0, r.stdout + r.stderr
+    refused = [line for line in r.stdout.splitlines() if line.startswith("refused:")]
+    assert len(refused) == 2, r.stdout
+    assert "features: CPU (the session's wait% sampler is on)" in refused[0]
+    assert "max_spans=10 (the session's is 100000)" in refused[1]
+    run = report(pathlib.Path(p.file).parent.parent)
+    assert "helper/in_thread" in phases(run, "named"), phases(run, "named")

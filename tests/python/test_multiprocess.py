@@ -50,6 +50,18 @@ def test_workers_join_with_exact_counts(tmp_path, method, workers):
     assert phases(doc, "parent")["dispatch"]["calls"] == 1
 
 
+@pytest.mark.parametrize("method", ["spawn", "fork"])
+def test_workers_use_the_parent_features(tmp_path, method):
+    """A worker's Profiler() that names no feature joins its inherited session with
+    the parent's features, timeline bound and snapshot period."""
+    doc = scenario(tmp_path, method, 2, "features")
+    assert doc["run"]["roles"] == {"parent": 1, "worker": 2}, doc["run"]["roles"]
+    for w in doc["workers"]:
+        assert (w["role"], w["cpu_sampler"], w["max_spans"], w["snapshot_interval_ms"]) == \
+            (w["role"], None, 500, 30_000), w
+    assert phases(doc, "worker")["task/step"]["calls"] == 2 * mp_worker.STEPS
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_pool_workers_without_a_profiler_of_their_own(tmp_path, method):
     doc = scenario(tmp_path, method, 4, "pool")

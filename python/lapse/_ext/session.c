@@ -156,7 +156,41 @@ static PyObject *session_exported_environment(PyObject *self, PyObject *unused)
     return d;
 }
 
+static PyObject *session_settings_dict(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    session_settings st;
+    if (session_get_settings(&st) != 0)
+        Py_RETURN_NONE;
+    PyObject *run_dir = PyUnicode_DecodeFSDefault(st.run_dir);
+    if (!run_dir)
+        return NULL;
+    return Py_BuildValue("{s:N,s:K,s:I,s:I,s:I,s:O,s:O,s:O}", "run_dir", run_dir, "max_spans",
+                         (unsigned long long)st.max_spans, "snapshot_ms", st.snapshot_ms,
+                         "cpu_sample_ms", st.cpu_sample_ms, "process_sample_ms",
+                         st.process_sample_ms, "thread_names", st.thread_names ? Py_True : Py_False,
+                         "share", st.share ? Py_True : Py_False, "inherited",
+                         st.inherited ? Py_True : Py_False);
+}
+
+static PyObject *session_thread_names(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    session_set_thread_names(on);
+    Py_RETURN_NONE;
+}
+
 PyMethodDef ext_session_methods[] = {
+    {"session_settings", session_settings_dict, METH_NOARGS,
+     "session_settings() -> dict of what the active session collects and keeps (run_dir, "
+     "max_spans, snapshot_ms, cpu_sample_ms, process_sample_ms, thread_names, share, "
+     "inherited), or None without one"},
+    {"set_thread_names", session_thread_names, METH_O,
+     "set_thread_names(on): readers nest each thread's spans under its name"},
     {"exported_environment", session_exported_environment, METH_NOARGS,
      "exported_environment() -> {name: value or None}: the variables a session exports "
      "to the processes it starts, as the C environment holds them now"},
