@@ -5,7 +5,7 @@ was active when it started, so each scenario gets its own process).
 usage: python mp_scenario.py METHOD WORKERS RUN_DIR KIND
 KIND: process (Process objects, each with a Profiler), features (the same, under a
 parent Profiler with features=SPANS, max_spans=500, snapshot_ms=30000), pool (a Pool, no Profiler in
-the workers), raises (one Process whose work raises), killed (worker 0 SIGKILLs itself
+the workers), pool_span (a Pool that maps a @span function), raises (one Process whose work raises), killed (worker 0 SIGKILLs itself
 in its first span; it exits -9, the others 0)."""
 
 from __future__ import annotations
@@ -30,6 +30,10 @@ def main() -> int:
                 with ctx.Pool(workers) as pool:
                     results = pool.map(mp_worker.work_without_profiler, range(2 * workers))
                 ok = sum(results) == 2 * workers * 600
+            elif kind == "pool_span":  # the function mapped is a @span function: it pickles
+                with ctx.Pool(workers) as pool:
+                    results = pool.map(mp_worker.step, range(10 * workers))
+                ok = results == [2 * i for i in range(10 * workers)]
             else:
                 target = {"raises": mp_worker.work_raises,
                           "killed": mp_worker.work_killed}.get(kind, mp_worker.work)

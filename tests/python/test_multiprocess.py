@@ -71,6 +71,14 @@ def test_pool_workers_without_a_profiler_of_their_own(tmp_path, method):
 
 
 @pytest.mark.parametrize("method", METHODS)
+def test_pool_maps_a_span_function(tmp_path, method):
+    """Pool.map of a @span function: the function pickles (by its qualified name) and
+    each call is a span in the worker that ran it."""
+    doc = scenario(tmp_path, method, 2, "pool_span")
+    assert child_phases(doc)["step"] == 20
+
+
+@pytest.mark.parametrize("method", METHODS)
 def test_a_worker_that_raises_keeps_what_it_recorded(tmp_path, method):
     doc = scenario(tmp_path, method, 1, "raises")
     got = child_phases(doc)
