@@ -204,9 +204,10 @@ class Caveat(NamedTuple):
     """Something that makes the numbers incomplete or distorted: ``(kind, message)``.
 
     Kinds, in the order the report lists them: ``unreadable``, ``duplicate``,
-    ``stale``, ``not_final``, ``signal``, ``write_failed``, ``leftover_tmp``, ``superseded``,
-    ``inconsistent``, ``dropped_spans``, ``folded``, ``unmatched_ends``, ``dropped_counters``,
-    ``overflow``, ``missing_ranks``, ``io_unreadable``, ``sampling``.
+    ``stale``, ``not_final``, ``signal``, ``write_failed``, ``child_no_file``,
+    ``leftover_tmp``, ``superseded``, ``inconsistent``, ``dropped_spans``, ``folded``,
+    ``unmatched_ends``, ``dropped_counters``, ``overflow``, ``missing_ranks``,
+    ``io_unreadable``, ``sampling``.
     ``Profile.to_dict()["caveats"]`` has their details (file, pid, counts).
     """
 
