@@ -49,7 +49,9 @@ enum lapse_feature {
     (LAPSE_FEATURE_SPANS | LAPSE_FEATURE_TIMELINE | LAPSE_FEATURE_CPU | LAPSE_FEATURE_PROCESS)
 
 typedef struct lapse_options {
-    uint32_t features;             /* LAPSE_FEATURE_* bits; 0 means LAPSE_FEATURES_DEFAULT */
+    uint32_t features;             /* LAPSE_FEATURE_* bits; 0: $LAPSE_FEATURES ("spans,
+                                      timeline,cpu,process": what a parent session
+                                      exports), else LAPSE_FEATURES_DEFAULT */
     const char *role;              /* NULL: $LAPSE_ROLE, else "main" */
     const char *run_dir;           /* NULL: $LAPSE_RUN_DIR, else "lapse-runs" */
     uint64_t max_spans;            /* timeline bound; 0: $LAPSE_MAX_SPANS, else 100000 */

@@ -155,3 +155,12 @@ def test_a_profiler_joining_an_inherited_session_applies_its_options_or_raises(t
     assert "max_spans=10 (the session's is 100000)" in refused[1]
     run = report(pathlib.Path(p.file).parent.parent)
     assert "helper/in_thread" in phases(run, "named"), phases(run, "named")
+
+
+def test_an_unknown_feature_in_the_environment_is_one_line():
+    env = {**os.environ, "LAPSE_PROFILE": "1", "LAPSE_FEATURES": "spans,gpu"}
+    r = subprocess.run([sys.executable, "-c", "import lapse; print(lapse._lapse.is_active())"],
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.strip() == "False", r.stdout + r.stderr
+    assert r.stderr.strip() == ("lapse: warning: profiling is off: lapse_start: LAPSE_FEATURES: "
+                                "unknown feature gpu: Invalid argument"), r.stderr
