@@ -34,11 +34,11 @@ void fork_children_prepare(void)
         list = p; /* zero-filled; without it, children are not recorded */
 }
 
-void fork_children_child(uint64_t fork_mono_ns)
+void fork_children_child(int record, uint64_t fork_mono_ns)
 {
     own_slot = NULL;
     own_confirm_ns = 0;
-    if (list) {
+    if (record && list) {
         uint32_t i = __atomic_fetch_add(&list->claimed, 1, __ATOMIC_ACQ_REL);
         if (i < SLOTS) {
             own_slot = &list->slots[i];

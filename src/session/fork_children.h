@@ -16,9 +16,9 @@
 /* In the parent, before a fork (fork_prepare): the shared list exists (mapped at the
  * first fork of the session). */
 void fork_children_prepare(void);
-/* In the child, after the fork: claims its entry in the parent's list (pid, fork time)
- * and starts its own list empty. */
-void fork_children_child(uint64_t fork_mono_ns);
+/* In the child, after the fork: with record (the session continues in it), claims its
+ * entry in the parent's list (pid, fork time); starts its own list empty either way. */
+void fork_children_child(int record, uint64_t fork_mono_ns);
 /* In the child: when its entry is to be confirmed (CLOCK_MONOTONIC), 0 when it has
  * none pending; fork_children_confirm marks it as run. */
 uint64_t fork_children_confirm_due(void);

@@ -804,8 +804,10 @@ static void fork_child(void)
     /* a waiter of the parent may have held it; none of its threads is here */
     pthread_mutex_init(&snap_mu, NULL);
     pthread_cond_init(&snap_cond, NULL);
-    if (!S.active)
+    if (!S.active) {
+        fork_children_child(0, 0); /* not the parent's list: its own, at its first fork */
         return;
+    }
     /* a new process: its own file, an empty tree, its own clock of time and CPU;
      * its own threads, started and not waited for */
     S.flusher.created = S.sampler.created = 0;
@@ -815,7 +817,7 @@ static void fork_child(void)
     S.write_error[0] = 0;
     S.start_real_ns = core_real_ns();
     S.start_mono_ns = core_mono_ns();
-    fork_children_child(S.start_mono_ns);
+    fork_children_child(1, S.start_mono_ns);
     S.inherited = 1; /* the child's own session object may adopt it */
     snprintf(S.role, sizeof S.role, "%s", CHILD_ROLE); /* a process of its own */
     choose_file();

@@ -361,6 +361,14 @@ static void make_seed(bytes_out *out)
         }
         f.samples = &smp;
     }
+    store_child children[4];
+    if (one_in(3)) { /* the children it forked (section CHILDREN) */
+        f.child_count = (uint32_t)below(5);
+        for (uint32_t i = 0; i < f.child_count; i++)
+            children[i] = (store_child){1 + (int64_t)below(1u << 22), rnd_value()};
+        f.children = children;
+        f.children_unrecorded = one_in(4) ? rnd_value() : 0;
+    }
 
     if (store_encode(&f, out) != 0) {
         fprintf(stderr, "fuzz_reader: out of memory\n");
