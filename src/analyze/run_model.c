@@ -506,10 +506,11 @@ static int add_children(rm_worker *w, const store_file *f)
     w->children = malloc((size_t)f->child_count * sizeof *w->children);
     if (!w->children)
         return -ENOMEM;
-    int64_t to_real = (int64_t)(f->meta.anchor_real_ns - f->meta.anchor_mono_ns);
+    /* realtime = mono + (anchor_real - anchor_mono), in unsigned arithmetic (a file's
+     * figures may be anything) */
+    uint64_t shift = f->meta.anchor_real_ns - f->meta.anchor_mono_ns;
     for (uint32_t i = 0; i < f->child_count; i++)
-        w->children[i] = (rm_child){f->children[i].pid,
-                                    (uint64_t)((int64_t)f->children[i].fork_mono_ns + to_real)};
+        w->children[i] = (rm_child){f->children[i].pid, f->children[i].fork_mono_ns + shift};
     w->child_count = f->child_count;
     return 0;
 }
