@@ -179,7 +179,7 @@ core_thread *core_thread_attach(void)
 void core_threads_lock(void) { pthread_mutex_lock(&threads_mu); }
 void core_threads_unlock(void) { pthread_mutex_unlock(&threads_mu); }
 core_thread *core_threads_first(void) { return threads_head; }
-uint32_t core_threads_count(void) { return threads_count; }
+uint32_t core_threads_count(void) { return __atomic_load_n(&threads_count, __ATOMIC_RELAXED); }
 
 void core_threads_refresh_names(void)
 {

@@ -23,7 +23,7 @@ typedef struct shared_list {
 
 static shared_list *list;     /* this process's children (MAP_SHARED with them) */
 static slot *own_slot;        /* the child's entry in its parent's list */
-static uint64_t own_confirm_ns;
+static uint64_t own_look_ns;
 
 void fork_children_prepare(void)
 {
@@ -37,7 +37,7 @@ void fork_children_prepare(void)
 void fork_children_child(int record, uint64_t fork_mono_ns)
 {
     own_slot = NULL;
-    own_confirm_ns = 0;
+    own_look_ns = 0;
     if (record && list) {
         uint32_t i = __atomic_fetch_add(&list->claimed, 1, __ATOMIC_ACQ_REL);
         if (i < SLOTS) {
@@ -45,20 +45,25 @@ void fork_children_child(int record, uint64_t fork_mono_ns)
             own_slot->pid = getpid();
             own_slot->fork_mono_ns = fork_mono_ns;
             __atomic_store_n(&own_slot->state, SLOT_FORKED, __ATOMIC_RELEASE);
-            own_confirm_ns = fork_mono_ns + FORK_CHILDREN_CONFIRM_NS;
+            own_look_ns = fork_mono_ns + FORK_CHILDREN_LOOK_NS;
         }
     }
     list = NULL; /* the parent's stays mapped for own_slot; this one's own children
                     get a list at its first fork */
 }
 
-uint64_t fork_children_confirm_due(void) { return own_slot ? own_confirm_ns : 0; }
+uint64_t fork_children_look_due(void) { return own_slot ? own_look_ns : 0; }
 
-void fork_children_confirm(void)
+void fork_children_look(uint64_t now, int worked, int wrote)
 {
-    if (own_slot)
+    if (!own_slot)
+        return;
+    if (worked)
         __atomic_store_n(&own_slot->state, SLOT_RAN, __ATOMIC_RELEASE);
-    own_slot = NULL;
+    if (worked || wrote)
+        own_slot = NULL;
+    else
+        own_look_ns = now + FORK_CHILDREN_LOOK_NS;
 }
 
 void fork_children_reset(void)

@@ -581,9 +581,9 @@ static void *flusher_main(void *arg)
         uint64_t now = core_mono_ns(), due = periodic;
         if (__atomic_load_n(&S.signal_snapshot, __ATOMIC_ACQUIRE) && last + SIGNAL_WRITE_GAP_NS < due)
             due = last + SIGNAL_WRITE_GAP_NS;
-        uint64_t confirm = fork_children_confirm_due(); /* a forked child: still ours? */
-        if (confirm && confirm < due)
-            due = confirm;
+        uint64_t look = fork_children_look_due(); /* a forked child: does it run as ours? */
+        if (look && look < due)
+            due = look;
         if (due > now) {
             struct timespec deadline;
             timespec_after_ns(&deadline, due - now);
@@ -607,8 +607,8 @@ static void *flusher_main(void *arg)
         if (__atomic_load_n(&S.flusher_stop, __ATOMIC_ACQUIRE))
             break; /* the session's end writes the file */
         now = core_mono_ns();
-        if (confirm && now >= confirm) /* not exec'd: this is a child of the program */
-            fork_children_confirm();
+        if (look && now >= look) /* a span of its own: not exec'd, a worker of the program */
+            fork_children_look(now, core_threads_count() > 0, S.write_seq > 0);
         const char *reason = NULL;
         if (now >= last + SIGNAL_WRITE_GAP_NS) /* taken before the write: a signal */
             reason = __atomic_exchange_n(&S.signal_snapshot, NULL, __ATOMIC_ACQ_REL);

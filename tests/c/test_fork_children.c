@@ -1,6 +1,6 @@
 /* The children a process forks record themselves in its list (src/session/
- * fork_children.c): only those that confirm (ran 100 ms as its program) are taken; a
- * child that does not record (no session continued in it) leaves the list alone and
+ * fork_children.c): only those that show they worked (a span of their own) are taken,
+ * not one that wrote its own file first or execs; a child that does not record (no session continued in it) leaves the list alone and
  * gets a list of its own at its first fork, so its own session never empties its
  * parent's. */
 #include "../../src/session/fork_children.h"
@@ -10,19 +10,26 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static pid_t child(int record, int confirm, int reset_own)
+enum { IDLE, WORKED, WROTE };
+
+static pid_t child(int record, int what, int reset_own)
 {
     pid_t pid = fork();
     if (pid == 0) {
-        fork_children_child(record, 1000 + (uint64_t)getpid());
-        int due = fork_children_confirm_due() != 0;
-        if (confirm)
-            fork_children_confirm();
+        uint64_t forked = 1000 + (uint64_t)getpid();
+        fork_children_child(record, forked);
+        uint64_t due = fork_children_look_due();
+        int ok = record ? due == forked + FORK_CHILDREN_LOOK_NS : due == 0;
+        fork_children_look(due, 0, 0); /* nothing yet: it looks again later */
+        ok &= !record || fork_children_look_due() == due + FORK_CHILDREN_LOOK_NS;
+        if (what != IDLE)
+            fork_children_look(due, what == WORKED, what == WROTE);
+        ok &= what == IDLE || fork_children_look_due() == 0;
         if (reset_own) { /* as its own session's start: its own list, not the parent's */
             fork_children_prepare();
             fork_children_reset();
         }
-        _exit(due == record ? 0 : 3);
+        _exit(ok ? 0 : 3);
     }
     int status = 0;
     waitpid(pid, &status, 0);
@@ -37,12 +44,12 @@ int main(void)
     CHECK_EQ_U64(f.child_count, 0);
 
     fork_children_prepare();
-    pid_t ran = child(1, 1, 0);
-    child(1, 0, 0);                /* exec'd (or ended) before it confirmed */
-    pid_t quiet = child(0, 1, 1);  /* no session in it: not recorded, and its own
+    pid_t ran = child(1, WORKED, 0);
+    child(1, IDLE, 0);             /* exec'd (or ended) before any span */
+    child(1, WROTE, 0);            /* a file of its own first: that names it */
+    child(0, WORKED, 1);           /* no session in it: not recorded, and its own
                                       session's reset leaves this list alone */
-    (void)quiet;
-    pid_t ran2 = child(1, 1, 0);
+    pid_t ran2 = child(1, WORKED, 0);
     CHECK(fork_children_take(&f) == 0);
     CHECK_EQ_U64(f.child_count, 2);
     CHECK_EQ_U64(f.children_unrecorded, 0);
