@@ -150,8 +150,8 @@ char *caveat_text(const run_model *m, const caveat *c, char *buf, size_t n)
         break;
     case CAVEAT_LEFTOVER_TMP:
         add(&t, "%s: a temporary left by pid %lld, which is gone (killed while it wrote, or "
-                "its rename failed), last written at %s; %s %s (the next write of that file "
-                "removes the temporary)",
+                "its rename failed), last written at %s; %s %s (the next write of a lapse file "
+                "in that directory removes the temporary)",
             c->file, (long long)c->a, fmt_utc(a, sizeof a, c->b), c->of_file,
             c->flags & CAVEAT_LEFTOVER_READ ? "holds the write before it" : "was not read");
         break;
