@@ -72,6 +72,7 @@ def test_signal_storm_reaches_the_program_handlers(lapse, tmp_path):
     # the handlers were installed without SA_RESTART: the program's read sees EINTR
     # with lapse as without (lapse's handler takes the program's flags)
     eintr = sorted(b["EINTR"] / max(1, a["EINTR"]) for a, b in pairs)
+    print(f"signal storm: ratios {ratios}, EINTR {eintr}; without, with: {pairs}")
     assert all(a["EINTR"] > 0 for a, _ in pairs), pairs
     assert ratios[PAIRS // 2] >= MIN_RATIO and eintr[PAIRS // 2] >= MIN_RATIO, (
         f"the program's handlers ran fewer times with lapse, or its read saw EINTR fewer "

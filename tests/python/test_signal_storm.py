@@ -55,6 +55,7 @@ def storm(run_dir, wait: str) -> dict[str, int]:
 def test_signal_storm_reaches_python_handlers(tmp_path, wait):
     pairs = [(storm(None, wait), storm(tmp_path / f"runs{i}", wait)) for i in range(PAIRS)]
     ratios = sorted(sum(b.values()) / max(1, sum(a.values())) for a, b in pairs)
+    print(f"signal storm ({wait}): ratios {ratios}; without, with: {pairs}")
     assert ratios[PAIRS // 2] >= MIN_RATIO, (
         f"Python's handlers ran fewer times with lapse (ratios {ratios}; without, with: {pairs})")
     files = list((tmp_path / "runs0").glob("*/*/storm-*.lapse"))
