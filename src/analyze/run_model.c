@@ -8,12 +8,10 @@
 #include "store/run_read.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 /* ---- loading index: open addressing maps ---- */
 
@@ -813,14 +811,17 @@ static uint64_t now_real_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int rm_on_this_host(const char *host)
+int rm_on_this_host(const rm_host_view *view, const char *host)
 {
-    char here[256];
-    if (!host || gethostname(here, sizeof here) != 0)
-        return 0;
-    here[sizeof here - 1] = 0;
-    const char *node = getenv("SLURMD_NODENAME"); /* what the writer names a SLURM node */
-    return strcmp(here, host) == 0 || (node && !strcmp(node, host));
+    for (size_t i = 0; view && host && i < sizeof view->names / sizeof view->names[0]; i++)
+        if (view->names[i] && !strcmp(view->names[i], host))
+            return 1;
+    return 0;
+}
+
+int rm_pid_gone(const rm_host_view *view, int64_t pid)
+{
+    return view && view->pid_alive && pid > 0 && view->pid_alive(view->pid_ctx, pid) == 0;
 }
 
 int run_model_finish(run_model *m, const rm_options *opt)
@@ -898,8 +899,8 @@ int run_model_finish(run_model *m, const rm_options *opt)
         w->stale_limit_ns = 2ull * w->snapshot_interval_ms * 1000000ull + 1000000000ull;
         w->stale_by_ns = m->end_real_ns - w->written_real_ns;
         w->silent_ns = m->read_real_ns > w->written_real_ns ? m->read_real_ns - w->written_real_ns : 0;
-        w->gone = !w->final && rm_on_this_host(w->host) && w->pid > 0 &&
-                  kill((pid_t)w->pid, 0) != 0 && errno == ESRCH;
+        const rm_host_view *view = opt ? opt->host : NULL;
+        w->gone = !w->final && rm_on_this_host(view, w->host) && rm_pid_gone(view, w->pid);
         if (w->final)
             w->state = RM_FINAL;
         else if (w->stale_by_ns > w->stale_limit_ns)
@@ -970,7 +971,7 @@ int run_model_load(const char *path, const rm_options *opt, run_model *m, char *
         goto fail;
     rc = run_model_finish(m, opt);
     if (!rc)
-        rc = rm_find_leftovers(m, at->files, at->file_count);
+        rc = rm_find_leftovers(m, opt ? opt->host : NULL, at->files, at->file_count);
     if (rc)
         goto fail;
     store_run_listing_free(&l);

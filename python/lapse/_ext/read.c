@@ -22,6 +22,7 @@
 #include "store/file_io.h"
 #include "store/run_dir.h"
 #include "tools/export_run.h"
+#include "tools/host_view.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -303,7 +304,9 @@ static PyObject *report_of(const char *path, int json, unsigned top, const extra
 {
     report_options ro = {0};
     report_inputs in = {.top = top};
-    rm_options opt = {0};
+    host_view_here here;
+    host_view_fill(&here);
+    rm_options opt = {.host = &here.view};
     opt.extra_unreadable = x ? x->items : NULL;
     opt.extra_unreadable_count = x ? x->count : 0;
     if (held) {
@@ -430,9 +433,11 @@ static PyObject *read_diff(PyObject *self, PyObject *args, PyObject *kw)
     int rc = 0, stage = 0, exists = 1, loaded = 0;
     mem_out o = {0};
     run_model m[2];
+    host_view_here here;
+    host_view_fill(&here);
     Py_BEGIN_ALLOW_THREADS
     for (; loaded < 2; loaded++) {
-        rm_options opt = {0};
+        rm_options opt = {.host = &here.view};
         opt.extra_unreadable = x[loaded].items;
         opt.extra_unreadable_count = x[loaded].count;
         rc = run_model_load(paths[loaded], &opt, &m[loaded], err, sizeof err);
