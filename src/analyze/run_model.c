@@ -551,6 +551,9 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     w->cpu_user_ns = mt->cpu_user_ns;
     w->cpu_sys_ns = mt->cpu_sys_ns;
     w->max_rss_kb = mt->max_rss_kb;
+    w->cpu_known = !mt->cpu_unknown;
+    w->ctx_voluntary = mt->ctx_voluntary < 0 ? -1 : mt->ctx_voluntary;
+    w->ctx_involuntary = mt->ctx_involuntary < 0 ? -1 : mt->ctx_involuntary;
     w->threads = f->thread_count;
     w->snapshot_interval_ms = mt->snapshot_interval_ms;
     w->max_depth = mt->max_depth;

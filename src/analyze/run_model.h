@@ -96,6 +96,8 @@ typedef struct rm_worker {
     uint64_t write_failures; /* writes of its session that failed before this file's */
     uint64_t start_real_ns, written_real_ns;
     uint64_t wall_ns, cpu_user_ns, cpu_sys_ns, max_rss_kb;
+    int cpu_known;        /* cpu_user_ns and cpu_sys_ns were measured */
+    int64_t ctx_voluntary, ctx_involuntary; /* context switches; -1 unknown (older files) */
     uint64_t busy_ns;    /* sum of its top-level spans over all its threads */
     uint64_t span_calls; /* completed spans, all paths */
     uint32_t threads;
