@@ -939,6 +939,43 @@ static int add_image(void *ctx, const store_image *im)
     return rc;
 }
 
+/* The files of one attempt into m (m->input and m->dir set), finished. */
+static int load_attempt(const store_attempt *at, const rm_options *opt, run_model *m)
+{
+    m->single_file = at->single_file;
+    for (uint32_t i = 0; opt && i < opt->extra_unreadable_count; i++)
+        if (run_model_add_unreadable(m, opt->extra_unreadable[i].file,
+                                     opt->extra_unreadable[i].reason))
+            return -ENOMEM;
+    if (store_read_attempt(at, STORE_READ_SKIP_SPANS, add_image, m, opt ? opt->hold : NULL,
+                           opt ? opt->hold_ctx : NULL) != 0)
+        return -ENOMEM;
+    return run_model_finish(m, opt);
+}
+
+int run_model_load_mem(const char *dir, int single_file, const store_buffer *files, size_t count,
+                       const rm_options *opt, run_model *m, char *err, size_t errlen)
+{
+    memset(m, 0, sizeof *m);
+    int rc = -ENOMEM;
+    char **names = calloc(count ? count : 1, sizeof *names);
+    m->input = strdup(dir);
+    m->dir = strdup(dir);
+    if (names && m->input && m->dir) {
+        for (size_t i = 0; i < count; i++)
+            names[i] = (char *)files[i].name;
+        store_attempt at = {.dir = m->dir, .single_file = single_file, .files = names,
+                            .file_count = count, .buffers = files};
+        rc = load_attempt(&at, opt, m);
+    }
+    free(names);
+    if (rc) {
+        snprintf(err, errlen, "%s: out of memory loading the run", dir);
+        run_model_free(m);
+    }
+    return rc;
+}
+
 int run_model_load(const char *path, const rm_options *opt, run_model *m, char *err,
                    size_t errlen)
 {
@@ -964,15 +1001,7 @@ int run_model_load(const char *path, const rm_options *opt, run_model *m, char *
         m->superseded_count++;
     }
     const store_attempt *at = &l.attempts[l.newest];
-    m->single_file = at->single_file;
-    for (uint32_t i = 0; opt && i < opt->extra_unreadable_count; i++)
-        if (run_model_add_unreadable(m, opt->extra_unreadable[i].file,
-                                     opt->extra_unreadable[i].reason))
-            goto fail;
-    if (store_read_attempt(at, STORE_READ_SKIP_SPANS, add_image, m, opt ? opt->hold : NULL,
-                           opt ? opt->hold_ctx : NULL) != 0)
-        goto fail;
-    rc = run_model_finish(m, opt);
+    rc = load_attempt(at, opt, m);
     if (!rc)
         rc = rm_find_leftovers(m, opt ? opt->host : NULL, at->files, at->file_count);
     if (rc)

@@ -233,6 +233,14 @@ typedef struct rm_options {
  * memory); a run whose every file is unreadable still loads (worker_count 0). */
 int run_model_load(const char *path, const rm_options *opt, run_model *m, char *err,
                    size_t errlen);
+/* Loads one attempt given as files in memory (nothing is opened): dir names the run
+ * directory (the file itself when single_file), files their names, as reports name
+ * them, in name order, and bytes (store_buffer). No temporaries are looked for: there
+ * is no directory. 0, or -ENOMEM with one line in err. */
+struct store_buffer;
+int run_model_load_mem(const char *dir, int single_file, const struct store_buffer *files,
+                       size_t count, const rm_options *opt, run_model *m, char *err,
+                       size_t errlen);
 void run_model_free(run_model *m);
 
 /* Merges one decoded file into m as a worker (used by run_model_load; exposed for

@@ -793,6 +793,75 @@ static void test_gone_from_view(const char *tmp)
     run_model_free(&m);
 }
 
+/* A run given as bytes in memory reads as the same files on disk: the same workers
+ * and paths, the same copy left out, a file held in part (its start, then a hole to
+ * its size) unreadable for the same reason; and nothing is opened. */
+static void test_from_memory(const char *tmp)
+{
+    char run[4096], path[4600];
+    snprintf(run, sizeof run, "%s/in-memory", tmp);
+    static const uint64_t step[] = {100, 250, 400};
+    builder b;
+    b_init(&b, "worker", "n1", 500);
+    b_node(&b, b_thread(&b, 500), "step", step, 3);
+    b_write(&b, run, "n1", "worker-500-aaaa.lapse");
+    b_write(&b, run, "n1", "worker-500-copy.lapse"); /* the same process again */
+    b_init(&b, "learner", "n1", 501);
+    b_node(&b, b_thread(&b, 501), "update", step, 3);
+    b_write(&b, run, "n1", "worker-501-bbbb.lapse");
+    const char *rels[] = {"n1/worker-500-aaaa.lapse", "n1/worker-500-copy.lapse",
+                          "n1/worker-501-bbbb.lapse"};
+    uint8_t *data[3];
+    size_t len[3];
+    char names[3][4600], err[512];
+    store_buffer bufs[3];
+    for (int i = 0; i < 3; i++) {
+        snprintf(names[i], sizeof names[i], "%s/%s", run, rels[i]);
+        CHECK(store_read_bytes(names[i], &data[i], &len[i], err, sizeof err) == 0);
+        bufs[i] = (store_buffer){names[i], data[i], len[i], len[i]};
+    }
+    /* the last one held in part: its first 40 bytes of a file twice as long */
+    uint64_t full = len[2];
+    bufs[2].len = 40;
+    bufs[2].size = 2 * full;
+    snprintf(path, sizeof path, "%s/%s", run, rels[2]);
+    FILE *f = fopen(path, "r+b");
+    CHECK(f != NULL);
+    if (f) {
+        CHECK(ftruncate(fileno(f), 0) == 0 && fwrite(data[2], 1, 40, f) == 40);
+        CHECK(ftruncate(fileno(f), (off_t)(2 * full)) == 0);
+        fclose(f);
+    }
+    run_model disk, mem;
+    CHECK(run_model_load(run, NULL, &disk, err, sizeof err) == 0);
+    for (int i = 0; i < 3; i++)
+        CHECK(unlink(names[i]) == 0); /* nothing on disk now */
+    CHECK(run_model_load_mem(disk.dir, 0, bufs, 3, NULL, &mem, err, sizeof err) == 0);
+    CHECK_STR(mem.dir, disk.dir);
+    CHECK_U64(mem.worker_count, 1);
+    CHECK_U64(mem.worker_count, disk.worker_count);
+    CHECK_U64(mem.path_count, disk.path_count);
+    CHECK_U64(mem.duplicate_count, 1);
+    CHECK_U64(mem.duplicate_count, disk.duplicate_count);
+    CHECK_U64(mem.unreadable_count, 1);
+    CHECK_U64(mem.unreadable_count, disk.unreadable_count);
+    if (mem.unreadable_count == 1 && disk.unreadable_count == 1) {
+        CHECK_STR(mem.unreadable[0].file, disk.unreadable[0].file);
+        CHECK_STR(mem.unreadable[0].reason, disk.unreadable[0].reason);
+    }
+    for (uint32_t i = 0; i < mem.path_count && mem.path_count == disk.path_count; i++) {
+        CHECK_STR(mem.paths[i].path, disk.paths[i].path);
+        CHECK_U64(mem.paths[i].total_ns, disk.paths[i].total_ns);
+        CHECK_U64(mem.paths[i].calls, disk.paths[i].calls);
+    }
+    if (mem.worker_count == 1)
+        CHECK_STR(mem.workers[0].file, names[0]);
+    run_model_free(&disk);
+    run_model_free(&mem);
+    for (int i = 0; i < 3; i++)
+        free(data[i]);
+}
+
 int main(void)
 {
     char tmp[] = "/tmp/lapse-test-analyze-XXXXXX";
@@ -812,6 +881,7 @@ int main(void)
     test_pack(tmp);
     test_leftovers(tmp);
     test_gone_from_view(tmp);
+    test_from_memory(tmp);
     if (!check_failed) {
         char cmd[4200];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
