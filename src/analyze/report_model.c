@@ -337,10 +337,14 @@ int report_model_build(const run_model *m, const report_inputs *in, report_model
     if (run_ranks_build(m, &r->ranks) || run_stats_build(m, &r->stats))
         goto oom;
     r->roles = calloc(m->role_count ? m->role_count : 1u, sizeof *r->roles);
-    if (!r->roles)
+    r->worker_usage = calloc(m->worker_count ? m->worker_count : 1u, sizeof *r->worker_usage);
+    if (!r->roles || !r->worker_usage)
         goto oom;
+    for (uint32_t i = 0; i < m->worker_count; i++)
+        report_usage_of_worker(&m->workers[i], &r->worker_usage[i]);
     for (uint32_t i = 0; i < m->role_count; i++) {
         r->roles[i].stats = &r->stats.roles[i];
+        report_usage_of_role(m, i, &r->roles[i].usage);
         if (build_role(m, i, r->top, &r->roles[i]))
             goto oom;
     }
@@ -372,6 +376,7 @@ void report_model_free(report_model *r)
         for (uint32_t i = 0; i < r->m->role_count; i++)
             free_role(&r->roles[i]);
     free(r->roles);
+    free(r->worker_usage);
     for (uint32_t i = 0; i < r->samples_count; i++)
         free_samples(&r->samples[i]);
     free(r->samples);

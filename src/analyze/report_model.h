@@ -23,6 +23,27 @@ typedef struct report_inputs {
                      RANKS, functions): 0 means 10 */
 } report_inputs;
 
+/* ---- the four numbers of a process or a role ---- */
+
+/* Wall, CPU, cores busy (CPU / wall), user/sys and context switches. A figure some
+ * process did not measure (a file of an older writer, a target lapse record could not
+ * read at its end) is not known for its role: has_* 0, shown "-", never 0. */
+typedef struct report_usage {
+    uint32_t processes; /* behind the figures */
+    uint64_t wall_ns;   /* a process: its session's wall time; a role: from the earliest
+                           session start of its processes to the latest end */
+    int has_cpu;        /* the CPU time of every one of them was measured */
+    uint64_t cpu_ns, cpu_user_ns, cpu_sys_ns; /* cpu = user + sys (getrusage) */
+    int has_cores_busy; /* has_cpu and a wall time */
+    double cores_busy;  /* cpu / wall: CPUs kept busy on average */
+    int has_ctx;        /* the context switches of every one of them are known */
+    uint64_t ctx_voluntary, ctx_involuntary; /* ru_nvcsw, ru_nivcsw */
+} report_usage;
+
+/* The usage of worker w of m, and of role r (over its processes). */
+void report_usage_of_worker(const rm_worker *w, report_usage *u);
+void report_usage_of_role(const run_model *m, uint32_t r, report_usage *u);
+
 /* ---- per role ---- */
 
 typedef enum report_counter_kind {
@@ -90,6 +111,7 @@ typedef struct report_memory {
 typedef struct report_role {
     const rm_role *role;
     const rs_role *stats;
+    report_usage usage;            /* the four numbers over its processes */
     double busy_mean_ns;           /* busy time per process */
     uint32_t top_shown;            /* top-level spans shown (at most top) */
     uint32_t rest_count;           /* the others */
@@ -164,6 +186,7 @@ typedef struct report_model {
     run_ranks ranks;
     run_stats stats;
     report_role *roles; /* parallel to m->roles */
+    report_usage *worker_usage; /* parallel to m->workers */
     report_samples *samples; /* files with Python samples, in worker order */
     uint32_t samples_count;
     caveat_list caveats;

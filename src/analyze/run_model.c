@@ -8,12 +8,10 @@
 #include "store/run_read.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 /* ---- loading index: open addressing maps ---- */
 
@@ -553,6 +551,9 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     w->cpu_user_ns = mt->cpu_user_ns;
     w->cpu_sys_ns = mt->cpu_sys_ns;
     w->max_rss_kb = mt->max_rss_kb;
+    w->cpu_known = !mt->cpu_unknown;
+    w->ctx_voluntary = mt->ctx_voluntary < 0 ? -1 : mt->ctx_voluntary;
+    w->ctx_involuntary = mt->ctx_involuntary < 0 ? -1 : mt->ctx_involuntary;
     w->threads = f->thread_count;
     w->snapshot_interval_ms = mt->snapshot_interval_ms;
     w->max_depth = mt->max_depth;
@@ -813,14 +814,17 @@ static uint64_t now_real_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int rm_on_this_host(const char *host)
+int rm_on_this_host(const rm_host_view *view, const char *host)
 {
-    char here[256];
-    if (!host || gethostname(here, sizeof here) != 0)
-        return 0;
-    here[sizeof here - 1] = 0;
-    const char *node = getenv("SLURMD_NODENAME"); /* what the writer names a SLURM node */
-    return strcmp(here, host) == 0 || (node && !strcmp(node, host));
+    for (size_t i = 0; view && host && i < sizeof view->names / sizeof view->names[0]; i++)
+        if (view->names[i] && !strcmp(view->names[i], host))
+            return 1;
+    return 0;
+}
+
+int rm_pid_gone(const rm_host_view *view, int64_t pid)
+{
+    return view && view->pid_alive && pid > 0 && view->pid_alive(view->pid_ctx, pid) == 0;
 }
 
 int run_model_finish(run_model *m, const rm_options *opt)
@@ -898,8 +902,8 @@ int run_model_finish(run_model *m, const rm_options *opt)
         w->stale_limit_ns = 2ull * w->snapshot_interval_ms * 1000000ull + 1000000000ull;
         w->stale_by_ns = m->end_real_ns - w->written_real_ns;
         w->silent_ns = m->read_real_ns > w->written_real_ns ? m->read_real_ns - w->written_real_ns : 0;
-        w->gone = !w->final && rm_on_this_host(w->host) && w->pid > 0 &&
-                  kill((pid_t)w->pid, 0) != 0 && errno == ESRCH;
+        const rm_host_view *view = opt ? opt->host : NULL;
+        w->gone = !w->final && rm_on_this_host(view, w->host) && rm_pid_gone(view, w->pid);
         if (w->final)
             w->state = RM_FINAL;
         else if (w->stale_by_ns > w->stale_limit_ns)
@@ -935,6 +939,43 @@ static int add_image(void *ctx, const store_image *im)
     return rc;
 }
 
+/* The files of one attempt into m (m->input and m->dir set), finished. */
+static int load_attempt(const store_attempt *at, const rm_options *opt, run_model *m)
+{
+    m->single_file = at->single_file;
+    for (uint32_t i = 0; opt && i < opt->extra_unreadable_count; i++)
+        if (run_model_add_unreadable(m, opt->extra_unreadable[i].file,
+                                     opt->extra_unreadable[i].reason))
+            return -ENOMEM;
+    if (store_read_attempt(at, STORE_READ_SKIP_SPANS, add_image, m, opt ? opt->hold : NULL,
+                           opt ? opt->hold_ctx : NULL) != 0)
+        return -ENOMEM;
+    return run_model_finish(m, opt);
+}
+
+int run_model_load_mem(const char *dir, int single_file, const store_buffer *files, size_t count,
+                       const rm_options *opt, run_model *m, char *err, size_t errlen)
+{
+    memset(m, 0, sizeof *m);
+    int rc = -ENOMEM;
+    char **names = calloc(count ? count : 1, sizeof *names);
+    m->input = strdup(dir);
+    m->dir = strdup(dir);
+    if (names && m->input && m->dir) {
+        for (size_t i = 0; i < count; i++)
+            names[i] = (char *)files[i].name;
+        store_attempt at = {.dir = m->dir, .single_file = single_file, .files = names,
+                            .file_count = count, .buffers = files};
+        rc = load_attempt(&at, opt, m);
+    }
+    free(names);
+    if (rc) {
+        snprintf(err, errlen, "%s: out of memory loading the run", dir);
+        run_model_free(m);
+    }
+    return rc;
+}
+
 int run_model_load(const char *path, const rm_options *opt, run_model *m, char *err,
                    size_t errlen)
 {
@@ -960,17 +1001,9 @@ int run_model_load(const char *path, const rm_options *opt, run_model *m, char *
         m->superseded_count++;
     }
     const store_attempt *at = &l.attempts[l.newest];
-    m->single_file = at->single_file;
-    for (uint32_t i = 0; opt && i < opt->extra_unreadable_count; i++)
-        if (run_model_add_unreadable(m, opt->extra_unreadable[i].file,
-                                     opt->extra_unreadable[i].reason))
-            goto fail;
-    if (store_read_attempt(at, STORE_READ_SKIP_SPANS, add_image, m, opt ? opt->hold : NULL,
-                           opt ? opt->hold_ctx : NULL) != 0)
-        goto fail;
-    rc = run_model_finish(m, opt);
+    rc = load_attempt(at, opt, m);
     if (!rc)
-        rc = rm_find_leftovers(m, at->files, at->file_count);
+        rc = rm_find_leftovers(m, opt ? opt->host : NULL, at->files, at->file_count);
     if (rc)
         goto fail;
     store_run_listing_free(&l);

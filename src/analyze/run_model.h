@@ -22,8 +22,8 @@ typedef enum rm_state {
                              the time of reading) that its next snapshot is not yet due */
     RM_ENDED_UNSEEN = 3,  /* not final, among the newest, but its next snapshot is overdue:
                              killed, wedged, or its writes failed after its last snapshot */
-    RM_GONE = 4,          /* not final, and its pid no longer exists on this host (the
-                             reader's): it ended without its final write */
+    RM_GONE = 4,          /* not final, and its pid no longer exists on its host, the
+                             reader's (rm_options.host): it ended without its final write */
 } rm_state;
 
 typedef struct rm_counter {
@@ -96,6 +96,8 @@ typedef struct rm_worker {
     uint64_t write_failures; /* writes of its session that failed before this file's */
     uint64_t start_real_ns, written_real_ns;
     uint64_t wall_ns, cpu_user_ns, cpu_sys_ns, max_rss_kb;
+    int cpu_known;        /* cpu_user_ns and cpu_sys_ns were measured */
+    int64_t ctx_voluntary, ctx_involuntary; /* context switches; -1 unknown (older files) */
     uint64_t busy_ns;    /* sum of its top-level spans over all its threads */
     uint64_t span_calls; /* completed spans, all paths */
     uint32_t threads;
@@ -198,8 +200,22 @@ typedef struct run_model {
     void *index; /* loading only */
 } run_model;
 
+/* The host the analysis is done on, as seen by its caller: which host names are this
+ * one, and which pids are alive on it. An input of the analysis, never a call inside
+ * it: a test can analyse a run as seen from another host, or with a table of pids
+ * (tools/host_view.h fills one for the reader's own host). */
+typedef struct rm_host_view {
+    const char *names[2]; /* the names this host goes by; NULL where none */
+    /* 1: a process with this pid exists on this host, 0: none does, -1: cannot tell */
+    int (*pid_alive)(void *ctx, int64_t pid);
+    void *pid_ctx;
+} rm_host_view;
+
 struct store_held;
 typedef struct rm_options {
+    /* The reader's host: NULL when unknown (then no worker is known gone and no
+     * temporary is known left over: nothing is checked). */
+    const rm_host_view *host;
     uint64_t now_real_ns; /* the time of reading; 0: now */
     /* When set, hold(hold_ctx, file, held) receives what was read of each file of
      * the attempt (store_read_attempt); the callee owns held. */
@@ -217,6 +233,14 @@ typedef struct rm_options {
  * memory); a run whose every file is unreadable still loads (worker_count 0). */
 int run_model_load(const char *path, const rm_options *opt, run_model *m, char *err,
                    size_t errlen);
+/* Loads one attempt given as files in memory (nothing is opened): dir names the run
+ * directory (the file itself when single_file), files their names, as reports name
+ * them, in name order, and bytes (store_buffer). No temporaries are looked for: there
+ * is no directory. 0, or -ENOMEM with one line in err. */
+struct store_buffer;
+int run_model_load_mem(const char *dir, int single_file, const struct store_buffer *files,
+                       size_t count, const rm_options *opt, run_model *m, char *err,
+                       size_t errlen);
 void run_model_free(run_model *m);
 
 /* Merges one decoded file into m as a worker (used by run_model_load; exposed for
@@ -246,12 +270,15 @@ static inline int rm_over_busy(const run_model *m, const rm_path *p)
     return p->parent != RM_NONE && p->total_ns > m->roles[p->role].busy_ns;
 }
 
-/* 1 when host names the machine this reader runs on. */
-int rm_on_this_host(const char *host);
+/* 1 when host is one of the names of the reader's host (NULL view: never). */
+int rm_on_this_host(const rm_host_view *view, const char *host);
+/* 1 when the view says no process has pid on its host (0 when alive or unknown). */
+int rm_pid_gone(const rm_host_view *view, int64_t pid);
 
 /* Adds to m (after run_model_finish) the leftover temporaries in the directories
- * that hold files (the attempt's count paths). 0 or -ENOMEM. */
-int rm_find_leftovers(run_model *m, char *const *files, size_t count);
+ * that hold files (the attempt's count paths) whose writer view says is gone.
+ * 0 or -ENOMEM. */
+int rm_find_leftovers(run_model *m, const rm_host_view *view, char *const *files, size_t count);
 
 /* Whether a worker takes part in cross-rank figures (a rank a key can hold). */
 static inline int rm_has_rank(const rm_worker *w) { return w->rank >= 0 && w->rank < (int64_t)RM_NONE; }

@@ -6,6 +6,7 @@
 #include "analyze/diff.h"
 #include "analyze/run_model.h"
 #include "render/diff_render.h"
+#include "tools/host_view.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -102,8 +103,11 @@ int cmd_diff(int argc, char **argv)
 
     run_model m[2];
     char err[1024];
+    host_view_here here;
+    host_view_fill(&here);
+    rm_options opt = {.host = &here.view};
     for (int s = 0; s < 2; s++)
-        if (run_model_load(paths[s], NULL, &m[s], err, sizeof err)) {
+        if (run_model_load(paths[s], &opt, &m[s], err, sizeof err)) {
             fprintf(stderr, "lapse diff: %s\n", err);
             if (s)
                 run_model_free(&m[0]);

@@ -102,10 +102,10 @@ static int bad_usage(const char *fmt, const char *arg)
 static volatile sig_atomic_t stop_flag;
 
 /* Waits for child, `ticks` times 10 ms at most: its pid when it ended (status set). */
-static pid_t wait_child(pid_t child, int *status, int ticks)
+static pid_t wait_child(pid_t child, int *status, struct rusage *ru, int ticks)
 {
     pid_t w = 0;
-    for (int i = 0; i < ticks && (w = waitpid(child, status, WNOHANG)) == 0; i++) {
+    for (int i = 0; i < ticks && (w = wait4(child, status, WNOHANG, ru)) == 0; i++) {
         struct timespec ts = {0, 10000000};
         nanosleep(&ts, NULL);
     }
@@ -135,17 +135,13 @@ static const char *format_from_name(const char *out)
     return NULL;
 }
 
-static int write_output(const sample_set *set, const char *format, const char *out, pid_t pid, char *err,
-                        size_t errlen)
+/* meta: the target's, for a .lapse file */
+static int write_output(const sample_set *set, const char *format, const char *out,
+                        const samples_file_meta *meta, char *err, size_t errlen)
 {
     unsigned flags = store_share_from_env();
-    if (!strcmp(format, "lapse")) {
-        samples_file_meta meta;
-        memset(&meta, 0, sizeof meta);
-        meta.pid = pid;
-        meta.ppid = -1;
-        return samples_save_lapse(set, &meta, out, flags, err, errlen);
-    }
+    if (!strcmp(format, "lapse"))
+        return samples_save_lapse(set, meta, out, flags, err, errlen);
     int to_stdout = !strcmp(out, "-");
     store_out o;
     FILE *f = stdout;
@@ -438,16 +434,16 @@ int cmd_record(int argc, char **argv)
         pid_t w = 0;
         if (rc != 0 && !stop_flag) {
             /* a launched program we could not read: let it finish as it would have */
-            if (waitpid(o.child, &status, 0) == o.child)
+            if (wait4(o.child, &status, 0, &r.child_usage) == o.child)
                 r.child_status = status;
         } else {
             /* Ctrl-C reached the program too: give it 5 s to end on its own; then, or
              * when -d ended first, SIGTERM and 5 s more: no wait is longer than that */
             if (stop_flag)
-                w = wait_child(o.child, &status, 500);
+                w = wait_child(o.child, &status, &r.child_usage, 500);
             if (w != o.child) {
                 kill(o.child, SIGTERM);
-                w = wait_child(o.child, &status, 500);
+                w = wait_child(o.child, &status, &r.child_usage, 500);
             }
             if (w == o.child)
                 r.child_status = status;
@@ -469,8 +465,18 @@ int cmd_record(int argc, char **argv)
         sample_set_free(set);
         return 1;
     }
+    /* what the target used, for the header: a launched child's from wait4, a live
+     * target's from /proc; unknown when it could not be read */
+    samples_file_meta meta;
+    memset(&meta, 0, sizeof meta);
+    meta.pid = o.root;
+    meta.ppid = -1;
+    if (o.child > 0 && r.child_status != -1)
+        sampler_usage_from_rusage(&r.child_usage, &meta);
+    else if (o.child <= 0)
+        sampler_usage_of_pid(o.root, &meta);
     char err[600] = "";
-    if (write_output(set, format, out, o.root, err, sizeof err) != 0) {
+    if (write_output(set, format, out, &meta, err, sizeof err) != 0) {
         fprintf(stderr, "lapse record: %s\n", err[0] ? err : "cannot write the output");
         sample_set_free(set);
         return 1;

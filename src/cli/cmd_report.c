@@ -6,6 +6,7 @@
 #include "analyze/run_model.h"
 #include "analyze/run_stats.h"
 #include "render/report_render.h"
+#include "tools/host_view.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -130,7 +131,10 @@ int cmd_report(int argc, char **argv)
 
     run_model m;
     char err[1024];
-    if (run_model_load(path, NULL, &m, err, sizeof err)) {
+    host_view_here here;
+    host_view_fill(&here);
+    rm_options opt = {.host = &here.view};
+    if (run_model_load(path, &opt, &m, err, sizeof err)) {
         fprintf(stderr, "lapse report: %s\n", err);
         return 1;
     }

@@ -325,7 +325,7 @@ static void reap_child(const sampler_opts *o, sampler_result *r, loop *L)
     if (o->child <= 0 || r->child_status != -1)
         return;
     int status;
-    if (waitpid(o->child, &status, WNOHANG) == o->child) {
+    if (wait4(o->child, &status, WNOHANG, &r->child_usage) == o->child) {
         r->child_status = status;
         for (int i = 0; i < L->ntargets; i++)
             if (L->targets[i].pid == o->child)

@@ -189,6 +189,34 @@ static void memory_json(json_out *j, const run_model *m, const report_role *rr)
     json_end_object(j);
 }
 
+/* The four numbers of a process or a role; null where not measured. */
+static void usage_json(json_out *j, const report_usage *u)
+{
+    json_begin_object(j, "usage");
+    json_u64(j, "processes", u->processes);
+    json_u64(j, "wall_ns", u->wall_ns);
+    const char *cpu_keys[] = {"cpu_ns", "cpu_user_ns", "cpu_sys_ns"};
+    const uint64_t cpu[] = {u->cpu_ns, u->cpu_user_ns, u->cpu_sys_ns};
+    for (int k = 0; k < 3; k++) {
+        if (u->has_cpu)
+            json_u64(j, cpu_keys[k], cpu[k]);
+        else
+            json_null(j, cpu_keys[k]);
+    }
+    if (u->has_cores_busy)
+        json_double(j, "cores_busy", u->cores_busy, 6);
+    else
+        json_null(j, "cores_busy");
+    if (u->has_ctx) {
+        json_u64(j, "ctx_voluntary", u->ctx_voluntary);
+        json_u64(j, "ctx_involuntary", u->ctx_involuntary);
+    } else {
+        json_null(j, "ctx_voluntary");
+        json_null(j, "ctx_involuntary");
+    }
+    json_end_object(j);
+}
+
 static int role_json(json_out *j, const report_model *rep, uint32_t r)
 {
     const run_model *m = rep->m;
@@ -204,6 +232,7 @@ static int role_json(json_out *j, const report_model *rep, uint32_t r)
     json_begin_object(j, NULL);
     json_str(j, "role", role->name);
     json_u64(j, "processes", role->processes);
+    usage_json(j, &rr->usage);
     if (role->imbalance > 0.0)
         json_double(j, "imbalance", role->imbalance, 6);
     else
@@ -264,7 +293,7 @@ static int role_json(json_out *j, const report_model *rep, uint32_t r)
     return 0;
 }
 
-static void worker_json(json_out *j, const rm_worker *w)
+static void worker_json(json_out *j, const rm_worker *w, const report_usage *u)
 {
     json_begin_object(j, NULL);
     json_str(j, "file", w->file);
@@ -299,6 +328,7 @@ static void worker_json(json_out *j, const rm_worker *w)
     json_u64(j, "cpu_user_ns", w->cpu_user_ns);
     json_u64(j, "cpu_sys_ns", w->cpu_sys_ns);
     json_u64(j, "max_rss_kb", w->max_rss_kb);
+    usage_json(j, u);
     json_u64(j, "threads", w->threads);
     json_u64(j, "busy_ns", w->busy_ns);
     json_u64(j, "span_calls", w->span_calls);
@@ -372,7 +402,7 @@ int report_write_json(FILE *out, const report_model *r, const report_options *o)
 
     json_begin_array(&j, "workers");
     for (uint32_t i = 0; i < m->worker_count; i++)
-        worker_json(&j, &m->workers[i]);
+        worker_json(&j, &m->workers[i], &r->worker_usage[i]);
     json_end_array(&j);
 
     json_begin_array(&j, "unreadable");

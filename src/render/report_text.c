@@ -48,6 +48,66 @@ static void upper(char *buf, size_t n, const char *s)
     buf[i] = 0;
 }
 
+#define USAGE_PROCESSES_SHOWN 8 /* process rows under a role; --json has them all */
+
+static void usage_row(FILE *out, const char *label, const report_usage *u)
+{
+    char wall[FMT_BUF], cpu[FMT_BUF], busy[FMT_BUF], user[FMT_BUF], sys[FMT_BUF];
+    char vol[FMT_BUF], invol[FMT_BUF], us[2 * FMT_BUF + 4], cs[2 * FMT_BUF + 4];
+    fmt_duration(wall, sizeof wall, (double)u->wall_ns);
+    if (u->has_cpu) {
+        fmt_duration(cpu, sizeof cpu, (double)u->cpu_ns);
+        snprintf(us, sizeof us, "%s / %s", fmt_duration(user, sizeof user, (double)u->cpu_user_ns),
+                 fmt_duration(sys, sizeof sys, (double)u->cpu_sys_ns));
+    } else {
+        snprintf(cpu, sizeof cpu, "-");
+        snprintf(us, sizeof us, "-");
+    }
+    if (u->has_cores_busy)
+        fmt_decimal(busy, sizeof busy, u->cores_busy, 2);
+    else
+        snprintf(busy, sizeof busy, "-");
+    if (u->has_ctx)
+        snprintf(cs, sizeof cs, "%s / %s", fmt_count(vol, sizeof vol, u->ctx_voluntary),
+                 fmt_count(invol, sizeof invol, u->ctx_involuntary));
+    else
+        snprintf(cs, sizeof cs, "-");
+    fprintf(out, "  %-22s %10s %10s %6s %23s %21s\n", label, wall, cpu, busy, us, cs);
+}
+
+/* The four numbers per role and per process: wall, CPU and cores busy, user/sys,
+ * context switches (voluntary / involuntary). */
+static void usage_block(FILE *out, const report_model *r)
+{
+    const run_model *m = r->m;
+    if (!m->worker_count)
+        return;
+    fprintf(out, "  %-22s %10s %10s %6s %23s %21s\n", "Usage", "wall", "CPU", "cores",
+            "user / sys", "ctx switches vol/inv");
+    char label[64];
+    for (uint32_t i = 0; i < m->role_count; i++) {
+        snprintf(label, sizeof label, "%.40s x%u", m->roles[i].name, m->roles[i].processes);
+        usage_row(out, label, &r->roles[i].usage);
+        uint32_t shown = 0, more = 0;
+        for (uint32_t k = 0; k < m->worker_count; k++) {
+            if (m->workers[k].role_index != i)
+                continue;
+            if (shown == USAGE_PROCESSES_SHOWN) {
+                more++;
+                continue;
+            }
+            snprintf(label, sizeof label, "  pid %lld", (long long)m->workers[k].pid);
+            usage_row(out, label, &r->worker_usage[k]);
+            shown++;
+        }
+        if (more)
+            fprintf(out, "    ... and %u more process%s (--json lists them all)\n", more,
+                    more == 1 ? "" : "es");
+    }
+    fputs("  cores = CPU / wall, the cores kept busy; - = not measured (an older file, or a target\n"
+          "  lapse record could not read at its end)\n", out);
+}
+
 static void header(FILE *out, const report_model *r)
 {
     const run_model *m = r->m;
@@ -79,6 +139,7 @@ static void header(FILE *out, const report_model *r)
     if (m->run_ids > 1)
         fprintf(out, "Note: these files carry %u different run ids; they are merged as one run.\n",
                 m->run_ids);
+    usage_block(out, r);
 }
 
 static void counter_line(FILE *out, const run_model *m, const report_counter *rc, int with_time,

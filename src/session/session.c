@@ -328,6 +328,8 @@ static void fill_meta(store_meta *m, int final, const char *reason)
     m->cpu_user_ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000ull + (uint64_t)ru.ru_utime.tv_usec * 1000ull;
     m->cpu_sys_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000ull + (uint64_t)ru.ru_stime.tv_usec * 1000ull;
     m->max_rss_kb = (uint64_t)ru.ru_maxrss;
+    m->ctx_voluntary = (int64_t)ru.ru_nvcsw;
+    m->ctx_involuntary = (int64_t)ru.ru_nivcsw;
     m->tsc_hz = core_clock_g.tsc_hz;
     m->write_seq = ++S.write_seq;
     m->write_failures = S.write_failures;

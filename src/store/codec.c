@@ -51,6 +51,9 @@ static const meta_field meta_fields[] = {
     M("cpu_user_ns", META_U64, cpu_user_ns),
     M("cpu_sys_ns", META_U64, cpu_sys_ns),
     M("max_rss_kb", META_U64, max_rss_kb),
+    M("cpu_unknown", META_U32, cpu_unknown),
+    M("ctx_voluntary", META_I64, ctx_voluntary),
+    M("ctx_involuntary", META_I64, ctx_involuntary),
     M("tsc_hz", META_F64, tsc_hz),
     M("write_seq", META_U64, write_seq),
     M("final", META_U32, final),
@@ -877,6 +880,7 @@ void store_decoder_begin(store_decoder *d, store_file *f, unsigned flags, char *
     memset(d, 0, sizeof *d);
     memset(f, 0, sizeof *f);
     f->meta.rank = f->meta.world_size = f->meta.local_rank = -1; /* absent: unknown */
+    f->meta.ctx_voluntary = f->meta.ctx_involuntary = -1;
     d->f = f;
     d->err = err;
     d->errlen = errlen;

@@ -25,6 +25,8 @@ typedef struct store_meta {
     uint64_t write_real_ns, write_mono_ns; /* when this file was written */
     uint64_t anchor_real_ns, anchor_mono_ns; /* one instant on both clocks */
     uint64_t wall_ns, cpu_user_ns, cpu_sys_ns, max_rss_kb; /* this process so far */
+    uint32_t cpu_unknown; /* 1: cpu_user_ns and cpu_sys_ns were not measured (they are 0) */
+    int64_t ctx_voluntary, ctx_involuntary; /* context switches so far; -1 unknown (absent) */
     double tsc_hz; /* 0 with the monotonic clock */
     uint64_t write_seq; /* 1 for the first write of the session, then +1 */
     uint32_t final;     /* 1: written at stop, exit or a terminating signal */

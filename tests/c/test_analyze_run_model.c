@@ -661,14 +661,23 @@ static void test_pack(const char *tmp)
     bytes_out_free(&pack);
 }
 
-/* A pid no process has: a child that has exited and been reaped. */
-static long dead_pid(void)
+/* A table of pids for rm_host_view: alive[i] says whether pids[i] runs; a pid not
+ * in it cannot be told. */
+typedef struct pid_table {
+    const int64_t *pids;
+    const int *alive;
+    size_t count;
+    unsigned asked; /* calls */
+} pid_table;
+
+static int table_alive(void *ctx, int64_t pid)
 {
-    pid_t p = fork();
-    if (p == 0)
-        _exit(0);
-    waitpid(p, NULL, 0);
-    return (long)p;
+    pid_table *t = ctx;
+    t->asked++;
+    for (size_t i = 0; i < t->count; i++)
+        if (t->pids[i] == pid)
+            return t->alive[i];
+    return -1;
 }
 
 static void touch(const char *path)
@@ -679,44 +688,178 @@ static void touch(const char *path)
         close(fd);
 }
 
-/* Temporaries of writers that are gone are named (in this host's directory, where
- * the pid can be checked); a live writer's, a link, and those of another host's
- * directory are not. */
+/* Temporaries of writers that are gone are named (in the directory of the reader's
+ * host, where the pid can be checked); a live writer's, one the view cannot tell,
+ * a link, and those of another host's directory are not. The host and its pids are
+ * the view's, not this machine's: the same run read as seen from the other host
+ * names the other temporary. */
 static void test_leftovers(const char *tmp)
 {
-    char run[4096], here[256], path[4600];
+    char run[4096], path[4600];
     snprintf(run, sizeof run, "%s/leftovers", tmp);
-    CHECK(gethostname(here, sizeof here) == 0);
     builder b;
-    b_init(&b, "worker", here, 100);
-    b_write(&b, run, here, "worker-100-0000.lapse");
-    b_init(&b, "worker", "elsewhere", 101);
-    b_write(&b, run, "elsewhere", "worker-101-0000.lapse");
-    long gone = dead_pid();
-    snprintf(path, sizeof path, "%s/%s/worker-100-0000.lapse.tmp.%ld.abc", run, here, gone);
+    b_init(&b, "worker", "node-a", 100);
+    b_write(&b, run, "node-a", "worker-100-0000.lapse");
+    b_init(&b, "worker", "node-b", 101);
+    b_write(&b, run, "node-b", "worker-101-0000.lapse");
+    snprintf(path, sizeof path, "%s/node-a/worker-100-0000.lapse.tmp.7001.abc", run);
     touch(path);
     char named[4600];
     snprintf(named, sizeof named, "%s", path);
-    snprintf(path, sizeof path, "%s/%s/worker-100-0000.lapse.tmp.%ld", run, here, (long)getpid());
+    snprintf(path, sizeof path, "%s/node-a/worker-100-0000.lapse.tmp.7002", run);
     touch(path); /* a live writer's */
-    snprintf(path, sizeof path, "%s/%s/worker-100-0000.lapse.tmp.%ld.lnk", run, here, gone);
+    snprintf(path, sizeof path, "%s/node-a/worker-100-0000.lapse.tmp.7003", run);
+    touch(path); /* a writer the view cannot tell */
+    snprintf(path, sizeof path, "%s/node-a/worker-100-0000.lapse.tmp.7001.lnk", run);
     CHECK(symlink("/nowhere", path) == 0);
-    snprintf(path, sizeof path, "%s/elsewhere/worker-101-0000.lapse.tmp.%ld", run, gone);
-    touch(path); /* another host's pid: cannot be checked from here */
-    snprintf(path, sizeof path, "%s/%s/other.txt.tmp.%ld", run, here, gone);
+    snprintf(path, sizeof path, "%s/node-b/worker-101-0000.lapse.tmp.7001", run);
+    touch(path); /* another host's pid: cannot be checked from node-a */
+    char named_b[4600];
+    snprintf(named_b, sizeof named_b, "%s", path);
+    snprintf(path, sizeof path, "%s/node-a/other.txt.tmp.7001", run);
     touch(path); /* not a .lapse file's */
+    static const int64_t pids[] = {7001, 7002};
+    static const int alive[] = {0, 1};
+    pid_table table = {pids, alive, 2, 0};
+    rm_host_view view = {.names = {"node-a", NULL}, .pid_alive = table_alive, .pid_ctx = &table};
+    rm_options opt = {.host = &view};
     run_model m;
     char err[512];
-    CHECK(run_model_load(run, NULL, &m, err, sizeof err) == 0);
+    CHECK(run_model_load(run, &opt, &m, err, sizeof err) == 0);
     CHECK_U64(m.leftover_count, 1);
     if (m.leftover_count == 1) {
         CHECK_STR(m.leftovers[0].temp, named);
-        CHECK(m.leftovers[0].pid == gone);
+        CHECK(m.leftovers[0].pid == 7001);
         CHECK(m.leftovers[0].worker != RM_NONE &&
               m.workers[m.leftovers[0].worker].pid == 100);
         CHECK(strstr(m.leftovers[0].file, "/worker-100-0000.lapse") != NULL);
     }
     run_model_free(&m);
+
+    view.names[1] = "node-b"; /* SLURMD_NODENAME's place: a second name of the host */
+    view.names[0] = "login-7";
+    CHECK(run_model_load(run, &opt, &m, err, sizeof err) == 0);
+    CHECK_U64(m.leftover_count, 1);
+    if (m.leftover_count == 1)
+        CHECK_STR(m.leftovers[0].temp, named_b);
+    run_model_free(&m);
+
+    /* no view: nothing can be checked, nothing is named */
+    table.asked = 0;
+    CHECK(run_model_load(run, NULL, &m, err, sizeof err) == 0);
+    CHECK_U64(m.leftover_count, 0);
+    CHECK_U64(table.asked, 0);
+    run_model_free(&m);
+}
+
+/* A worker that is not final is gone when, on the reader's host, its pid runs no
+ * more: as the view given says, for its host only. */
+static void test_gone_from_view(const char *tmp)
+{
+    char run[4096];
+    snprintf(run, sizeof run, "%s/gone", tmp);
+    builder b;
+    b_init(&b, "worker", "node-a", 300);
+    b.f.meta.final = 0;
+    b_write(&b, run, "node-a", "worker-300-0000.lapse");
+    b_init(&b, "worker", "node-b", 301);
+    b.f.meta.final = 0;
+    b_write(&b, run, "node-b", "worker-301-0000.lapse");
+    static const int64_t pids[] = {300, 301};
+    static const int dead[] = {0, 0};
+    pid_table table = {pids, dead, 2, 0};
+    rm_host_view view = {.names = {"node-a", NULL}, .pid_alive = table_alive, .pid_ctx = &table};
+    /* read 0.5 s after the last write: both are running unless known gone */
+    rm_options opt = {.host = &view, .now_real_ns = T0 + 10500000000ull};
+    run_model m;
+    char err[512];
+    CHECK(run_model_load(run, &opt, &m, err, sizeof err) == 0);
+    CHECK_U64(m.worker_count, 2);
+    for (uint32_t i = 0; i < m.worker_count; i++)
+        CHECK_U64(m.workers[i].state, m.workers[i].pid == 300 ? RM_GONE : RM_RUNNING);
+    run_model_free(&m);
+
+    view.names[0] = "node-b"; /* the same files as seen from the other host */
+    CHECK(run_model_load(run, &opt, &m, err, sizeof err) == 0);
+    for (uint32_t i = 0; i < m.worker_count; i++)
+        CHECK_U64(m.workers[i].state, m.workers[i].pid == 301 ? RM_GONE : RM_RUNNING);
+    run_model_free(&m);
+
+    static const int alive[] = {1, 1};
+    table.alive = alive;
+    CHECK(run_model_load(run, &opt, &m, err, sizeof err) == 0);
+    for (uint32_t i = 0; i < m.worker_count; i++)
+        CHECK_U64(m.workers[i].state, RM_RUNNING);
+    run_model_free(&m);
+}
+
+/* A run given as bytes in memory reads as the same files on disk: the same workers
+ * and paths, the same copy left out, a file held in part (its start, then a hole to
+ * its size) unreadable for the same reason; and nothing is opened. */
+static void test_from_memory(const char *tmp)
+{
+    char run[4096], path[4600];
+    snprintf(run, sizeof run, "%s/in-memory", tmp);
+    static const uint64_t step[] = {100, 250, 400};
+    builder b;
+    b_init(&b, "worker", "n1", 500);
+    b_node(&b, b_thread(&b, 500), "step", step, 3);
+    b_write(&b, run, "n1", "worker-500-aaaa.lapse");
+    b_write(&b, run, "n1", "worker-500-copy.lapse"); /* the same process again */
+    b_init(&b, "learner", "n1", 501);
+    b_node(&b, b_thread(&b, 501), "update", step, 3);
+    b_write(&b, run, "n1", "worker-501-bbbb.lapse");
+    const char *rels[] = {"n1/worker-500-aaaa.lapse", "n1/worker-500-copy.lapse",
+                          "n1/worker-501-bbbb.lapse"};
+    uint8_t *data[3];
+    size_t len[3];
+    char names[3][4600], err[512];
+    store_buffer bufs[3];
+    for (int i = 0; i < 3; i++) {
+        snprintf(names[i], sizeof names[i], "%s/%s", run, rels[i]);
+        CHECK(store_read_bytes(names[i], &data[i], &len[i], err, sizeof err) == 0);
+        bufs[i] = (store_buffer){names[i], data[i], len[i], len[i]};
+    }
+    /* the last one held in part: its first 40 bytes of a file twice as long */
+    uint64_t full = len[2];
+    bufs[2].len = 40;
+    bufs[2].size = 2 * full;
+    snprintf(path, sizeof path, "%s/%s", run, rels[2]);
+    FILE *f = fopen(path, "r+b");
+    CHECK(f != NULL);
+    if (f) {
+        CHECK(ftruncate(fileno(f), 0) == 0 && fwrite(data[2], 1, 40, f) == 40);
+        CHECK(ftruncate(fileno(f), (off_t)(2 * full)) == 0);
+        fclose(f);
+    }
+    run_model disk, mem;
+    CHECK(run_model_load(run, NULL, &disk, err, sizeof err) == 0);
+    for (int i = 0; i < 3; i++)
+        CHECK(unlink(names[i]) == 0); /* nothing on disk now */
+    CHECK(run_model_load_mem(disk.dir, 0, bufs, 3, NULL, &mem, err, sizeof err) == 0);
+    CHECK_STR(mem.dir, disk.dir);
+    CHECK_U64(mem.worker_count, 1);
+    CHECK_U64(mem.worker_count, disk.worker_count);
+    CHECK_U64(mem.path_count, disk.path_count);
+    CHECK_U64(mem.duplicate_count, 1);
+    CHECK_U64(mem.duplicate_count, disk.duplicate_count);
+    CHECK_U64(mem.unreadable_count, 1);
+    CHECK_U64(mem.unreadable_count, disk.unreadable_count);
+    if (mem.unreadable_count == 1 && disk.unreadable_count == 1) {
+        CHECK_STR(mem.unreadable[0].file, disk.unreadable[0].file);
+        CHECK_STR(mem.unreadable[0].reason, disk.unreadable[0].reason);
+    }
+    for (uint32_t i = 0; i < mem.path_count && mem.path_count == disk.path_count; i++) {
+        CHECK_STR(mem.paths[i].path, disk.paths[i].path);
+        CHECK_U64(mem.paths[i].total_ns, disk.paths[i].total_ns);
+        CHECK_U64(mem.paths[i].calls, disk.paths[i].calls);
+    }
+    if (mem.worker_count == 1)
+        CHECK_STR(mem.workers[0].file, names[0]);
+    run_model_free(&disk);
+    run_model_free(&mem);
+    for (int i = 0; i < 3; i++)
+        free(data[i]);
 }
 
 int main(void)
@@ -737,6 +880,8 @@ int main(void)
     test_across_ranks(tmp);
     test_pack(tmp);
     test_leftovers(tmp);
+    test_gone_from_view(tmp);
+    test_from_memory(tmp);
     if (!check_failed) {
         char cmd[4200];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
