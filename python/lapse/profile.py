@@ -438,8 +438,10 @@ class Profile:
 
         ``path`` is a ``.lapse`` file (a run of one process), a run directory
         (``<run_dir>/<run_id>/`` holding ``<host>/*.lapse``) or a directory of runs,
-        whose newest attempt is loaded (the older ones are named in the caveats as
-        ``superseded`` and are not part of the profile).
+        whose newest attempt is loaded with the attempts that ran at the same time
+        (processes started separately into one run directory are one run); those
+        that ended before it began are named in the caveats as ``superseded`` and
+        are not part of the profile.
 
         A file that cannot be read (truncated, not a .lapse file) is named in the
         caveats as ``unreadable``, and so is the copy of a process another file holds

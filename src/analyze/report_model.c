@@ -334,6 +334,7 @@ int report_model_build(const run_model *m, const report_inputs *in, report_model
         r->header.final += m->workers[i].final != 0;
         r->header.not_final += !m->workers[i].final;
     }
+    r->header.mixed_run_ids = m->run_ids > (m->joined_count ? m->joined_count : 1u);
     if (run_ranks_build(m, &r->ranks) || run_stats_build(m, &r->stats))
         goto oom;
     r->roles = calloc(m->role_count ? m->role_count : 1u, sizeof *r->roles);

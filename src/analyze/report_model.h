@@ -141,6 +141,8 @@ typedef struct report_header {
     uint64_t runtime_ns;  /* earliest start to latest write; 0 when that is not positive */
     uint32_t final;       /* processes whose last file is final */
     uint32_t not_final;
+    int mixed_run_ids;    /* the files carry more run ids than the attempts they were
+                             read from (one, or the joined ones): m->run_ids */
 } report_header;
 
 /* ---- Python samples ---- */

@@ -1,4 +1,5 @@
 #include "run_model.h"
+#include "run_join.h"
 
 #include "core/hist.h"
 #include "store/sample_set.h"
@@ -976,6 +977,44 @@ int run_model_load_mem(const char *dir, int single_file, const store_buffer *fil
     return rc;
 }
 
+static int cmp_joined(const void *a, const void *b)
+{
+    const rm_joined *x = a, *y = b;
+    if (x->start_real_ns != y->start_real_ns)
+        return x->start_real_ns < y->start_real_ns ? -1 : 1;
+    return strcmp(x->dir, y->dir);
+}
+
+/* The attempts of l that the run holds (joined) and those it does not (superseded). */
+static int take_attempts(run_model *m, const store_run_listing *l, const run_join *j)
+{
+    m->superseded = calloc(l->count, sizeof *m->superseded);
+    m->joined = j->joined > 1 ? calloc(j->joined, sizeof *m->joined) : NULL;
+    if (!m->superseded || (j->joined > 1 && !m->joined))
+        return -ENOMEM;
+    for (size_t i = 0; i < l->count; i++) {
+        const store_attempt *a = &l->attempts[i];
+        if (j->attempts[i].joined && j->joined > 1) {
+            rm_joined *x = &m->joined[m->joined_count];
+            if (!(x->dir = strdup(a->dir)))
+                return -ENOMEM;
+            x->files = a->file_count;
+            x->start_real_ns = j->attempts[i].start_real_ns;
+            m->joined_count++;
+        } else if (!j->attempts[i].joined) {
+            rm_superseded *s = &m->superseded[m->superseded_count];
+            if (!(s->dir = strdup(a->dir)))
+                return -ENOMEM;
+            s->files = a->file_count;
+            s->newest_mtime_ns = a->newest_mtime_ns;
+            m->superseded_count++;
+        }
+    }
+    if (m->joined_count)
+        qsort(m->joined, m->joined_count, sizeof *m->joined, cmp_joined);
+    return 0;
+}
+
 int run_model_load(const char *path, const rm_options *opt, run_model *m, char *err,
                    size_t errlen)
 {
@@ -984,32 +1023,29 @@ int run_model_load(const char *path, const rm_options *opt, run_model *m, char *
     int rc = store_list_run(path, &l, err, errlen);
     if (rc)
         return rc;
-    rc = -ENOMEM;
-    m->input = strdup(path);
-    m->dir = strdup(l.attempts[l.newest].dir);
-    m->superseded = calloc(l.count, sizeof *m->superseded);
-    if (!m->input || !m->dir || !m->superseded)
-        goto fail;
-    for (size_t i = 0; i < l.count; i++) {
-        if (i == l.newest)
-            continue;
-        rm_superseded *s = &m->superseded[m->superseded_count];
-        if (!(s->dir = strdup(l.attempts[i].dir)))
-            goto fail;
-        s->files = l.attempts[i].file_count;
-        s->newest_mtime_ns = l.attempts[i].newest_mtime_ns;
-        m->superseded_count++;
+    run_join j;
+    if ((rc = run_join_build(&l, path, &j)) != 0) {
+        store_run_listing_free(&l);
+        snprintf(err, errlen, "%s: out of memory loading the run", path);
+        return rc;
     }
-    const store_attempt *at = &l.attempts[l.newest];
+    rc = -ENOMEM;
+    const store_attempt *at = &j.run;
+    m->input = strdup(path);
+    m->dir = strdup(at->dir);
+    if (!m->input || !m->dir || take_attempts(m, &l, &j))
+        goto fail;
     rc = load_attempt(at, opt, m);
     if (!rc)
         rc = rm_find_leftovers(m, opt ? opt->host : NULL, at->files, at->file_count);
     if (rc)
         goto fail;
+    run_join_free(&j);
     store_run_listing_free(&l);
     return 0;
 fail:
     snprintf(err, errlen, "%s: out of memory loading the run", path);
+    run_join_free(&j);
     store_run_listing_free(&l);
     run_model_free(m);
     return rc;
@@ -1053,6 +1089,9 @@ void run_model_free(run_model *m)
     for (uint32_t i = 0; i < m->superseded_count; i++)
         free(m->superseded[i].dir);
     free(m->superseded);
+    for (uint32_t i = 0; i < m->joined_count; i++)
+        free(m->joined[i].dir);
+    free(m->joined);
     for (uint32_t i = 0; i < m->host_count; i++)
         free(m->hosts[i]);
     free(m->hosts);

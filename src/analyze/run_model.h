@@ -153,6 +153,14 @@ typedef struct rm_superseded {
     uint64_t newest_mtime_ns;
 } rm_superseded;
 
+/* One of the attempts a run joins: processes started separately into one directory
+ * of runs (each with a run id of its own) that ran at the same time (run_join.h). */
+typedef struct rm_joined {
+    char *dir;
+    size_t files;
+    uint64_t start_real_ns; /* its earliest session start */
+} rm_joined;
+
 /* A temporary in the run's directories (NAME.lapse.tmp.<pid>...) whose writer is gone:
  * on the reader's host (the host of the directory's files), no process has its pid.
  * It was killed while it wrote, or its rename failed: the file it was to replace
@@ -192,6 +200,9 @@ typedef struct run_model {
     uint32_t overflowed_counters; /* merged counters whose sum overflowed int64 */
     rm_superseded *superseded;
     uint32_t superseded_count;
+    rm_joined *joined; /* the attempts joined into this run, in start order; none (0) when
+                          the run is one attempt */
+    uint32_t joined_count;
     char **hosts; /* sorted, distinct */
     uint32_t host_count;
     rm_leftover *leftovers; /* in name order */
@@ -227,8 +238,8 @@ typedef struct rm_options {
     uint32_t extra_unreadable_count;
 } rm_options;
 
-/* Loads the newest attempt under path (a file, a run directory or a directory of
- * runs). A file that cannot be read is recorded in unreadable and skipped. Returns
+/* Loads the run under path (a file, a run directory or a directory of runs: its
+ * newest attempt and those that ran at the same time, run_join.h). A file that cannot be read is recorded in unreadable and skipped. Returns
  * 0, or a negative code with one line in err (no such path, no .lapse file, out of
  * memory); a run whose every file is unreadable still loads (worker_count 0). */
 int run_model_load(const char *path, const rm_options *opt, run_model *m, char *err,

@@ -389,6 +389,15 @@ int report_write_json(FILE *out, const report_model *r, const report_options *o)
     json_u64(&j, "end_real_ns", m->end_real_ns);
     json_u64(&j, "read_real_ns", m->read_real_ns);
     json_u64(&j, "run_ids", m->run_ids);
+    json_begin_array(&j, "joined");
+    for (uint32_t i = 0; i < m->joined_count; i++) {
+        json_begin_object(&j, NULL);
+        json_str(&j, "dir", m->joined[i].dir);
+        json_u64(&j, "files", m->joined[i].files);
+        json_u64(&j, "start_real_ns", m->joined[i].start_real_ns);
+        json_end_object(&j);
+    }
+    json_end_array(&j);
     json_u64(&j, "final_processes", r->header.final);
     json_u64(&j, "unreadable_files", m->unreadable_count);
     report_ranks_json_run(&j, &r->ranks);

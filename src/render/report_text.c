@@ -136,7 +136,13 @@ static void header(FILE *out, const report_model *r)
             fmt_utc(b, sizeof b, m->start_real_ns));
     report_ranks_header(out, &r->ranks);
     fprintf(out, "%s %s\n", m->single_file ? "File" : "Dir", m->dir);
-    if (m->run_ids > 1)
+    if (m->joined_count)
+        fprintf(out, "Joined: %u attempts started separately that ran at the same time, as one "
+                     "run (each has a run id of its own):\n", m->joined_count);
+    for (uint32_t i = 0; i < m->joined_count; i++)
+        fprintf(out, "  %s  (%zu file%s, started %s)\n", m->joined[i].dir, m->joined[i].files,
+                m->joined[i].files == 1 ? "" : "s", fmt_utc(b, sizeof b, m->joined[i].start_real_ns));
+    if (r->header.mixed_run_ids)
         fprintf(out, "Note: these files carry %u different run ids; they are merged as one run.\n",
                 m->run_ids);
     usage_block(out, r);

@@ -93,7 +93,7 @@ static void block_handled_signals(sigset_t *saved);
 static pthread_mutex_t snap_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t snap_cond = PTHREAD_COND_INITIALIZER;
 static uint64_t snap_seq;
-static uint64_t snap_wakeups; /* bumped by session_wake_snapshot_waiters and at the end */
+static uint64_t snap_wakeups; /* bumped by lapse_session_wake_snapshot_waiters and at the end */
 
 static void snapshot_written(int wake_only)
 {
@@ -106,7 +106,7 @@ static void snapshot_written(int wake_only)
     pthread_mutex_unlock(&snap_mu);
 }
 
-int session_wait_snapshot(uint64_t after_seq, uint32_t timeout_ms, uint64_t *seq)
+int lapse_session_wait_snapshot(uint64_t after_seq, uint32_t timeout_ms, uint64_t *seq)
 {
     struct timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
@@ -127,9 +127,9 @@ int session_wait_snapshot(uint64_t after_seq, uint32_t timeout_ms, uint64_t *seq
     return got ? 1 : 0;
 }
 
-void session_wake_snapshot_waiters(void) { snapshot_written(1); }
+void lapse_session_wake_snapshot_waiters(void) { snapshot_written(1); }
 
-int session_with_snapshot(void (*fn)(const store_file *f, void *arg), void *arg)
+int lapse_session_with_snapshot(void (*fn)(const store_file *f, void *arg), void *arg)
 {
     sigset_t saved;
     block_handled_signals(&saved);

@@ -430,36 +430,85 @@ static void set_mtime(const char *path, time_t t)
     CHECK(utimes(path, tv) == 0);
 }
 
+/* Writes one process of one attempt: runs/<attempt>/h/main-<pid>-0000.lapse, its
+ * session from start_s to write_s (seconds after T0), final or a snapshot. */
+static void write_attempt(const char *runs, const char *attempt, int64_t pid, uint64_t start_s,
+                          uint64_t write_s, int final)
+{
+    char dir[4096], name[64];
+    snprintf(dir, sizeof dir, "%s/%s", runs, attempt);
+    snprintf(name, sizeof name, "main-%lld-0000.lapse", (long long)pid);
+    builder *bl = calloc(1, sizeof *bl);
+    b_init(bl, "main", "h", pid);
+    bl->f.meta.start_real_ns = T0 + start_s * 1000000000ull;
+    bl->f.meta.write_real_ns = T0 + write_s * 1000000000ull;
+    bl->f.meta.wall_ns = (write_s - start_s) * 1000000000ull;
+    bl->f.meta.final = (uint32_t)final;
+    bl->f.meta.end_reason = final ? "exit" : "";
+    int32_t r = b_thread(bl, pid);
+    static const uint64_t v[] = {5, 6};
+    b_node(bl, r, attempt, v, 2);
+    b_write(bl, dir, "h", name);
+    free(bl);
+}
+
+/* An attempt that ended before the newest began is superseded, whatever the
+ * modification times say. */
 static void test_superseded(const char *tmp)
 {
     char runs[4096], a[4096], b[4096], path[4096];
     snprintf(runs, sizeof runs, "%s/attempts", tmp);
-    snprintf(a, sizeof a, "%s/r1", runs);
-    snprintf(b, sizeof b, "%s/r2", runs);
-    builder *bl = calloc(1, sizeof *bl);
-    b_init(bl, "main", "h", 1);
-    int32_t r = b_thread(bl, 1);
-    static const uint64_t v[] = {5, 6};
-    b_node(bl, r, "old", v, 2);
-    b_write(bl, a, "h", "main-1-0000.lapse");
-    b_init(bl, "main", "h", 2);
-    r = b_thread(bl, 2);
-    b_node(bl, r, "new", v, 2);
-    b_write(bl, b, "h", "main-2-0000.lapse");
-    free(bl);
+    snprintf(a, sizeof a, "%s/old", runs);
+    snprintf(b, sizeof b, "%s/new", runs);
+    write_attempt(runs, "old", 1, 0, 10, 1);
+    write_attempt(runs, "new", 2, 20, 30, 1);
     snprintf(path, sizeof path, "%s/h/main-1-0000.lapse", a);
-    set_mtime(path, 1000000);
+    set_mtime(path, 2000000); /* touched later: it still ended first */
     snprintf(path, sizeof path, "%s/h/main-2-0000.lapse", b);
-    set_mtime(path, 2000000);
+    set_mtime(path, 1000000);
     run_model m;
     char err[256];
     CHECK(run_model_load(runs, NULL, &m, err, sizeof err) == 0);
     CHECK_U64(m.worker_count, 1);
     CHECK(!strcmp(m.dir, b));
+    CHECK_U64(m.joined_count, 0);
     CHECK_U64(m.superseded_count, 1);
     CHECK(m.superseded_count == 1 && !strcmp(m.superseded[0].dir, a));
     CHECK(find_path(&m, "main", "new") != NULL);
     CHECK(find_path(&m, "main", "old") == NULL);
+    run_model_free(&m);
+}
+
+/* Attempts that ran at the same time are one run: one that had not ended when the
+ * last began (a final file written after it began, or a snapshot whose next one was
+ * not yet due) is joined; one that ended before is superseded. */
+static void test_joined(const char *tmp)
+{
+    char runs[4096];
+    snprintf(runs, sizeof runs, "%s/joined", tmp);
+    write_attempt(runs, "gone", 1, 0, 10, 1);     /* ended at 10 */
+    write_attempt(runs, "long", 2, 15, 60, 1);    /* ran through the last's start */
+    write_attempt(runs, "snap", 3, 16, 40, 0);    /* last snapshot at 40, 5 s interval: by 51 */
+    write_attempt(runs, "died", 4, 17, 30, 0);    /* last snapshot at 30: ended by 41 */
+    write_attempt(runs, "last", 5, 50, 55, 1);
+    run_model m;
+    char err[256];
+    CHECK(run_model_load(runs, NULL, &m, err, sizeof err) == 0);
+    CHECK_U64(m.worker_count, 3);
+    CHECK(!strcmp(m.dir, runs));
+    CHECK_U64(m.joined_count, 3);
+    static const char *const order[] = {"long", "snap", "last"}; /* by start */
+    for (uint32_t i = 0; i < m.joined_count && i < 3; i++) {
+        char want[4096];
+        snprintf(want, sizeof want, "%s/%s", runs, order[i]);
+        CHECK(!strcmp(m.joined[i].dir, want));
+        CHECK_U64(m.joined[i].files, 1);
+    }
+    CHECK_U64(m.superseded_count, 2);
+    for (int i = 0; i < 3; i++)
+        CHECK(find_path(&m, "main", order[i]) != NULL);
+    CHECK(find_path(&m, "main", "gone") == NULL);
+    CHECK(find_path(&m, "main", "died") == NULL);
     run_model_free(&m);
 }
 
@@ -876,6 +925,7 @@ int main(void)
     test_merge(run);
     test_all_unreadable(tmp);
     test_superseded(tmp);
+    test_joined(tmp);
     test_deep_chain();
     test_across_ranks(tmp);
     test_pack(tmp);
