@@ -351,7 +351,8 @@ int sampler_run(const sampler_opts *o, sample_set *set, sampler_result *r, char 
     add_target(L, o->root);
 
     /* Wait for the root to become a readable Python (a launched program is still
-     * starting), unless following subprocesses: then the root need not be Python. */
+     * starting), unless following subprocesses: then the root need not be Python,
+     * but a process to attach to must exist. */
     uint64_t t0 = now_ns(CLOCK_MONOTONIC);
     int rc = 0;
     char why[512] = "";
@@ -360,7 +361,7 @@ int sampler_run(const sampler_opts *o, sample_set *set, sampler_result *r, char 
             break;
         reap_child(o, r, L);
         rc = try_open(L, &L->targets[0], why, sizeof why);
-        if (rc == 0 || o->subprocesses)
+        if (rc == 0 || (o->subprocesses && !(o->child == 0 && rc == PYREAD_GONE)))
             break;
         if (rc == PYREAD_PERMISSION || rc == PYREAD_UNKNOWN_VERSION || L->targets[0].dead ||
             (double)(now_ns(CLOCK_MONOTONIC) - t0) / 1e9 > o->start_timeout_s ||
