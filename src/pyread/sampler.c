@@ -3,6 +3,7 @@
 
 #include "pyread.h"
 
+#include "core/hash.h"
 #include "core/span_registry.h"
 
 #include <dirent.h>
@@ -179,7 +180,7 @@ static int try_open(loop *L, target *t, char *msg, size_t msglen)
 
 static uint32_t frame_id(loop *L, const pyread_frame *f)
 {
-    uintptr_t h = ((uintptr_t)f->code >> 4) * 31u + (uintptr_t)(unsigned)f->line * 0x9E3779B1u;
+    uint64_t h = hash_mix((uint64_t)(uintptr_t)f->code ^ (uint64_t)(uint32_t)f->line << 48);
     frame_memo *m = &L->memo[h % FRAME_MEMO];
     if (m->code == f->code && m->line == f->line && m->generation == f->code->generation && m->code)
         return m->id;

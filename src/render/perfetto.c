@@ -1,6 +1,7 @@
 /* Chrome trace JSON from .lapse timelines; see perfetto.h. */
 #include "perfetto.h"
 #include "json_out.h"
+#include "core/hash.h"
 
 #include "samples_labels.h"
 
@@ -24,8 +25,7 @@ typedef struct id_set {
 
 static size_t id_hash(int64_t v, size_t cap)
 {
-    uint64_t x = (uint64_t)v * 0x9E3779B97F4A7C15ull;
-    return (size_t)(x >> 17) & (cap - 1);
+    return (size_t)hash_mix((uint64_t)v) & (cap - 1);
 }
 
 static int id_set_has(const id_set *s, int64_t v)
