@@ -2,6 +2,7 @@
 #include "commands.h"
 
 #include "args.h"
+#include "sampler_args.h"
 
 #include "pyread/pyread.h"
 #include "pyread/sampler.h"
@@ -305,13 +306,10 @@ static void say_started(void *ctx, const char *version)
             *version ? " (CPython " : "", version, *version ? ")" : "", o->rate_hz, sampler_mode_name(o->mode));
 }
 
-enum { OPT_MODE = 256, OPT_IDLE, OPT_SUBPROCESSES, OPT_HIDE_ROOT, OPT_FORMAT };
+enum { OPT_SUBPROCESSES = 256, OPT_HIDE_ROOT, OPT_FORMAT };
 
 static const struct option options[] = {
-    {"rate", required_argument, NULL, 'r'},
-    {"duration", required_argument, NULL, 'd'},
-    {"mode", required_argument, NULL, OPT_MODE},
-    {"idle", no_argument, NULL, OPT_IDLE},
+    CLI_SAMPLER_OPTIONS,
     {"subprocesses", no_argument, NULL, OPT_SUBPROCESSES},
     {"hide-root", required_argument, NULL, OPT_HIDE_ROOT},
     {"output", required_argument, NULL, 'o'},
@@ -332,25 +330,15 @@ int cmd_record(int argc, char **argv)
     cli_parser p;
     cli_parser_init(&p, "record", USAGE_LINE, options, 1, argc, argv);
     for (int c; (c = cli_next(&p)) != -1;) {
+        int done = cli_sampler_option(&p, c, &o);
+        if (done == 2)
+            return 2;
+        if (done)
+            continue;
         switch (c) {
         case 'h':
             usage(stdout);
             return 0;
-        case 'r':
-            if (cli_parse_double(p.arg, 0.1, 100000, &o.rate_hz))
-                return cli_bad_value(&p, "a rate in Hz between 0.1 and 100000");
-            break;
-        case 'd':
-            if (cli_parse_double(p.arg, 0.001, 1e7, &o.duration_s))
-                return cli_bad_value(&p, "a positive number of seconds");
-            break;
-        case OPT_MODE:
-            if ((o.mode = sampler_mode_parse(p.arg)) < 0)
-                return cli_bad_value(&p, "wall, cpu or gil");
-            break;
-        case OPT_IDLE:
-            o.idle = 1;
-            break;
         case OPT_SUBPROCESSES:
             o.subprocesses = 1;
             break;

@@ -3,6 +3,7 @@
 #include "commands.h"
 
 #include "args.h"
+#include "sampler_args.h"
 
 #include "analyze/sample_stats.h"
 #include "pyread/pyread.h"
@@ -125,15 +126,10 @@ static int refresh(void *ctx, sample_set *set)
     return 0;
 }
 
-enum { OPT_MODE = 256, OPT_IDLE };
-
 static const struct option options[] = {
-    {"rate", required_argument, NULL, 'r'},
+    CLI_SAMPLER_OPTIONS,
     {"interval", required_argument, NULL, 'i'},
     {"rows", required_argument, NULL, 'n'},
-    {"duration", required_argument, NULL, 'd'},
-    {"mode", required_argument, NULL, OPT_MODE},
-    {"idle", no_argument, NULL, OPT_IDLE},
     {"pid", required_argument, NULL, 'p'},
     {"help", no_argument, NULL, 'h'},
     {0, 0, 0, 0},
@@ -150,14 +146,15 @@ int cmd_top(int argc, char **argv)
     cli_parser p;
     cli_parser_init(&p, "top", USAGE_LINE, options, 0, argc, argv);
     for (int c; (c = cli_next(&p)) != -1;) {
+        int done = cli_sampler_option(&p, c, &o);
+        if (done == 2)
+            return 2;
+        if (done)
+            continue;
         switch (c) {
         case 'h':
             usage(stdout);
             return 0;
-        case 'r':
-            if (cli_parse_double(p.arg, 0.1, 100000, &o.rate_hz))
-                return cli_bad_value(&p, "a rate in Hz between 0.1 and 100000");
-            break;
         case 'i':
             if (cli_parse_double(p.arg, 0.05, 3600, &interval))
                 return cli_bad_value(&p, "seconds between 0.05 and 3600");
@@ -165,17 +162,6 @@ int cmd_top(int argc, char **argv)
         case 'n':
             if (cli_parse_double(p.arg, 1, 10000, &rows))
                 return cli_bad_value(&p, "a number of rows from 1 to 10000");
-            break;
-        case 'd':
-            if (cli_parse_double(p.arg, 0.001, 1e7, &o.duration_s))
-                return cli_bad_value(&p, "a positive number of seconds");
-            break;
-        case OPT_MODE:
-            if ((o.mode = sampler_mode_parse(p.arg)) < 0)
-                return cli_bad_value(&p, "wall, cpu or gil");
-            break;
-        case OPT_IDLE:
-            o.idle = 1;
             break;
         case 'p':
             if (pid)

@@ -73,14 +73,23 @@ _ENTRY = re.compile(r'\{"([a-z-]+)", (no|required)_argument, NULL, (\'(.)\'|\w+)
 NO_PID = "2147483646"  # no such process: a parse that passed fails at once, exit 1
 
 
+_MACRO = re.compile(r"#define (CLI_\w+_OPTIONS)((?:.*\\\n)*.*)")
+
+
 def option_tables() -> dict[str, list[tuple[str, bool, str | None]]]:
-    """command -> [(long name, takes a value, short letter or None)], from the source."""
+    """command -> [(long name, takes a value, short letter or None)], from the source
+    (a table's entries and those of the CLI_*_OPTIONS macros it names)."""
+    cli = REPO / "src" / "cli"
+    macros = {name: body for h in cli.glob("*.h") for name, body in _MACRO.findall(h.read_text())}
     tables = {}
-    for src in sorted((REPO / "src" / "cli").glob("cmd_*.c")):
+    for src in sorted(cli.glob("cmd_*.c")):
         m = _TABLE.search(src.read_text())
         if m:
+            body = m.group(1)
+            for name, entries in macros.items():
+                body = body.replace(name, entries)
             tables[src.stem[4:]] = [(name, arg == "required", short or None)
-                                    for name, arg, _, short in _ENTRY.findall(m.group(1))]
+                                    for name, arg, _, short in _ENTRY.findall(body)]
     return tables
 
 
