@@ -15,8 +15,20 @@ from .profiler import Feature, Profiler, run_target
 FEATURE_FLAGS = [f for f in Feature if f is not Feature.DEFAULT and f.name]
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the usage errors of the C commands (docs/cli.md): one line,
+    the usage, where help is, exit 2."""
+
+    def error(self, message: str):  # type: ignore[override]
+        if message.startswith("unrecognized arguments: "):
+            message = f"unknown option '{message.split(': ', 1)[1].split()[0].split('=')[0]}'"
+        sys.stderr.write(f"lapse run: {message}\n{self.format_usage()}"
+                         "(lapse run --help explains)\n")
+        sys.exit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="lapse run",
         description="Run a Python script or module once under lapse and report where its "
                     "time went. Every process it starts (subprocess, multiprocessing) "

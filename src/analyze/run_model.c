@@ -1,6 +1,7 @@
 #include "run_model.h"
 #include "run_join.h"
 
+#include "core/hash.h"
 #include "core/hist.h"
 #include "store/sample_set.h"
 #include "store/codec.h"
@@ -36,10 +37,7 @@ typedef struct rm_index {
 
 static inline uint32_t mix64(uint64_t k, uint32_t mask)
 {
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    return (uint32_t)k & mask;
+    return (uint32_t)hash_mix(k) & mask;
 }
 
 static int u64_map_grow(u64_map *m)
@@ -96,12 +94,9 @@ static void u64_map_free(u64_map *m)
     memset(m, 0, sizeof *m);
 }
 
-static uint32_t hash_str(const char *s)
+static uint32_t str_hash(const char *s)
 {
-    uint32_t h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
+    return (uint32_t)hash_mix(hash_str(s));
 }
 
 static void index_free(rm_index *ix)
@@ -145,7 +140,7 @@ static int str_map_grow(run_model *m, str_map *sm)
     memset(ids, 0xff, (size_t)cap * sizeof *ids);
     uint32_t mask = cap - 1u;
     for (uint32_t i = 0; i < m->string_count; i++) {
-        uint32_t s = hash_str(m->strings[i]) & mask;
+        uint32_t s = str_hash(m->strings[i]) & mask;
         while (ids[s] != RM_NONE)
             s = (s + 1u) & mask;
         ids[s] = i;
@@ -162,7 +157,7 @@ static uint32_t intern(run_model *m, rm_index *ix, const char *s)
     str_map *sm = &ix->strings;
     if ((m->string_count + 1u) * 2u > sm->mask + 1u && str_map_grow(m, sm))
         return RM_NONE;
-    uint32_t slot = hash_str(s) & sm->mask;
+    uint32_t slot = str_hash(s) & sm->mask;
     for (;;) {
         uint32_t id = sm->ids[slot];
         if (id == RM_NONE)

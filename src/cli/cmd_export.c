@@ -2,6 +2,7 @@
  * samples as collapsed stacks, speedscope JSON or a flame graph SVG. */
 #include "commands.h"
 
+#include "args.h"
 #include "tools/export_samples.h"
 #include "store/file_write.h"
 #include "tools/export_run.h"
@@ -11,12 +12,15 @@
 #include <stdio.h>
 #include <string.h>
 
+static const char usage_line[] =
+    "usage: lapse export PATH --perfetto OUT.json\n"
+    "       lapse export PATH (--flamegraph OUT.svg | --speedscope OUT.json |\n"
+    "                          --collapsed OUT.txt)\n";
+
 static void usage(FILE *out)
 {
+    fputs(usage_line, out);
     fprintf(out,
-            "usage: lapse export PATH --perfetto OUT.json\n"
-            "       lapse export PATH (--flamegraph OUT.svg | --speedscope OUT.json |\n"
-            "                          --collapsed OUT.txt)\n"
             "\n"
             "Writes the timelines of a run as Chrome trace JSON, which ui.perfetto.dev and\n"
             "chrome://tracing open. PATH is a .lapse file, a run directory\n"
@@ -62,11 +66,7 @@ static void usage(FILE *out)
 
 static int usage_error(const char *fmt, const char *arg)
 {
-    fprintf(stderr, "lapse export: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n");
-    usage(stderr);
-    return 2;
+    return cli_bad_usage("export", usage_line, fmt, arg);
 }
 
 static void note_to_stderr(void *ctx, const char *line)
@@ -110,33 +110,44 @@ static int export_samples(const char *path, const char *format, const char *out_
     return 0;
 }
 
+enum { OPT_PERFETTO = 256, OPT_FLAMEGRAPH, OPT_SPEEDSCOPE, OPT_COLLAPSED };
+
+static const struct option options[] = {
+    {"perfetto", required_argument, NULL, OPT_PERFETTO},
+    {"flamegraph", required_argument, NULL, OPT_FLAMEGRAPH},
+    {"speedscope", required_argument, NULL, OPT_SPEEDSCOPE},
+    {"collapsed", required_argument, NULL, OPT_COLLAPSED},
+    {"help", no_argument, NULL, 'h'},
+    {0, 0, 0, 0},
+};
+
 int cmd_export(int argc, char **argv)
 {
     const char *path = NULL, *out_path = NULL, *samples_format = NULL, *samples_out = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+    cli_parser p;
+    cli_parser_init(&p, "export", usage_line, options, 0, argc, argv);
+    for (int c; (c = cli_next(&p)) != -1;) {
+        switch (c) {
+        case 'h':
             usage(stdout);
             return 0;
-        } else if (!strcmp(a, "--perfetto")) {
-            if (i + 1 >= argc)
-                return usage_error("%s needs a file name", a);
-            out_path = argv[++i];
-        } else if (!strncmp(a, "--perfetto=", 11)) {
-            out_path = a + 11;
-        } else if (!strcmp(a, "--flamegraph") || !strcmp(a, "--speedscope") ||
-                   !strcmp(a, "--collapsed")) {
-            if (i + 1 >= argc)
-                return usage_error("%s needs a file name", a);
-            samples_format = a + 2;
-            samples_out = argv[++i];
-        } else if (a[0] == '-' && a[1]) {
-            return usage_error("unknown option '%s'", a);
-        } else if (path) {
-            return usage_error("one PATH only (got also '%s')", a);
-        } else {
-            path = a;
+        case OPT_PERFETTO:
+            out_path = p.arg;
+            break;
+        case OPT_FLAMEGRAPH:
+        case OPT_SPEEDSCOPE:
+        case OPT_COLLAPSED:
+            samples_format = p.option->name;
+            samples_out = p.arg;
+            break;
+        default:
+            return 2;
         }
+    }
+    for (int i = p.operands; i < argc; i++) {
+        if (path)
+            return usage_error("one PATH only (got also '%s')", argv[i]);
+        path = argv[i];
     }
     if (!path)
         return usage_error("%s", "no PATH given");

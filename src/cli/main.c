@@ -35,7 +35,9 @@ static void usage(FILE *out)
         fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
     fprintf(out,
             "\n"
-            "Run `lapse <command> --help` for its options.\n"
+            "Run `lapse <command> --help` for its options. Every option takes its value as\n"
+            "--rate=200 or --rate 200, a short one as -r200 or -r 200; a long option may be\n"
+            "shortened while it stays unambiguous, and -- ends the options.\n"
             "Record a C or C++ program linked with liblapse:\n"
             "                                LAPSE_PROFILE=1 LAPSE_RUN_DIR=runs ./program\n"
             "Record a Python program:        lapse run -o runs train.py\n"

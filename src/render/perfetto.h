@@ -57,10 +57,4 @@ int perfetto_add_file(perfetto_writer *w, const store_file *f, uint64_t base_ns,
  * of the trace failed (the output is then incomplete). */
 int perfetto_finish(perfetto_writer *w);
 
-/* Appends s to buf as the body of a JSON string (no quotes): ", \ and control
- * characters escaped, bytes that are not valid UTF-8 replaced by U+FFFD. Writes
- * at most cap-1 bytes and a NUL; returns the length the whole escape needs
- * (excluding the NUL), like snprintf. */
-size_t perfetto_json_escape(char *buf, size_t cap, const char *s);
-
 #endif

@@ -1,5 +1,7 @@
 #include "file_write.h"
 
+#include "../core/hash.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -28,10 +30,7 @@ uint32_t store_random_u32(void)
     uint64_t x = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec +
                  ((uint64_t)getpid() << 40) +
                  __atomic_add_fetch(&counter, 0x9e3779b97f4a7c15ull, __ATOMIC_RELAXED);
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return (uint32_t)x;
+    return (uint32_t)hash_mix(x);
 }
 
 static void close_out(store_out *o)
