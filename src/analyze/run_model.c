@@ -505,7 +505,8 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     /* the decoder checks this; a model built from memory may not have been */
     for (uint32_t i = 0; i < f->node_count; i++) {
         const store_node *n = &f->nodes[i];
-        if (n->name >= f->name_count || (n->parent >= 0 && (uint32_t)n->parent >= i))
+        if (n->name >= f->name_count || (n->parent >= 0 && (uint32_t)n->parent >= i) ||
+            (unsigned)n->hist_lo + n->hist_n > HIST_BUCKETS)
             return -EINVAL;
     }
     for (uint32_t i = 0; i < f->counter_count; i++)
@@ -620,8 +621,7 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
             /* the reader gives the window of non-zero buckets; hist_n 0 is dense */
             if (n->hist && n->hist_n == 0 && hist_window_add_dense(&mp->hist, n->hist))
                 goto out;
-            hist_window window = {n->hist_lo, n->hist_n, n->hist};
-            if (n->hist && n->hist_n && hist_window_add(&mp->hist, &window))
+            if (n->hist && n->hist_n && hist_window_add_counts(&mp->hist, n->hist_lo, n->hist_n, n->hist))
                 goto out;
         }
         mp->calls = sat_add(mp->calls, n->calls);

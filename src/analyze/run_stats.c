@@ -6,30 +6,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-static _Thread_local const run_model *cmp_model; /* for the qsort comparators */
-static _Thread_local const rs_phase *cmp_phases;
-
-static int cmp_by_path(const void *a, const void *b)
+static int cmp_key(const void *a, const void *b)
 {
-    const rs_phase *x = a, *y = b;
-    return strcmp(cmp_model->paths[x->path].path, cmp_model->paths[y->path].path);
+    const rs_key *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key > y->key ? -1 : 1;
+    return x->tie < y->tie ? -1 : x->tie > y->tie;
 }
 
-static int cmp_by_self(const void *a, const void *b)
+void rs_key_sort(rs_key *keys, uint32_t n)
 {
-    const rs_phase *x = &cmp_phases[*(const uint32_t *)a], *y = &cmp_phases[*(const uint32_t *)b];
-    if (x->self_ns != y->self_ns)
-        return x->self_ns > y->self_ns ? -1 : 1;
-    return strcmp(cmp_model->paths[x->path].path, cmp_model->paths[y->path].path);
+    qsort(keys, n, sizeof *keys, cmp_key);
 }
 
-static int cmp_by_total(const void *a, const void *b)
+/* A path's string, and its index, for the sort by path. */
+typedef struct path_key {
+    const char *path;
+    uint32_t index;
+} path_key;
+
+static int cmp_path_key(const void *a, const void *b)
 {
-    const rs_phase *x = &cmp_phases[*(const uint32_t *)a], *y = &cmp_phases[*(const uint32_t *)b];
-    uint64_t tx = cmp_model->paths[x->path].total_ns, ty = cmp_model->paths[y->path].total_ns;
-    if (tx != ty)
-        return tx > ty ? -1 : 1;
-    return strcmp(cmp_model->paths[x->path].path, cmp_model->paths[y->path].path);
+    const path_key *x = a, *y = b;
+    int c = strcmp(x->path, y->path);
+    return c ? c : (x->index > y->index) - (x->index < y->index);
 }
 
 uint32_t run_stats_pick_loop(const run_model *m, const rs_phase *phases, uint32_t count)
@@ -151,13 +151,26 @@ static int build_role(const run_model *m, uint32_t r, rs_role *out)
     out->top_level = calloc(n ? n : 1, sizeof *out->top_level);
     if (!out->phases || !out->by_self || !out->top_level)
         return -ENOMEM;
-    static const double qs[4] = {0.50, 0.90, 0.95, 0.99};
+    /* the role's paths in order of their strings: sorted as (string, index) pairs,
+     * small and contiguous, then each phase filled in its place */
+    path_key *order = malloc((n ? n : 1u) * sizeof *order);
+    rs_key *keys = malloc((n ? n : 1u) * sizeof *keys);
+    if (!order || !keys) {
+        free(order);
+        free(keys);
+        return -ENOMEM;
+    }
     uint32_t k = 0;
-    for (uint32_t i = 0; i < m->path_count; i++) {
+    for (uint32_t i = 0; i < m->path_count; i++)
+        if (m->paths[i].role == r && i != role->root)
+            order[k++] = (path_key){m->paths[i].path, i};
+    qsort(order, n, sizeof *order, cmp_path_key);
+    static const double qs[4] = {0.50, 0.90, 0.95, 0.99};
+    int rc = 0;
+    for (k = 0; k < n && !rc; k++) {
+        uint32_t i = order[k].index;
         const rm_path *p = &m->paths[i];
-        if (p->role != r || i == role->root)
-            continue;
-        rs_phase *ph = &out->phases[k++];
+        rs_phase *ph = &out->phases[k];
         ph->path = i;
         ph->self_ns = p->total_ns > p->child_ns ? p->total_ns - p->child_ns : 0;
         ph->mean_ns = p->calls ? (double)p->total_ns / (double)p->calls : 0.0;
@@ -174,24 +187,30 @@ static int build_role(const run_model *m, uint32_t r, rs_role *out)
                                 : -1.0;
         ph->wait_share = -1.0;
         if (role->rank_count && across_ranks(role, p, &ph->across_ranks))
-            return -ENOMEM;
+            rc = -ENOMEM;
         if (p->cpu_ticks) {
             ph->wait_share = wait_share(p->cpu_ticks, p->cpu_wait_ticks);
             out->has_wait = 1;
         }
     }
+    free(order);
     out->phase_count = n;
-    cmp_model = m;
-    qsort(out->phases, n, sizeof *out->phases, cmp_by_path);
-    cmp_phases = out->phases;
+    /* ties in self or total time go in path order: the order of the phases */
+    for (uint32_t i = 0; i < n && !rc; i++)
+        keys[i] = (rs_key){out->phases[i].self_ns, i, i};
+    rs_key_sort(keys, n);
     out->top_level_count = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        out->by_self[i] = i;
+    for (uint32_t i = 0; i < n && !rc; i++) {
+        out->by_self[i] = keys[i].index;
         if (m->paths[out->phases[i].path].depth == 1)
-            out->top_level[out->top_level_count++] = i;
+            keys[out->top_level_count++] = (rs_key){m->paths[out->phases[i].path].total_ns, i, i};
     }
-    qsort(out->by_self, n, sizeof *out->by_self, cmp_by_self);
-    qsort(out->top_level, out->top_level_count, sizeof *out->top_level, cmp_by_total);
+    rs_key_sort(keys, out->top_level_count);
+    for (uint32_t i = 0; i < out->top_level_count; i++)
+        out->top_level[i] = keys[i].index;
+    free(keys);
+    if (rc)
+        return rc;
     out->loop = run_stats_pick_loop(m, out->phases, n);
     build_io(m, r, &out->io);
     build_wait_sampler(m, r, &out->wait_sampler);
