@@ -217,10 +217,12 @@ static int build_role(const run_model *m, uint32_t r, unsigned top, report_role 
         /* the slowest rank's total, largest first; ties in the order the paths were made */
         for (uint32_t i = 0; i < rs->phase_count; i++)
             keys[i] = (rs_key){rs->phases[i].across_ranks.max_ns, rs->phases[i].path, i};
-        rs_key_sort(keys, rs->phase_count);
-        for (uint32_t i = 0; i < rs->phase_count; i++)
+        int rc = rs_key_sort(keys, rs->phase_count);
+        for (uint32_t i = 0; i < rs->phase_count && !rc; i++)
             rr->by_rank_max[i] = keys[i].index;
         free(keys);
+        if (rc)
+            return rc;
         rr->rank_rows_shown = rs->phase_count < top ? rs->phase_count : top;
     }
     if (build_io_phases(m, rr))

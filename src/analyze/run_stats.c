@@ -1,35 +1,47 @@
 #include "run_stats.h"
 
+#include "path_order.h"
 #include "wait_share.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_key(const void *a, const void *b)
+/* Byte d of the order's sort value: (~key, tie) ascending is (key descending, tie
+ * ascending); bytes 0..3 are the tie's, 4..11 the inverted key's, least first. */
+static inline unsigned digit(const rs_key *k, unsigned d)
 {
-    const rs_key *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key > y->key ? -1 : 1;
-    return x->tie < y->tie ? -1 : x->tie > y->tie;
+    return d < 4 ? (k->tie >> (8 * d)) & 0xff : (unsigned)((~k->key >> (8 * (d - 4))) & 0xff);
 }
 
-void rs_key_sort(rs_key *keys, uint32_t n)
+/* A least-significant-digit radix sort: twelve passes at most, a byte each, each
+ * stable; a byte that all keys share is skipped. */
+int rs_key_sort(rs_key *keys, uint32_t n)
 {
-    qsort(keys, n, sizeof *keys, cmp_key);
-}
-
-/* A path's string, and its index, for the sort by path. */
-typedef struct path_key {
-    const char *path;
-    uint32_t index;
-} path_key;
-
-static int cmp_path_key(const void *a, const void *b)
-{
-    const path_key *x = a, *y = b;
-    int c = strcmp(x->path, y->path);
-    return c ? c : (x->index > y->index) - (x->index < y->index);
+    if (n < 2)
+        return 0;
+    rs_key *tmp = malloc((size_t)n * sizeof *tmp);
+    if (!tmp)
+        return -ENOMEM;
+    rs_key *from = keys, *to = tmp;
+    for (unsigned d = 0; d < 12; d++) {
+        uint32_t count[257] = {0};
+        for (uint32_t i = 0; i < n; i++)
+            count[digit(&from[i], d) + 1]++;
+        if (count[digit(&from[0], d) + 1] == n)
+            continue;
+        for (unsigned b = 0; b < 256; b++)
+            count[b + 1] += count[b];
+        for (uint32_t i = 0; i < n; i++)
+            to[count[digit(&from[i], d)]++] = from[i];
+        rs_key *t = from;
+        from = to;
+        to = t;
+    }
+    if (from != keys)
+        memcpy(keys, from, (size_t)n * sizeof *keys);
+    free(tmp);
+    return 0;
 }
 
 uint32_t run_stats_pick_loop(const run_model *m, const rs_phase *phases, uint32_t count)
@@ -59,7 +71,7 @@ uint32_t run_stats_pick_loop(const run_model *m, const rs_phase *phases, uint32_
 /* The spread of path p's per-rank totals over the role's ranks. */
 static int across_ranks(const rm_role *role, const rm_path *p, rank_spread *out)
 {
-    int rc = rank_spread_compute(p->rank_totals, role->slot_ranks + p->rank_lo, p->rank_n,
+    int rc = rank_spread_compute(rm_rank_totals(p), role->slot_ranks + p->rank_lo, p->rank_n,
                                  role->rank_count, out);
     return rc == -EINVAL ? 0 : rc; /* a model built by hand may disagree: no figures */
 }
@@ -151,24 +163,16 @@ static int build_role(const run_model *m, uint32_t r, rs_role *out)
     out->top_level = calloc(n ? n : 1, sizeof *out->top_level);
     if (!out->phases || !out->by_self || !out->top_level)
         return -ENOMEM;
-    /* the role's paths in order of their strings: sorted as (string, index) pairs,
-     * small and contiguous, then each phase filled in its place */
-    path_key *order = malloc((n ? n : 1u) * sizeof *order);
-    rs_key *keys = malloc((n ? n : 1u) * sizeof *keys);
-    if (!order || !keys) {
+    /* the role's paths in order of their strings, then each phase filled in its place */
+    uint32_t *order = malloc((n ? n : 1u) * sizeof *order);
+    if (!order || path_order(m, r, order, n)) {
         free(order);
-        free(keys);
         return -ENOMEM;
     }
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < m->path_count; i++)
-        if (m->paths[i].role == r && i != role->root)
-            order[k++] = (path_key){m->paths[i].path, i};
-    qsort(order, n, sizeof *order, cmp_path_key);
     static const double qs[4] = {0.50, 0.90, 0.95, 0.99};
     int rc = 0;
-    for (k = 0; k < n && !rc; k++) {
-        uint32_t i = order[k].index;
+    for (uint32_t k = 0; k < n && !rc; k++) {
+        uint32_t i = order[k];
         const rm_path *p = &m->paths[i];
         rs_phase *ph = &out->phases[k];
         ph->path = i;
@@ -195,18 +199,24 @@ static int build_role(const run_model *m, uint32_t r, rs_role *out)
     }
     free(order);
     out->phase_count = n;
+    if (rc)
+        return rc;
+    rs_key *keys = malloc((n ? n : 1u) * sizeof *keys);
+    if (!keys)
+        return -ENOMEM;
     /* ties in self or total time go in path order: the order of the phases */
-    for (uint32_t i = 0; i < n && !rc; i++)
+    for (uint32_t i = 0; i < n; i++)
         keys[i] = (rs_key){out->phases[i].self_ns, i, i};
-    rs_key_sort(keys, n);
+    rc = rs_key_sort(keys, n);
     out->top_level_count = 0;
     for (uint32_t i = 0; i < n && !rc; i++) {
         out->by_self[i] = keys[i].index;
         if (m->paths[out->phases[i].path].depth == 1)
             keys[out->top_level_count++] = (rs_key){m->paths[out->phases[i].path].total_ns, i, i};
     }
-    rs_key_sort(keys, out->top_level_count);
-    for (uint32_t i = 0; i < out->top_level_count; i++)
+    if (!rc)
+        rc = rs_key_sort(keys, out->top_level_count);
+    for (uint32_t i = 0; i < out->top_level_count && !rc; i++)
         out->top_level[i] = keys[i].index;
     free(keys);
     if (rc)

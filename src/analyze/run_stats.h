@@ -69,7 +69,8 @@ typedef struct rs_key {
     uint64_t key;
     uint32_t tie, index;
 } rs_key;
-void rs_key_sort(rs_key *keys, uint32_t n);
+/* Sorts keys so. 0 or -ENOMEM (keys unchanged). */
+int rs_key_sort(rs_key *keys, uint32_t n);
 
 /* 0 or -ENOMEM. */
 int run_stats_build(const run_model *m, run_stats *s);
