@@ -52,12 +52,45 @@ static int store(hist_window *w, unsigned lo, unsigned n, const uint64_t *counts
     return 0;
 }
 
+/* w's counts of buckets lo .. lo + n - 1 += counts, in place, when w covers them
+ * and each sum fits in w's width (the usual merge of a path seen before); 0 when
+ * it does not (w unchanged). */
+#define ADD_IN_PLACE(type, maxv)                                                    \
+    do {                                                                           \
+        type *c = (type *)w->c + (lo - w->lo);                                     \
+        for (unsigned i = 0; i < n; i++)                                           \
+            if (counts[i] > (uint64_t)(maxv) - c[i])                               \
+                return 0;                                                          \
+        for (unsigned i = 0; i < n; i++)                                           \
+            c[i] = (type)(c[i] + counts[i]);                                       \
+        return 1;                                                                  \
+    } while (0)
+
+static int add_in_place(hist_window *w, unsigned lo, unsigned n, const uint64_t *counts)
+{
+    if (!w->n || lo < w->lo || lo + n > (unsigned)w->lo + w->n)
+        return 0;
+    switch (w->width) {
+    case 1: ADD_IN_PLACE(uint8_t, UINT8_MAX);
+    case 2: ADD_IN_PLACE(uint16_t, UINT16_MAX);
+    case 4: ADD_IN_PLACE(uint32_t, UINT32_MAX);
+    default: { /* 8 bytes: sums wrap as uint64_t does */
+        uint64_t *c = (uint64_t *)w->c + (lo - w->lo);
+        for (unsigned i = 0; i < n; i++)
+            c[i] += counts[i];
+        return 1;
+    }
+    }
+}
+
 int hist_window_add_counts(hist_window *w, unsigned lo, unsigned n, const uint64_t *counts)
 {
     if (!n)
         return 0;
     if (lo + n > HIST_BUCKETS)
         return -EINVAL;
+    if (add_in_place(w, lo, n, counts))
+        return 0;
     unsigned first = lo, end = lo + n; /* the union of both windows: [first, end) */
     if (w->n) {
         if (w->lo < first)
