@@ -160,15 +160,6 @@ static int build_memory(const run_model *m, uint32_t r, report_role *rr)
     return 0;
 }
 
-static int cmp_by_rank_max(const void *a, const void *b, void *ctx)
-{
-    const rs_phase *phases = ctx;
-    const rs_phase *x = &phases[*(const uint32_t *)a], *y = &phases[*(const uint32_t *)b];
-    if (x->across_ranks.max_ns != y->across_ranks.max_ns)
-        return x->across_ranks.max_ns > y->across_ranks.max_ns ? -1 : 1;
-    return x->path < y->path ? -1 : x->path > y->path;
-}
-
 /* A role whose every process holds Python stack samples and no span nor counter. */
 static int samples_only(const run_model *m, const rs_role *rs, uint32_t r)
 {
@@ -218,12 +209,20 @@ static int build_role(const run_model *m, uint32_t r, unsigned top, report_role 
 
     if (role->rank_count >= 2 && rs->phase_count) {
         rr->by_rank_max = malloc(rs->phase_count * sizeof *rr->by_rank_max);
-        if (!rr->by_rank_max)
+        rs_key *keys = malloc(rs->phase_count * sizeof *keys);
+        if (!rr->by_rank_max || !keys) {
+            free(keys);
             return -ENOMEM;
+        }
+        /* the slowest rank's total, largest first; ties in the order the paths were made */
         for (uint32_t i = 0; i < rs->phase_count; i++)
-            rr->by_rank_max[i] = i;
-        qsort_r(rr->by_rank_max, rs->phase_count, sizeof *rr->by_rank_max, cmp_by_rank_max,
-                (void *)rs->phases);
+            keys[i] = (rs_key){rs->phases[i].across_ranks.max_ns, rs->phases[i].path, i};
+        int rc = rs_key_sort(keys, rs->phase_count);
+        for (uint32_t i = 0; i < rs->phase_count && !rc; i++)
+            rr->by_rank_max[i] = keys[i].index;
+        free(keys);
+        if (rc)
+            return rc;
         rr->rank_rows_shown = rs->phase_count < top ? rs->phase_count : top;
     }
     if (build_io_phases(m, rr))

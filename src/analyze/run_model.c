@@ -131,6 +131,43 @@ static int grow(void **items, uint32_t *cap, uint32_t count, size_t size)
 
 /* ---- strings ---- */
 
+/* Blocks that names and path strings are cut from, freed together with the model:
+ * no allocation (and no header) per string. A string never spans two blocks. */
+typedef struct rm_block {
+    struct rm_block *next;
+    size_t used, cap;
+    char data[];
+} rm_block;
+
+#define RM_BLOCK_SIZE (1u << 20)
+
+static char *block_alloc(run_model *m, size_t size)
+{
+    rm_block *b = m->blocks;
+    if (!b || b->cap - b->used < size) {
+        size_t cap = size > RM_BLOCK_SIZE ? size : RM_BLOCK_SIZE;
+        rm_block *nb = malloc(sizeof *nb + cap);
+        if (!nb)
+            return NULL;
+        nb->used = 0;
+        nb->cap = cap;
+        nb->next = b;
+        m->blocks = b = nb;
+    }
+    char *p = b->data + b->used;
+    b->used += size;
+    return p;
+}
+
+static char *block_strdup(run_model *m, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = block_alloc(m, n);
+    if (p)
+        memcpy(p, s, n);
+    return p;
+}
+
 static int str_map_grow(run_model *m, str_map *sm)
 {
     uint32_t cap = sm->mask ? (sm->mask + 1u) * 2u : 1024u;
@@ -168,7 +205,7 @@ static uint32_t intern(run_model *m, rm_index *ix, const char *s)
     }
     if (GROW(m, strings, string_count, string_cap))
         return RM_NONE;
-    char *copy = strdup(s);
+    char *copy = block_strdup(m, s);
     if (!copy)
         return RM_NONE;
     uint32_t id = m->string_count++;
@@ -325,15 +362,22 @@ static int64_t rank_slot(run_model *m, rm_index *ix, uint32_t r, int64_t rank)
  * window of slots to hold it. */
 static int add_rank_total(rm_path *p, uint32_t slot, uint64_t total_ns)
 {
-    if (!p->rank_n)
+    if (!p->rank_n) { /* the first: held in place */
         p->rank_lo = slot;
+        p->rank_n = p->rank_cap = 1;
+        p->rank_total = total_ns;
+        return 0;
+    }
     uint32_t lo = slot < p->rank_lo ? slot : p->rank_lo;
     uint32_t end = slot >= p->rank_lo + p->rank_n ? slot + 1 : p->rank_lo + p->rank_n;
     if (end - lo > p->rank_cap) {
         uint32_t cap = p->rank_cap * 2 > end - lo ? p->rank_cap * 2 : end - lo;
-        uint64_t *t = realloc(p->rank_totals, (size_t)cap * sizeof *t);
+        uint64_t *t = p->rank_cap > 1 ? realloc(p->rank_totals, (size_t)cap * sizeof *t)
+                                      : malloc((size_t)cap * sizeof *t);
         if (!t)
             return -ENOMEM;
+        if (p->rank_cap <= 1)
+            t[0] = p->rank_total;
         p->rank_totals = t;
         p->rank_cap = cap;
     }
@@ -345,7 +389,7 @@ static int add_rank_total(rm_path *p, uint32_t slot, uint64_t total_ns)
     }
     p->rank_lo = lo;
     p->rank_n = end - lo;
-    uint64_t *t = &p->rank_totals[slot - lo];
+    uint64_t *t = p->rank_cap > 1 ? &p->rank_totals[slot - lo] : &p->rank_total;
     *t = sat_add(*t, total_ns);
     return 0;
 }
@@ -499,7 +543,8 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     /* the decoder checks this; a model built from memory may not have been */
     for (uint32_t i = 0; i < f->node_count; i++) {
         const store_node *n = &f->nodes[i];
-        if (n->name >= f->name_count || (n->parent >= 0 && (uint32_t)n->parent >= i))
+        if (n->name >= f->name_count || (n->parent >= 0 && (uint32_t)n->parent >= i) ||
+            (unsigned)n->hist_lo + n->hist_n > HIST_BUCKETS)
             return -EINVAL;
     }
     for (uint32_t i = 0; i < f->counter_count; i++)
@@ -617,8 +662,7 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
             /* the reader gives the window of non-zero buckets; hist_n 0 is dense */
             if (n->hist && n->hist_n == 0 && hist_window_add_dense(&mp->hist, n->hist))
                 goto out;
-            hist_window window = {n->hist_lo, n->hist_n, n->hist};
-            if (n->hist && n->hist_n && hist_window_add(&mp->hist, &window))
+            if (n->hist && n->hist_n && hist_window_add_counts(&mp->hist, n->hist_lo, n->hist_n, n->hist))
                 goto out;
         }
         mp->calls = sat_add(mp->calls, n->calls);
@@ -699,12 +743,12 @@ static int build_path_strings(run_model *m)
             continue;
         const char *name = m->strings[p->name];
         if (p->parent == RM_NONE || m->paths[p->parent].parent == RM_NONE) {
-            p->path = strdup(p->parent == RM_NONE ? "" : name);
+            p->path = block_strdup(m, p->parent == RM_NONE ? "" : name);
         } else {
             const char *up = m->paths[p->parent].path; /* parents come first */
             size_t a = strlen(up), b = strlen(name);
             if (a + 1 + b <= RM_PATH_SHOWN) {
-                p->path = malloc(a + b + 2);
+                p->path = block_alloc(m, a + b + 2);
                 if (p->path) {
                     memcpy(p->path, up, a);
                     p->path[a] = '/';
@@ -713,7 +757,7 @@ static int build_path_strings(run_model *m)
             } else {
                 /* "..." + the last RM_PATH_SHOWN - 3 bytes of up + "/" + name */
                 size_t keep = RM_PATH_SHOWN - 3;
-                p->path = malloc(RM_PATH_SHOWN + 1);
+                p->path = block_alloc(m, RM_PATH_SHOWN + 1);
                 if (p->path) {
                     char *o = p->path;
                     memcpy(o, "...", 3);
@@ -825,6 +869,8 @@ int rm_pid_gone(const rm_host_view *view, int64_t pid)
 
 int run_model_finish(run_model *m, const rm_options *opt)
 {
+    index_free(m->index); /* loading is over: its maps go before the path strings come */
+    m->index = NULL;
     int rc = sort_roles(m);
     if (!rc)
         rc = build_path_strings(m);
@@ -832,8 +878,6 @@ int run_model_finish(run_model *m, const rm_options *opt)
         rc = build_hosts(m);
     if (rc)
         return rc;
-    index_free(m->index);
-    m->index = NULL;
 
     m->read_real_ns = opt && opt->now_real_ns ? opt->now_real_ns : now_real_ns();
     m->start_real_ns = m->end_real_ns = 0;
@@ -1051,12 +1095,15 @@ void run_model_free(run_model *m)
     free(m->input);
     free(m->dir);
     free(m->run_id);
-    for (uint32_t i = 0; i < m->string_count; i++)
-        free(m->strings[i]);
     free(m->strings);
+    for (rm_block *b = m->blocks; b;) {
+        rm_block *next = b->next;
+        free(b);
+        b = next;
+    }
     for (uint32_t i = 0; i < m->path_count; i++) {
-        free(m->paths[i].path);
-        free(m->paths[i].rank_totals);
+        if (m->paths[i].rank_cap > 1)
+            free(m->paths[i].rank_totals);
         hist_window_free(&m->paths[i].hist);
     }
     free(m->paths);

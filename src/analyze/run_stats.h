@@ -64,6 +64,14 @@ typedef struct run_stats {
     uint32_t role_count;
 } run_stats;
 
+/* An order by a figure: key descending, then tie ascending; index is what is ordered. */
+typedef struct rs_key {
+    uint64_t key;
+    uint32_t tie, index;
+} rs_key;
+/* Sorts keys so. 0 or -ENOMEM (keys unchanged). */
+int rs_key_sort(rs_key *keys, uint32_t n);
+
 /* 0 or -ENOMEM. */
 int run_stats_build(const run_model *m, run_stats *s);
 void run_stats_free(run_stats *s);
