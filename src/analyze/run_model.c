@@ -2,6 +2,8 @@
 #include "run_join.h"
 
 #include "core/hash.h"
+#include "lapse.h"
+
 #include "core/hist.h"
 #include "store/sample_set.h"
 #include "store/codec.h"
@@ -436,6 +438,25 @@ int run_model_add_duplicate(run_model *m, const char *file, const char *kept)
     return 0;
 }
 
+/* What f's session collected: its record, or for a file without one what was always
+ * collected then: spans (a file with any node or counter beyond its roots), wait%
+ * with a CPU sampler, I/O and RSS with a process sampler, the getrusage peak. */
+static uint32_t file_features(const store_file *f)
+{
+    if (f->meta.features)
+        return f->meta.features;
+    uint32_t bits = 0;
+    if (f->node_count > f->thread_count || f->counter_count || !f->samples)
+        bits |= LAPSE_FEATURE_SPANS | LAPSE_FEATURE_TIMELINE;
+    if (f->meta.cpu_sample_ms)
+        bits |= LAPSE_FEATURE_CPU;
+    if (f->proc.interval_ms)
+        bits |= LAPSE_FEATURE_IO | LAPSE_FEATURE_MEMORY;
+    if (f->meta.max_rss_kb)
+        bits |= LAPSE_FEATURE_MEMORY;
+    return bits;
+}
+
 static int estimated(const store_node *n)
 {
     return n->sample_stride != 0 || n->child_estimated != 0;
@@ -608,6 +629,7 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     w->dropped_counters = mt->dropped_counters;
     w->cpu_sampler = (rm_cpu_sampler){mt->cpu_sample_ms, mt->cpu_sampler_rt ? 1u : 0u,
                                       mt->cpu_ticks, mt->cpu_ticks_late, mt->cpu_sampler_ns};
+    w->features = file_features(f);
     if (add_proc(w, f)) {
         worker_free(w);
         return -ENOMEM;

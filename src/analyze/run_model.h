@@ -113,6 +113,9 @@ typedef struct rm_worker {
     uint64_t stale_limit_ns; /* 2 x snapshot interval + 1 s */
     uint64_t silent_ns;     /* time of reading minus its last write */
     int gone;               /* on the reader's host, and no process has its pid */
+    uint32_t features;      /* what its session collected: LAPSE_FEATURE_* (lapse.h); for a
+                               file that does not record them (older ones, lapse record's)
+                               what its content implies (rm_file_features) */
     rm_proc proc;
     rm_cpu_sampler cpu_sampler;
     struct sample_set *samples; /* its Python stack samples (a copy), NULL when none */

@@ -1,6 +1,8 @@
 #include "run_stats.h"
 
 #include "path_order.h"
+#include "lapse.h"
+
 #include "wait_share.h"
 
 #include <errno.h>
@@ -85,6 +87,13 @@ static void build_io(const run_model *m, uint32_t r, rs_io *io)
         const rm_proc *p = &w->proc;
         if (w->role_index != r || !p->interval_ms)
             continue;
+        if ((w->features & LAPSE_FEATURE_MEMORY) && p->rss_peak_bytes > io->rss_peak_bytes) {
+            io->rss_peak_bytes = p->rss_peak_bytes;
+            io->rss_peak_worker = i;
+            io->rss_interval_ms = p->interval_ms;
+        }
+        if (!(w->features & LAPSE_FEATURE_IO))
+            continue; /* its sampler read RSS alone */
         io->processes++;
         if (p->interval_ms > io->interval_ms)
             io->interval_ms = p->interval_ms;
@@ -98,10 +107,6 @@ static void build_io(const run_model *m, uint32_t r, rs_io *io)
         io->write_bytes += p->write_bytes;
         io->quiet_chars += p->quiet_chars;
         io->phased_chars += p->phased_chars;
-        if (p->rss_peak_bytes > io->rss_peak_bytes) {
-            io->rss_peak_bytes = p->rss_peak_bytes;
-            io->rss_peak_worker = i;
-        }
         for (uint32_t c = 0; c < m->worker_count; c++)
             io->children_in_run += c != i && m->workers[c].ppid == w->pid &&
                                    !strcmp(m->workers[c].host, w->host);
@@ -118,7 +123,7 @@ static void build_io(const run_model *m, uint32_t r, rs_io *io)
     io->bin_ns = (t1 - t0 + RS_IO_BINS - 1) / RS_IO_BINS;
     for (uint32_t i = 0; i < m->worker_count; i++) {
         const rm_worker *w = &m->workers[i];
-        if (w->role_index != r)
+        if (w->role_index != r || !(w->features & LAPSE_FEATURE_IO))
             continue;
         for (uint32_t k = 0; k < w->proc.series_count; k++) {
             const rm_io_point *pt = &w->proc.series[k];
