@@ -38,7 +38,7 @@ static void usage(FILE *out)
             "Run `lapse <command> --help` for its options. Every option takes its value as\n"
             "--rate=200 or --rate 200, a short one as -r200 or -r 200; a long option may be\n"
             "shortened while it stays unambiguous, and -- ends the options.\n"
-            "Record a C or C++ program linked with liblapse:\n"
+            "Record a C, C++ or Fortran (use lapse) program linked with liblapse:\n"
             "                                LAPSE_PROFILE=1 LAPSE_RUN_DIR=runs ./program\n"
             "Record a Python program:        lapse run -o runs train.py\n"
             "Sample a Python program from outside (no code change):\n"
