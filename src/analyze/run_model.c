@@ -133,7 +133,7 @@ static int grow(void **items, uint32_t *cap, uint32_t count, size_t size)
 
 /* ---- strings ---- */
 
-/* Blocks that names and path strings are cut from, freed together with the model:
+/* Blocks that names are cut from, freed together with the model:
  * no allocation (and no header) per string. A string never spans two blocks. */
 typedef struct rm_block {
     struct rm_block *next;
@@ -755,54 +755,53 @@ static int sort_roles(run_model *m)
     return 0;
 }
 
-/* Builds "parent/name"; a path longer than RM_PATH_SHOWN bytes keeps its end behind
- * "...", so that a hostile chain of a million nodes costs a bounded string each. */
-static int build_path_strings(run_model *m)
+/* Fills buf backwards from its end with path i's names and separators, at most
+ * RM_PATH_SHOWN + 1 bytes (one more than a string keeps: then it is cut). Returns
+ * how many bytes it wrote, ending at buf + RM_PATH_SHOWN + 1. */
+static size_t path_tail(const run_model *m, uint32_t i, char *buf)
 {
-    for (uint32_t i = 0; i < m->path_count; i++) {
-        rm_path *p = &m->paths[i];
-        if (p->path)
-            continue;
-        const char *name = m->strings[p->name];
-        if (p->parent == RM_NONE || m->paths[p->parent].parent == RM_NONE) {
-            p->path = block_strdup(m, p->parent == RM_NONE ? "" : name);
-        } else {
-            const char *up = m->paths[p->parent].path; /* parents come first */
-            size_t a = strlen(up), b = strlen(name);
-            if (a + 1 + b <= RM_PATH_SHOWN) {
-                p->path = block_alloc(m, a + b + 2);
-                if (p->path) {
-                    memcpy(p->path, up, a);
-                    p->path[a] = '/';
-                    memcpy(p->path + a + 1, name, b + 1);
-                }
-            } else {
-                /* "..." + the last RM_PATH_SHOWN - 3 bytes of up + "/" + name */
-                size_t keep = RM_PATH_SHOWN - 3;
-                p->path = block_alloc(m, RM_PATH_SHOWN + 1);
-                if (p->path) {
-                    char *o = p->path;
-                    memcpy(o, "...", 3);
-                    o += 3;
-                    if (b >= keep) {
-                        memcpy(o, name + (b - keep), keep);
-                    } else {
-                        size_t from_up = keep - b - 1;
-                        const char *tail = a > from_up ? up + a - from_up : up;
-                        size_t n = strlen(tail);
-                        memcpy(o, tail, n);
-                        o[n] = '/';
-                        memcpy(o + n + 1, name, b);
-                        keep = n + 1 + b;
-                    }
-                    p->path[3 + keep] = 0;
-                }
-            }
-        }
-        if (!p->path)
-            return -ENOMEM;
+    const size_t room = RM_PATH_SHOWN + 1;
+    size_t n = 0;
+    for (uint32_t q = i; n < room && m->paths[q].parent != RM_NONE; q = m->paths[q].parent) {
+        const char *name = m->strings[m->paths[q].name];
+        size_t len = strlen(name), take = len < room - n ? len : room - n;
+        n += take;
+        memcpy(buf + room - n, name + len - take, take);
+        if (n < room && m->paths[m->paths[q].parent].parent != RM_NONE)
+            buf[room - ++n] = '/';
     }
-    return 0;
+    return n;
+}
+
+const char *rm_path_str(const run_model *m, uint32_t i, char *buf)
+{
+    const rm_path *p = &m->paths[i];
+    if (p->parent == RM_NONE)
+        return "";
+    if (m->paths[p->parent].parent == RM_NONE) /* a top-level path: its name, whole */
+        return m->strings[p->name];
+    const size_t room = RM_PATH_SHOWN + 1;
+    size_t n = path_tail(m, i, buf);
+    if (n < room) {
+        memmove(buf, buf + room - n, n);
+        buf[n] = 0;
+    } else { /* "..." + the last RM_PATH_SHOWN - 3 bytes */
+        size_t keep = RM_PATH_SHOWN - 3;
+        memmove(buf + 3, buf + room - keep, keep);
+        memcpy(buf, "...", 3);
+        buf[RM_PATH_SHOWN] = 0;
+    }
+    return buf;
+}
+
+int rm_path_cut(const run_model *m, uint32_t i)
+{
+    if (m->paths[i].depth <= 1)
+        return 0;
+    size_t n = 0;
+    for (uint32_t q = i; n <= RM_PATH_SHOWN && m->paths[q].parent != RM_NONE; q = m->paths[q].parent)
+        n += strlen(m->strings[m->paths[q].name]) + (m->paths[m->paths[q].parent].parent != RM_NONE);
+    return n > RM_PATH_SHOWN;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -891,11 +890,9 @@ int rm_pid_gone(const rm_host_view *view, int64_t pid)
 
 int run_model_finish(run_model *m, const rm_options *opt)
 {
-    index_free(m->index); /* loading is over: its maps go before the path strings come */
+    index_free(m->index); /* loading is over */
     m->index = NULL;
     int rc = sort_roles(m);
-    if (!rc)
-        rc = build_path_strings(m);
     if (!rc)
         rc = build_hosts(m);
     if (rc)
