@@ -30,9 +30,17 @@ typedef struct str_map { /* string id by content */
     uint32_t mask, used;
 } str_map;
 
+/* Paths by (parent, name): a slot holds a path id and 32 bits of its key's hash (8
+ * bytes a slot, not the 12 of a key and a value); a probe looks at a path only when
+ * the hash bits agree. */
+typedef struct path_map {
+    uint64_t *slots; /* hash bits << 32 | path id; UINT64_MAX: empty */
+    uint32_t mask, used;
+} path_map;
+
 typedef struct rm_index {
     str_map strings;
-    u64_map paths;    /* (parent << 32 | name) -> path */
+    path_map paths;
     u64_map counters; /* (path << 32 | name) -> counter */
     u64_map rank_slots; /* (role << 32 | rank) -> the role's rank slot */
 } rm_index;
@@ -106,7 +114,7 @@ static void index_free(rm_index *ix)
     if (!ix)
         return;
     free(ix->strings.ids);
-    u64_map_free(&ix->paths);
+    free(ix->paths.slots);
     u64_map_free(&ix->counters);
     u64_map_free(&ix->rank_slots);
     free(ix);
@@ -216,6 +224,8 @@ static uint32_t intern(run_model *m, rm_index *ix, const char *s)
     return id;
 }
 
+static int path_map_grow(path_map *pm);
+
 static rm_index *index_of(run_model *m)
 {
     if (m->index)
@@ -224,7 +234,7 @@ static rm_index *index_of(run_model *m)
     if (!ix)
         return NULL;
     m->index = ix;
-    if (u64_map_grow(&ix->paths) || u64_map_grow(&ix->counters) || u64_map_grow(&ix->rank_slots) ||
+    if (path_map_grow(&ix->paths) || u64_map_grow(&ix->counters) || u64_map_grow(&ix->rank_slots) ||
         intern(m, ix, "") != 0) {
         index_free(ix);
         m->index = NULL;
@@ -251,21 +261,60 @@ static uint32_t new_path(run_model *m, uint32_t parent, uint32_t name, uint32_t 
     return idx;
 }
 
+static inline uint64_t path_key(uint32_t parent, uint32_t name)
+{
+    return ((uint64_t)parent << 32) | name;
+}
+
+static int path_map_grow(path_map *pm)
+{
+    uint32_t cap = pm->mask ? (pm->mask + 1u) * 2u : 1024u;
+    uint64_t *slots = malloc((size_t)cap * sizeof *slots);
+    if (!slots)
+        return -ENOMEM;
+    memset(slots, 0xff, (size_t)cap * sizeof *slots);
+    uint32_t mask = cap - 1u;
+    for (uint32_t i = 0; pm->slots && i <= pm->mask; i++) {
+        uint64_t v = pm->slots[i];
+        if (v == UINT64_MAX)
+            continue;
+        /* the slot's bits are the hash's high half; its index comes from the low */
+        uint32_t s = (uint32_t)(v >> 32) & mask;
+        while (slots[s] != UINT64_MAX)
+            s = (s + 1u) & mask;
+        slots[s] = v;
+    }
+    free(pm->slots);
+    pm->slots = slots;
+    pm->mask = mask;
+    return 0;
+}
+
+/* Brings the first slot of (parent, name) toward the cache: a file's nodes look up
+ * distinct paths at random slots of a table far larger than the cache. */
+static inline void path_map_prefetch(const path_map *pm, uint32_t parent, uint32_t name)
+{
+    __builtin_prefetch(&pm->slots[(uint32_t)(hash_mix(path_key(parent, name)) >> 32) & pm->mask]);
+}
+
 static uint32_t child_path(run_model *m, rm_index *ix, uint32_t parent, uint32_t name)
 {
-    u64_map *pm = &ix->paths;
-    if ((pm->used + 1u) * 2u > pm->mask + 1u && u64_map_grow(pm))
+    path_map *pm = &ix->paths;
+    if ((pm->used + 1u) * 2u > pm->mask + 1u && path_map_grow(pm))
         return RM_NONE;
-    uint64_t key = ((uint64_t)parent << 32) | name;
-    int found;
-    uint32_t slot = u64_map_slot(pm, key, &found);
-    if (found)
-        return pm->vals[slot];
+    uint64_t h = hash_mix(path_key(parent, name));
+    uint64_t bits = h & 0xffffffff00000000ull;
+    uint32_t slot = (uint32_t)(h >> 32) & pm->mask;
+    for (uint64_t v; (v = pm->slots[slot]) != UINT64_MAX; slot = (slot + 1u) & pm->mask) {
+        uint32_t id = (uint32_t)v;
+        if ((v & 0xffffffff00000000ull) == bits && m->paths[id].parent == parent &&
+            m->paths[id].name == name)
+            return id;
+    }
     uint32_t idx = new_path(m, parent, name, m->paths[parent].role);
     if (idx == RM_NONE)
         return RM_NONE;
-    pm->keys[slot] = key;
-    pm->vals[slot] = idx;
+    pm->slots[slot] = bits | idx;
     pm->used++;
     return idx;
 }
@@ -650,6 +699,12 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
             goto out;
     for (uint32_t i = 0; i < f->node_count; i++) {
         const store_node *n = &f->nodes[i];
+        enum { AHEAD = 8 }; /* the lookup of the node AHEAD on, if its parent is merged */
+        if (i + AHEAD < f->node_count) {
+            const store_node *a = &f->nodes[i + AHEAD];
+            if (a->parent >= 0 && (uint32_t)a->parent < i)
+                path_map_prefetch(&ix->paths, nodes[a->parent], names[a->name]);
+        }
         uint32_t p;
         if (n->parent < 0) {
             p = m->roles[role].root;
