@@ -25,20 +25,13 @@ FEATURE_HELP = {
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        """Wrong usage: one line and exit status 2."""
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with the usage errors of the C commands (docs/cli.md): one line,
-    the usage, where help is, exit 2."""
+    """argparse with the usage errors of the C commands (docs/cli.md): one line that
+    says what is wrong and where help is, exit 2."""
 
     def error(self, message: str):  # type: ignore[override]
         if message.startswith("unrecognized arguments: "):
             message = f"unknown option '{message.split(': ', 1)[1].split()[0].split('=')[0]}'"
-        sys.stderr.write(f"lapse run: {message}\n{self.format_usage()}"
-                         "(lapse run --help explains)\n")
+        sys.stderr.write(f"lapse run: {message} (lapse run --help explains)\n")
         sys.exit(2)
 
 
