@@ -282,10 +282,10 @@
         [[fig(S + '/samples', s.samples, 'count'), fig(S + '/rate_asked_hz', s.rate_asked_hz, 'num', true), fig(S + '/rate_achieved_hz', s.rate_achieved_hz, 'num', true),
           fig(S + '/late_samples', s.late_samples, 'count'), fig(S + '/read_errors', s.read_errors, 'count')]], 'sampling'));
       (s.processes || []).forEach(function (p, pi) {
-        var fns = p.functions || [];
+        var fns = p.top_self || [];
         if (!fns.length) return;
-        var F = S + '/processes/' + pi + '/functions/';
-        sec.appendChild(table([{ label: 'function (pid ' + p.pid + ')', text: 1 }, { label: 'self' }, { label: 'total' }, { label: 'self time' }],
+        var F = S + '/processes/' + pi + '/top_self/';
+        sec.appendChild(table([{ label: 'function by self time (pid ' + p.pid + ')', text: 1 }, { label: 'self' }, { label: 'total' }, { label: 'self time' }],
           fns.map(function (f, fi) {
             return [cell(f.function), fig(F + fi + '/self_share', f.self_share, 'share', true), fig(F + fi + '/total_share', f.total_share, 'share', true),
               fig(F + fi + '/self_ns', f.self_ns, 'ns', true)];
