@@ -80,6 +80,8 @@ int cmd_view(int argc, char **argv)
             help(stdout);
             return 0;
         case 'o':
+            if (!*p.arg)
+                return cli_bad_value(&p, "a file name (\"-\" for standard output)");
             out_path = p.arg;
             break;
         case OPT_NO_COMPRESS:
@@ -96,8 +98,6 @@ int cmd_view(int argc, char **argv)
     }
     if (!path)
         return cli_bad_usage("view", "missing PATH%s", "");
-    if (!*out_path)
-        return cli_bad_usage("view", "%s", "an empty output file name");
 
     view_run_result r;
     view_run_write(path, out_path, store_share_from_env(), compress, &r, note_to_stderr, NULL);
