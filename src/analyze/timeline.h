@@ -37,7 +37,8 @@ typedef struct timeline_file {
     void *index;       /* building only */
 } timeline_file;
 
-/* The common clock's offset of f: its CLOCK_MONOTONIC ns + this = CLOCK_REALTIME. */
+/* The common clock's offset of f (every timeline: lapse view's, the Perfetto export):
+ * its CLOCK_MONOTONIC ns + this = CLOCK_REALTIME of the anchor instant, mod 2^64. */
 uint64_t timeline_clock_offset(const store_file *f);
 
 /* Builds f's timeline with base_real_ns (CLOCK_REALTIME) as 0. 0, or -ENOMEM (t is
