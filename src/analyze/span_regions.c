@@ -1,17 +1,14 @@
 #include "span_regions.h"
 
+#include "timeline.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t common_clock_offset(const store_file *f)
-{
-    return f->meta.anchor_real_ns - f->meta.anchor_mono_ns;
-}
-
 int span_regions_origin(const store_file *f, uint64_t *origin_ns)
 {
-    uint64_t off = common_clock_offset(f);
+    uint64_t off = timeline_clock_offset(f);
     if (f->meta.start_mono_ns) {
         *origin_ns = f->meta.start_mono_ns + off;
         return 0;
@@ -72,7 +69,7 @@ int span_regions_build(const store_file *f, uint64_t origin_ns, span_regions *ou
         span_regions_free(out);
         return -ENOMEM;
     }
-    uint64_t off = common_clock_offset(f);
+    uint64_t off = timeline_clock_offset(f);
     span_region *r = NULL;
     for (uint64_t k = 0; k < n; k++) {
         const store_span *s = &f->spans[order[k]];
