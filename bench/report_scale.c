@@ -28,6 +28,7 @@
 #include "store/file_io.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
@@ -452,30 +453,42 @@ int main(int argc, char **argv)
     uint32_t paths = 4096;
     double unique = 0;
     uint64_t spans = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--files") && i + 1 < argc)
-            files = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--paths") && i + 1 < argc)
-            paths = (uint32_t)atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--unique") && i + 1 < argc)
-            unique = atof(argv[++i]);
-        else if (!strcmp(argv[i], "--spans") && i + 1 < argc)
-            spans = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
-            reps = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--against") && i + 1 < argc)
-            against = argv[++i];
-        else if (!strcmp(argv[i], "--keep"))
-            keep = 1;
-        else if (argv[i][0] == '-') {
-            fprintf(stderr, "usage: report_scale [LAPSE] [--files N] [--paths N] [--unique F] "
-                            "[--spans N] [--reps N] [--against LAPSE2] [--keep]\n");
+    static const char usage[] = "usage: report_scale [LAPSE] [--files N] [--paths N] [--unique F] "
+                                "[--spans N] [--reps N] [--against LAPSE2] [--keep]\n";
+    enum { FILES = 256, PATHS, UNIQUE, SPANS, REPS, AGAINST, KEEP };
+    static const struct option options[] = {
+        {"files", required_argument, NULL, FILES},     {"paths", required_argument, NULL, PATHS},
+        {"unique", required_argument, NULL, UNIQUE},   {"spans", required_argument, NULL, SPANS},
+        {"reps", required_argument, NULL, REPS},       {"against", required_argument, NULL, AGAINST},
+        {"keep", no_argument, NULL, KEEP},             {0, 0, 0, 0},
+    };
+    opterr = 0;
+    for (int c, at; (c = getopt_long(argc, argv, ":", options, &at)) != -1;) {
+        char *end = NULL;
+        double v = optarg ? strtod(optarg, &end) : 0;
+        int bad = optarg && (end == optarg || *end);
+        switch (c) {
+        case FILES: files = (int)v; bad |= v < 1 || v > 1e6; break;
+        case PATHS: paths = (uint32_t)v; bad |= v < 8 || v > 1e8; break;
+        case UNIQUE: unique = v; bad |= !(v >= 0 && v <= 1); break;
+        case SPANS: spans = (uint64_t)v; bad |= v < 0 || v > 1e12; break;
+        case REPS: reps = (int)v; bad |= v < 1 || v > 1e6; break;
+        case AGAINST: against = optarg; bad = 0; break;
+        case KEEP: keep = 1; break;
+        default:
+            fprintf(stderr, "report_scale: %s '%s'\n%s", c == ':' ? "a value is missing after" : "unknown option",
+                    argv[optind - 1], usage);
             return 2;
-        } else
-            lapse = argv[i];
+        }
+        if (bad) {
+            fprintf(stderr, "report_scale: --%s: a bad value '%s'\n%s", options[at].name, optarg, usage);
+            return 2;
+        }
     }
-    if (files < 1 || paths < 8 || reps < 1 || !(unique >= 0 && unique <= 1)) {
-        fprintf(stderr, "report_scale: bad sizes\n");
+    if (optind < argc)
+        lapse = argv[optind];
+    if (optind + 1 < argc) {
+        fprintf(stderr, "report_scale: one LAPSE only (got also '%s')\n%s", argv[optind + 1], usage);
         return 2;
     }
     static char self_lapse[PATH_MAX];

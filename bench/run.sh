@@ -8,11 +8,12 @@
 # timeline in every file. SAMPLER=0 skips bench/sampler (the external Python sampler
 # against py-spy and Austin, installed into BUILD_DIR/bench-venv on first use).
 # WAIT=0 skips bench/wait_accuracy.py (wait% against the truth, C and Python).
+# KILLS=N sets the SIGKILLs of bench/kill_loop.py per target (default 200; 0 skips it).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-"$here/../build"}
 build=$(cd "$build" && pwd)
-for prog in span_cost report_scale fork_cost lapse; do
+for prog in span_cost report_scale fork_cost kill_target lapse; do
     if [ ! -x "$build/$prog" ]; then
         echo "bench/run.sh: $build/$prog is missing; build first: ninja -C $build" >&2
         exit 1
@@ -50,7 +51,14 @@ if [ "${WAIT:-1}" != 0 ] && [ -x "$build/e2e_wait_phases" ]; then
     python3 "$here/wait_accuracy.py" "$build"
 fi
 
+if [ "${KILLS:-200}" != 0 ]; then
+    echo
+    # a defect it finds fails run.sh, after the other benchmarks
+    python3 "$here/kill_loop.py" "$build" --kills "${KILLS:-200}" || kill_loop_failed=1
+fi
+
 if [ "${SAMPLER:-1}" != 0 ]; then
     echo
     python3 "$here/sampler/run.py" "$build"
 fi
+exit "${kill_loop_failed:-0}"

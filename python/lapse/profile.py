@@ -48,7 +48,7 @@ from typing import IO, Any, Iterator, Mapping, NamedTuple, TypeAlias
 
 from . import _lapse
 
-__all__ = ["Caveat", "DiffRow", "PathStats", "Profile", "ProfileDiff", "Worker"]
+__all__ = ["Caveat", "DiffRow", "PathStats", "Profile", "ProfileDiff", "Usage", "Worker"]
 
 StrPath: TypeAlias = "str | os.PathLike[str]"
 
@@ -147,6 +147,29 @@ class PathStats:
 
 
 @dataclass(frozen=True)
+class Usage:
+    """The header's four numbers of a process or a role, as the report computed them:
+    wall time, CPU time (user + sys) and cores busy (CPU / wall), context switches.
+    A figure a file does not carry (an older writer's; a target ``lapse record``
+    could not read at its end) is ``None``, never 0. A role's wall time runs from the
+    earliest start of its processes to the latest end; its CPU time and switches are
+    their sums, known only when known for every one of them."""
+
+    processes: int
+    wall_ns: int
+    cpu_ns: int | None
+    cpu_user_ns: int | None
+    cpu_sys_ns: int | None
+    cores_busy: float | None
+    ctx_voluntary: int | None
+    ctx_involuntary: int | None
+
+
+def _usage(u: Mapping[str, Any] | None) -> Usage | None:
+    return Usage(**{f.name: u.get(f.name) for f in fields(Usage)}) if u else None
+
+
+@dataclass(frozen=True)
 class Worker:
     """One process of the run: one ``.lapse`` file that could be read.
 
@@ -193,6 +216,7 @@ class Worker:
     unmatched_ends: int
     dropped_counters: int
     max_spans: int
+    usage: Usage | None = None  #: wall, CPU, cores busy, context switches (None: an older document)
 
     @property
     def written_at(self) -> float:
@@ -304,19 +328,6 @@ def _held_name(run: Mapping[str, Any], file: str) -> str:
     return file[len(where) + 1:] if file.startswith(where + "/") else file
 
 
-def _replace_strings(value: Any, pairs: list[tuple[str, str]]) -> Any:
-    """A copy of a JSON value with every temporary path prefix put back."""
-    if isinstance(value, str):
-        for old, new in pairs:
-            value = value.replace(old, new)
-        return value
-    if isinstance(value, list):
-        return [_replace_strings(v, pairs) for v in value]
-    if isinstance(value, dict):
-        return {k: _replace_strings(v, pairs) for k, v in value.items()}
-    return value
-
-
 def _path_stats(role: str, ph: Mapping[str, Any], names: tuple[str, ...]) -> PathStats:
     counters = {c["name"]: c["sum"] for c in ph.get("counters", ())}
     return PathStats(
@@ -347,8 +358,10 @@ _WORKER_DEFAULTS: dict[str, Any] = {"rank": None, "world_size": None, "local_ran
 
 
 def _worker(w: Mapping[str, Any]) -> Worker:
-    values = {}
+    values: dict[str, Any] = {"usage": _usage(w.get("usage"))}
     for f in fields(Worker):
+        if f.name == "usage":
+            continue
         if f.name in w:
             values[f.name] = w[f.name]
         else:
@@ -366,10 +379,11 @@ class Profile:
     returns is a copy or a frozen record, so nothing you do to a result changes the
     profile.
 
-    Rendering (``show()``, ``str()``, ``diff()``, ``perfetto()``) writes the held
-    bytes into a temporary directory and runs the same C code as the ``lapse``
-    command on them; file and directory names in the text are those the profile was
-    loaded from. States that depend on the time of reading (a process ``running`` or
+    Rendering (``show()``, ``str()``, ``diff()``) runs the same C code as the
+    ``lapse`` command on the held bytes, in memory (no file is written); file and
+    directory names in the text are those the profile was loaded from.
+    ``perfetto()`` writes the held bytes into a temporary directory and exports
+    from there. States that depend on the time of reading (a process ``running`` or
     ``ended_unseen``) are derived again when the text is rendered; the numbers never
     change.
     """
@@ -425,8 +439,10 @@ class Profile:
 
         ``path`` is a ``.lapse`` file (a run of one process), a run directory
         (``<run_dir>/<run_id>/`` holding ``<host>/*.lapse``) or a directory of runs,
-        whose newest attempt is loaded (the older ones are named in the caveats as
-        ``superseded`` and are not part of the profile).
+        whose newest attempt is loaded with the attempts that ran at the same time
+        (processes started separately into one run directory are one run); those
+        that ended before it began are named in the caveats as ``superseded`` and
+        are not part of the profile.
 
         A file that cannot be read (truncated, not a .lapse file) is named in the
         caveats as ``unreadable``, and so is the copy of a process another file holds
@@ -512,11 +528,16 @@ class Profile:
         return [(u["file"], u["reason"]) for u in self._doc.get("unreadable", ())
                 if _held_name(run, u["file"]) not in self._files]
 
+    def _in_memory(self) -> tuple[str, bool, list[tuple[str, bytes, int]]]:
+        """The held files as the C reader takes a run in memory: (the run's directory,
+        or the file of a run of one, as reports name it; single file; [(path relative
+        to it, bytes, size)]). Nothing is written."""
+        run = self._doc["run"]
+        return (run["dir"], bool(run.get("single_file")),
+                [(rel, data, self._sizes.get(rel, len(data))) for rel, data in self._files.items()])
+
     def _render(self, top: int) -> str:
-        with tempfile.TemporaryDirectory(prefix="lapse-profile-") as tmp:
-            with self._on_disk(pathlib.Path(tmp)) as (where, original):
-                text = _lapse.report(where, json=False, top=top, unreadable=self._unheld())
-        return text.replace(where, original)
+        return _lapse.report(self._in_memory(), json=False, top=top, unreadable=self._unheld())
 
     # ---- reading ----
 
@@ -649,6 +670,13 @@ class Profile:
         return tuple(_worker(w) for w in self._doc.get("workers", ()))
 
     @property
+    def usage(self) -> Mapping[str, Usage]:
+        """Role -> its ``Usage`` (wall, CPU, cores busy, context switches over its
+        processes), as the report's header shows it; ``Worker.usage`` per process."""
+        return MappingProxyType({r["role"]: u for r in self._doc.get("roles", ())
+                                 if (u := _usage(r.get("usage"))) is not None})
+
+    @property
     def caveats(self) -> tuple[Caveat, ...]:
         """What makes the numbers incomplete, as ``(kind, message)``; empty when
         nothing is known to be missing."""
@@ -728,17 +756,11 @@ class ProfileDiff:
     @staticmethod
     def _run(before: Profile, after: Profile, by_path: bool, top: int,
              with_json: bool) -> tuple[dict[str, Any], str]:
-        with tempfile.TemporaryDirectory(prefix="lapse-diff-") as tmp:
-            root = pathlib.Path(tmp)
-            unheld = {"unreadable_a": before._unheld(), "unreadable_b": after._unheld()}
-            with before._on_disk(root / "a") as (a, a_orig), after._on_disk(root / "b") as (b, b_orig):
-                text = _lapse.diff(a, b, json=False, top=top, by_path=by_path, **unheld)
-                raw = _lapse.diff(a, b, json=True, by_path=by_path, **unheld) if with_json else "{}"
-        pairs = [(a, a_orig), (b, b_orig)]
-        doc = _replace_strings(json.loads(raw), pairs)
-        for old, new in pairs:
-            text = text.replace(old, new)
-        return doc, text
+        unheld = {"unreadable_a": before._unheld(), "unreadable_b": after._unheld()}
+        a, b = before._in_memory(), after._in_memory()
+        text = _lapse.diff(a, b, json=False, top=top, by_path=by_path, **unheld)
+        raw = _lapse.diff(a, b, json=True, by_path=by_path, **unheld) if with_json else "{}"
+        return json.loads(raw), text
 
     def _names_index(self) -> dict[tuple[str, str], tuple[str, ...]]:
         """(role, "/"-joined path) -> names, from both sides; role "" for any role."""

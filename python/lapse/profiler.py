@@ -20,24 +20,32 @@ if TYPE_CHECKING:
 
 class Feature(enum.Flag):
     """What a Profiler may collect. Flags decide what may be collected; evidence
-    decides what appears: a flag whose collector cannot run adds no section to the
-    result (and with ``strict=True`` the Profiler refuses to start)."""
+    decides what appears: a flag whose collector cannot run here adds no section to the
+    result (and with ``strict=True`` the Profiler refuses to start). MARKERS, DEVICE
+    and ACTIVITY have no collector yet (the GPU collectors are to come): a Profiler
+    refuses them with a ValueError, and they are not in ``DEFAULT``."""
 
-    SPANS = enum.auto()     #: wall time of spans (always available)
-    CPU = enum.auto()       #: wait% per span: a sampler thread reads each thread's CPU clock
+    SPANS = enum.auto()     #: spans and counters: their wall time (without it a span
+                            #: records nothing)
+    CPU = enum.auto()       #: wait% per span (needs SPANS): a sampler thread reads each
+                            #: thread's CPU clock
     IO = enum.auto()        #: bytes read and written: exactly by phase(name, io=True), and
                             #: per interval by the process sampler (the I/O block)
     MEMORY = enum.auto()    #: RSS over time (the process sampler) and per io=True phase
     PYTHON = enum.auto()    #: external sampling of Python stacks
-    MARKERS = enum.auto()   #: NVTX ranges for spans
-    DEVICE = enum.auto()    #: GPU telemetry of this process
-    ACTIVITY = enum.auto()  #: GPU kernels and copies attributed to spans
-    DEFAULT = SPANS | CPU | IO | MEMORY | PYTHON | MARKERS | DEVICE | ACTIVITY
+    MARKERS = enum.auto()   #: NVTX ranges for spans (no collector yet: refused)
+    DEVICE = enum.auto()    #: GPU telemetry of this process (no collector yet: refused)
+    ACTIVITY = enum.auto()  #: GPU kernels and copies attributed to spans (no collector yet:
+                            #: refused)
+    DEFAULT = SPANS | CPU | IO | MEMORY | PYTHON  #: every feature with a collector
 
 
 #: The features this build can always collect. PYTHON joins them where the lapse
 #: command and a supported CPython are at hand (available()).
 AVAILABLE = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY
+
+#: Features with no collector yet: a Profiler refuses them (ValueError).
+NO_COLLECTOR = Feature.MARKERS | Feature.DEVICE | Feature.ACTIVITY
 
 #: What a Profiler collects unless told otherwise: what a C session collects
 #: (LAPSE_FEATURES_DEFAULT: spans, wait%, the process sampler's I/O and RSS), as
@@ -46,8 +54,8 @@ COLLECTED_BY_DEFAULT = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY
 
 
 def available() -> Feature:
-    """The features a Profiler can collect in this process; the others are accepted
-    and add nothing."""
+    """The features a Profiler can collect in this process. PYTHON, when absent, is
+    accepted and adds nothing (``Profiler.missing``); NO_COLLECTOR is refused."""
     from ._python_sampler import unavailable_reason
 
     return AVAILABLE | (Feature.PYTHON if unavailable_reason() is None else Feature(0))
@@ -72,7 +80,8 @@ class Profiler:
     Args:
         features: what may be collected (``Feature`` flags); default
             ``COLLECTED_BY_DEFAULT``: spans, wait% (CPU), I/O and memory, as a C session
-            (in a process that joins an inherited session: the session's).
+            (in a process that joins an inherited session: the session's). A feature
+            with no collector (``NO_COLLECTOR``), or CPU without SPANS, raises ValueError.
         role: this process's role in the report (default ``$LAPSE_ROLE`` or "main").
         run_dir: where runs are written (default ``$LAPSE_RUN_DIR``, else a new
             temporary directory). Children started while the session is active join
@@ -130,6 +139,12 @@ class Profiler:
         max_spans = 100_000 if max_spans is None else max_spans
         if not isinstance(features, Feature):
             raise TypeError(f"features must be lapse.Feature flags, not {type(features).__name__}")
+        refused = [f.name for f in NO_COLLECTOR if f in features]
+        if refused:
+            raise ValueError(f"lapse: no collector yet for {', '.join(map(str, refused))} "
+                             f"(the GPU collectors are to come): leave it out of features")
+        if Feature.CPU in features and Feature.SPANS not in features:
+            raise ValueError("lapse: Feature.CPU (wait% per span) needs Feature.SPANS")
         if max_spans < 0:
             raise ValueError("max_spans must be >= 0")
         self.features = features
@@ -197,11 +212,13 @@ class Profiler:
             run_dir = os.environ.get("LAPSE_RUN_DIR") or tempfile.mkdtemp(prefix="lapse-")
             self.run_dir = run_dir
         try:
+            spans = Feature.SPANS in self.features
             self._file = _lapse.start(role=self.role, run_dir=run_dir, max_spans=self.max_spans,
-                                      timeline=self.max_spans > 0,
+                                      timeline=spans and self.max_spans > 0,
                                       cpu=Feature.CPU in self.features,
-                                      thread_names=self.thread_names,
-                                      process=bool(self.features & (Feature.IO | Feature.MEMORY)),
+                                      thread_names=self.thread_names, spans=spans,
+                                      io=Feature.IO in self.features,
+                                      memory=Feature.MEMORY in self.features,
                                       process_ms=self.process_sample_ms or 0,
                                       snapshot_ms=self.snapshot_ms or 0, share=self.share)
         except OSError as e:
@@ -216,16 +233,18 @@ class Profiler:
         """Checks the options asked for against the inherited session's, raising for
         those it cannot take (what it collects and keeps is fixed at its start); the
         options left to the default become the session's."""
-        cpu, process = session["cpu_sample_ms"] > 0, session["process_sample_ms"] > 0
-        collected = (Feature.SPANS | (Feature.CPU if cpu else Feature(0)) |
-                     (Feature.IO | Feature.MEMORY if process else Feature(0)))
+        # the session's LAPSE_FEATURE_* bits: SPANS 1, TIMELINE 2, CPU 4, IO 8, MEMORY 16
+        bits = session["features"]
+        theirs = Feature(0)
+        for flag, bit in ((Feature.SPANS, 1), (Feature.CPU, 4), (Feature.IO, 8), (Feature.MEMORY, 16)):
+            if bits & bit:
+                theirs |= flag
         cannot = []
         if "features" in self._given:
-            if (Feature.CPU in self.features) != cpu:
-                cannot.append(f"features: CPU (the session's wait% sampler is {'on' if cpu else 'off'})")
-            if bool(self.features & (Feature.IO | Feature.MEMORY)) != process:
-                cannot.append(f"features: IO/MEMORY (the session's process sampler is "
-                              f"{'on' if process else 'off'})")
+            for flag in (Feature.SPANS, Feature.CPU, Feature.IO, Feature.MEMORY):
+                if (flag in self.features) != (flag in theirs):
+                    cannot.append(f"features: {flag.name} ({'on' if flag in theirs else 'off'} "
+                                  f"in the session)")
         fixed = (("max_spans", self.max_spans, session["max_spans"]),
                  ("snapshot_ms", self.snapshot_ms, session["snapshot_ms"]),
                  ("process_sample_ms", self.process_sample_ms, session["process_sample_ms"]),
@@ -241,7 +260,8 @@ class Profiler:
                                "which cannot take " + "; ".join(cannot) +
                                ": leave them out to take the session's")
         # what this Profiler now stands for is the session's
-        self.features = collected | (self.features & ~(Feature.CPU | Feature.IO | Feature.MEMORY))
+        c_side = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY
+        self.features = theirs | (self.features & ~c_side)
         self.max_spans = session["max_spans"]
         self.snapshot_ms = session["snapshot_ms"]
         self.process_sample_ms = session["process_sample_ms"] or None
@@ -275,7 +295,8 @@ class Profiler:
         self._active = True
         sync_environment()
         self._live.began()
-        _lapse.timing_enable()
+        if Feature.SPANS in self.features:
+            _lapse.timing_enable()
         hook_multiprocessing()
         if self._lapse_command and Feature.PYTHON not in self.missing and self._file:
             from ._python_sampler import PythonSampler, launcher_files

@@ -4,7 +4,6 @@
 #include "store/run_dir.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,8 +24,8 @@ static const char *dir_of(const char *path, char *buf, size_t len)
 /* Whether the files of dir were written on the reader's host: the host of the
  * worker whose file the temporary was to replace, else of any worker there, else
  * the directory's name (<run>/<host>/). */
-static int dir_on_this_host(const run_model *m, const char *dir, const store_temp *t,
-                            uint32_t *worker)
+static int dir_on_this_host(const run_model *m, const rm_host_view *view, const char *dir,
+                            const store_temp *t, uint32_t *worker)
 {
     *worker = RM_NONE;
     const char *host = NULL;
@@ -42,18 +41,17 @@ static int dir_on_this_host(const run_model *m, const char *dir, const store_tem
         const char *slash = strrchr(dir, '/');
         host = slash ? slash + 1 : dir;
     }
-    return rm_on_this_host(host);
+    return rm_on_this_host(view, host);
 }
 
-static int add_dir(run_model *m, const char *dir, uint32_t *cap)
+static int add_dir(run_model *m, const rm_host_view *view, const char *dir, uint32_t *cap)
 {
     store_temp *t;
     size_t n;
     int rc = store_list_temps(dir, &t, &n);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         uint32_t worker;
-        if (!dir_on_this_host(m, dir, &t[i], &worker) || kill((pid_t)t[i].pid, 0) == 0 ||
-            errno != ESRCH)
+        if (!dir_on_this_host(m, view, dir, &t[i], &worker) || !rm_pid_gone(view, t[i].pid))
             continue; /* a write in progress, or a writer this reader cannot check */
         if (m->leftover_count == *cap) {
             uint32_t c = *cap ? *cap * 2 : 4;
@@ -77,7 +75,7 @@ static int add_dir(run_model *m, const char *dir, uint32_t *cap)
     return rc;
 }
 
-int rm_find_leftovers(run_model *m, char *const *files, size_t count)
+int rm_find_leftovers(run_model *m, const rm_host_view *view, char *const *files, size_t count)
 {
     uint32_t cap = m->leftover_count;
     char **dirs = calloc(count ? count : 1, sizeof *dirs); /* distinct, in order seen */
@@ -94,7 +92,7 @@ int rm_find_leftovers(run_model *m, char *const *files, size_t count)
         if (!(dirs[n] = strdup(dir)))
             rc = -ENOMEM;
         else
-            rc = add_dir(m, dirs[n++], &cap);
+            rc = add_dir(m, view, dirs[n++], &cap);
     }
     for (size_t k = 0; k < n; k++)
         free(dirs[k]);

@@ -2,6 +2,8 @@
 
 #include "store/sample_set.h"
 
+#include "lapse.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,7 +92,7 @@ static int build_io_phases(const run_model *m, report_role *rr)
         sum_of(m, rr, i, "io.write_bytes", &io.write_bytes);
         sum_of(m, rr, i, "io.unreadable", &io.unreadable);
         io.cache_read_bytes = io.read_chars > io.read_bytes ? (uint64_t)(io.read_chars - io.read_bytes) : 0;
-        double secs = (double)m->paths[rs->phases[i].path].total_ns / 1e9;
+        double secs = (double)m->paths[rs->phases[i]].total_ns / 1e9;
         if (secs > 0) {
             io.has_disk_rate = 1;
             io.disk_bytes_per_second = (uint64_t)((double)(io.read_bytes + io.write_bytes) / secs);
@@ -100,7 +102,42 @@ static int build_io_phases(const run_model *m, report_role *rr)
     return 0;
 }
 
-static void build_process_io(const rs_io *io, report_process_io *out)
+static report_state process_io_state(const rs_io *io)
+{
+    if (!io->processes)
+        return REPORT_NOT_COLLECTED;
+    if (!io->intervals)
+        return REPORT_UNREADABLE;
+    if (!io->read_chars && !io->write_chars && !io->read_bytes && !io->write_bytes)
+        return REPORT_NONE_MEASURED;
+    return REPORT_MEASURED;
+}
+
+/* NOT_COLLECTED when no process of role r recorded spans, NONE_MEASURED when they
+ * recorded none. */
+static report_state spans_state(const run_model *m, const rs_role *rs, uint32_t r)
+{
+    if (rs->phase_count || m->paths[m->roles[r].root].first_counter != RM_NONE)
+        return REPORT_MEASURED;
+    for (uint32_t i = 0; i < m->worker_count; i++)
+        if (m->workers[i].role_index == r && (m->workers[i].features & LAPSE_FEATURE_SPANS))
+            return REPORT_NONE_MEASURED;
+    return REPORT_NOT_COLLECTED;
+}
+
+const char *report_state_name(report_state s)
+{
+    switch (s) {
+    case REPORT_NOT_COLLECTED: return "not_collected";
+    case REPORT_UNREADABLE: return "unreadable";
+    case REPORT_NONE_MEASURED: return "none_measured";
+    case REPORT_MEASURED: return "measured";
+    }
+    return "unknown";
+}
+
+/* with_phases: the role recorded spans, so "while no phase was open" means something */
+static void build_process_io(const rs_io *io, int with_phases, report_process_io *out)
 {
     memset(out, 0, sizeof *out);
     if (!io->processes || !io->intervals)
@@ -112,7 +149,7 @@ static void build_process_io(const rs_io *io, report_process_io *out)
         io->bin_ns ? (uint64_t)(out->peak_bin / ((double)io->bin_ns / 1e9)) : 0;
     out->read_cache_bytes = io->read_chars > io->read_bytes ? io->read_chars - io->read_bytes : 0;
     uint64_t chars = io->read_chars + io->write_chars;
-    if (chars) {
+    if (chars && with_phases) {
         uint64_t mixed = chars - io->quiet_chars - io->phased_chars;
         out->has_shares = 1;
         out->quiet_share = (double)io->quiet_chars / (double)chars;
@@ -151,28 +188,27 @@ static int build_memory(const run_model *m, uint32_t r, report_role *rr)
         if (!sum_of(m, rr, i, "mem.rss_growth", &g.growth_bytes))
             continue;
         sum_of(m, rr, i, "mem.unreadable", &g.unmeasured);
-        g.calls = m->paths[rs->phases[i].path].calls;
+        g.calls = m->paths[rs->phases[i]].calls;
         uint64_t mag = g.growth_bytes < 0 ? (uint64_t)(-g.growth_bytes) : (uint64_t)g.growth_bytes;
         g.per_call_bytes = g.calls ? mag / g.calls : 0;
         mem->growth[mem->growth_count++] = g;
     }
-    mem->shown = mem->rusage_processes || rs->io.rss_peak_bytes || mem->growth_count;
+    int collected = 0;
+    for (uint32_t i = 0; i < m->worker_count && !collected; i++)
+        collected = m->workers[i].role_index == r && (m->workers[i].features & LAPSE_FEATURE_MEMORY);
+    if (mem->rusage_processes || rs->io.rss_peak_bytes || mem->growth_count)
+        mem->state = REPORT_MEASURED;
+    else
+        mem->state = collected ? REPORT_UNREADABLE : REPORT_NOT_COLLECTED;
     return 0;
 }
 
-static int cmp_by_rank_max(const void *a, const void *b, void *ctx)
+/* A role whose every process holds Python stack samples and no span nor counter, and
+ * that has no I/O nor MEMORY block. */
+static int samples_only(const run_model *m, const report_role *rr, uint32_t r)
 {
-    const rs_phase *phases = ctx;
-    const rs_phase *x = &phases[*(const uint32_t *)a], *y = &phases[*(const uint32_t *)b];
-    if (x->across_ranks.max_ns != y->across_ranks.max_ns)
-        return x->across_ranks.max_ns > y->across_ranks.max_ns ? -1 : 1;
-    return x->path < y->path ? -1 : x->path > y->path;
-}
-
-/* A role whose every process holds Python stack samples and no span nor counter. */
-static int samples_only(const run_model *m, const rs_role *rs, uint32_t r)
-{
-    if (rs->phase_count || m->paths[m->roles[r].root].first_counter != RM_NONE)
+    if (rr->spans == REPORT_MEASURED || rr->process_io_state != REPORT_NOT_COLLECTED ||
+        rr->memory.state != REPORT_NOT_COLLECTED)
         return 0;
     uint32_t n = 0;
     for (uint32_t i = 0; i < m->worker_count; i++) {
@@ -191,20 +227,21 @@ static int build_role(const run_model *m, uint32_t r, unsigned top, report_role 
     const rs_role *rs = rr->stats;
     rr->role = role;
     rr->busy_mean_ns = role->processes ? (double)role->busy_ns / role->processes : 0.0;
-    rr->top_shown = rs->top_level_count < top ? rs->top_level_count : top;
+    rr->top_shown = rs->top_level_shown;
     rr->rest_count = rs->top_level_count - rr->top_shown;
-    for (uint32_t i = rr->top_shown; i < rs->top_level_count; i++)
-        rr->rest_ns += m->paths[rs->phases[rs->top_level[i]].path].total_ns;
+    rr->rest_ns = rs->top_level_ns;
+    for (uint32_t i = 0; i < rr->top_shown; i++)
+        rr->rest_ns -= m->paths[rs->phases[rs->top_level[i]]].total_ns;
     rr->rest_share = role->busy_ns ? (double)rr->rest_ns / (double)role->busy_ns : -1.0;
-    rr->dominant_shown = rs->phase_count < top ? rs->phase_count : top;
+    rr->dominant_shown = rs->by_self_count;
     for (uint32_t i = 0; i < rr->dominant_shown; i++) {
-        const rm_path *p = &m->paths[rs->phases[rs->by_self[i]].path];
+        const rm_path *p = &m->paths[rs->phases[rs->by_self[i]]];
         rr->estimated_shown += p->sample_stride || p->child_estimated;
     }
 
     uint32_t counters = 0;
     for (uint32_t i = 0; i < rs->phase_count; i++)
-        for (uint32_t c = m->paths[rs->phases[i].path].first_counter; c != RM_NONE; c = m->counters[c].next)
+        for (uint32_t c = m->paths[rs->phases[i]].first_counter; c != RM_NONE; c = m->counters[c].next)
             counters++;
     for (uint32_t c = m->paths[role->root].first_counter; c != RM_NONE; c = m->counters[c].next)
         counters++;
@@ -213,25 +250,40 @@ static int build_role(const run_model *m, uint32_t r, unsigned top, report_role 
     if (!rr->counters || !rr->phase_counters)
         return -ENOMEM;
     for (uint32_t i = 0; i < rs->phase_count; i++)
-        add_counters(m, &m->paths[rs->phases[i].path], rr, &rr->phase_counters[i]);
+        add_counters(m, &m->paths[rs->phases[i]], rr, &rr->phase_counters[i]);
     add_counters(m, &m->paths[role->root], rr, &rr->root_counters);
 
     if (role->rank_count >= 2 && rs->phase_count) {
-        rr->by_rank_max = malloc(rs->phase_count * sizeof *rr->by_rank_max);
-        if (!rr->by_rank_max)
-            return -ENOMEM;
-        for (uint32_t i = 0; i < rs->phase_count; i++)
-            rr->by_rank_max[i] = i;
-        qsort_r(rr->by_rank_max, rs->phase_count, sizeof *rr->by_rank_max, cmp_by_rank_max,
-                (void *)rs->phases);
-        rr->rank_rows_shown = rs->phase_count < top ? rs->phase_count : top;
+        /* the slowest rank's total, largest first; ties in the order the paths were made */
+        rs_top t;
+        int rc = rs_top_init(&t, top);
+        for (uint32_t i = 0; i < rs->phase_count && !rc; i++) {
+            const rm_path *p = &m->paths[rs->phases[i]];
+            const uint64_t *totals = rm_rank_totals(p);
+            uint64_t max = 0; /* across_ranks.max_ns (none for more ranks than the role's) */
+            for (uint32_t k = 0; p->rank_n <= role->rank_count && k < p->rank_n; k++)
+                max = totals[k] > max ? totals[k] : max;
+            rc = rs_top_push(&t, (rs_key){max, rs->phases[i], i});
+        }
+        if (!rc)
+            rc = rs_top_sort(&t);
+        if (!rc && !(rr->by_rank_max = malloc((t.n ? t.n : 1u) * sizeof *rr->by_rank_max)))
+            rc = -ENOMEM;
+        for (uint32_t i = 0; i < t.n && !rc; i++)
+            rr->by_rank_max[i] = t.keys[i].index;
+        rr->rank_rows_shown = t.n;
+        rs_top_free(&t);
+        if (rc)
+            return rc;
     }
     if (build_io_phases(m, rr))
         return -ENOMEM;
-    build_process_io(&rs->io, &rr->process_io);
+    rr->spans = spans_state(m, rs, r);
+    rr->process_io_state = process_io_state(&rs->io);
+    build_process_io(&rs->io, rr->spans != REPORT_NOT_COLLECTED, &rr->process_io);
     if (build_memory(m, r, rr))
         return -ENOMEM;
-    rr->samples_only = samples_only(m, rs, r);
+    rr->samples_only = samples_only(m, rr, r);
     return 0;
 }
 
@@ -286,6 +338,7 @@ static int build_samples(const run_model *m, uint32_t wi, report_samples *out)
             rp->thread_count++;
         }
     }
+    out->has_stacks = out->process_count > 0;
     if (ss_span_totals(s, &out->span_totals, &out->span_total_count))
         goto done;
     out->spans = calloc(out->span_total_count ? out->span_total_count : 1u, sizeof *out->spans);
@@ -334,13 +387,18 @@ int report_model_build(const run_model *m, const report_inputs *in, report_model
         r->header.final += m->workers[i].final != 0;
         r->header.not_final += !m->workers[i].final;
     }
-    if (run_ranks_build(m, &r->ranks) || run_stats_build(m, &r->stats))
+    r->header.mixed_run_ids = m->run_ids > (m->joined_count ? m->joined_count : 1u);
+    if (run_ranks_build(m, &r->ranks) || run_stats_build(m, r->top, &r->stats))
         goto oom;
     r->roles = calloc(m->role_count ? m->role_count : 1u, sizeof *r->roles);
-    if (!r->roles)
+    r->worker_usage = calloc(m->worker_count ? m->worker_count : 1u, sizeof *r->worker_usage);
+    if (!r->roles || !r->worker_usage)
         goto oom;
+    for (uint32_t i = 0; i < m->worker_count; i++)
+        report_usage_of_worker(&m->workers[i], &r->worker_usage[i]);
     for (uint32_t i = 0; i < m->role_count; i++) {
         r->roles[i].stats = &r->stats.roles[i];
+        report_usage_of_role(m, i, &r->roles[i].usage);
         if (build_role(m, i, r->top, &r->roles[i]))
             goto oom;
     }
@@ -372,6 +430,7 @@ void report_model_free(report_model *r)
         for (uint32_t i = 0; i < r->m->role_count; i++)
             free_role(&r->roles[i]);
     free(r->roles);
+    free(r->worker_usage);
     for (uint32_t i = 0; i < r->samples_count; i++)
         free_samples(&r->samples[i]);
     free(r->samples);

@@ -2,8 +2,9 @@
  * computed here, once. Render formats it (render/report_render.h) and chooses no
  * number of its own; `lapse diff` and the Python package read the same model.
  *
- * Built from a merged run model (run_model.h): run_stats holds each path's figures
- * per role (self time, quantiles, shares, wait%, the spread across ranks); this adds
+ * Built from a merged run model (run_model.h): run_stats orders each role's paths and
+ * makes each path's figures (self time, quantiles, shares, wait%, the spread across
+ * ranks) on demand (run_stats_phase), for the rows a renderer prints; this adds
  * what the blocks of a role show around them (counters with rates, I/O by phase,
  * the process sampler's I/O, memory, the top-level rest, the order by slowest rank),
  * the run's header and ranks, the CAVEATS, and the Python samples' tables. */
@@ -23,7 +24,40 @@ typedef struct report_inputs {
                      RANKS, functions): 0 means 10 */
 } report_inputs;
 
+/* ---- the four numbers of a process or a role ---- */
+
+/* Wall, CPU, cores busy (CPU / wall), user/sys and context switches. A figure some
+ * process did not measure (a file of an older writer, a target lapse record could not
+ * read at its end) is not known for its role: has_* 0, shown "-", never 0. */
+typedef struct report_usage {
+    uint32_t processes; /* behind the figures */
+    uint64_t wall_ns;   /* a process: its session's wall time; a role: from the earliest
+                           session start of its processes to the latest end */
+    int has_cpu;        /* the CPU time of every one of them was measured */
+    uint64_t cpu_ns, cpu_user_ns, cpu_sys_ns; /* cpu = user + sys (getrusage) */
+    int has_cores_busy; /* has_cpu and a wall time */
+    double cores_busy;  /* cpu / wall: CPUs kept busy on average */
+    int has_ctx;        /* the context switches of every one of them are known */
+    uint64_t ctx_voluntary, ctx_involuntary; /* ru_nvcsw, ru_nivcsw */
+} report_usage;
+
+/* The usage of worker w of m, and of role r (over its processes). */
+void report_usage_of_worker(const rm_worker *w, report_usage *u);
+void report_usage_of_role(const run_model *m, uint32_t r, report_usage *u);
+
 /* ---- per role ---- */
+
+/* Whether a block of the report has something to show. Decided here, obeyed by every
+ * renderer, so that text and JSON agree: no block without data. */
+typedef enum report_state {
+    REPORT_NOT_COLLECTED = 0, /* no process of the role collected it: no block */
+    REPORT_UNREADABLE = 1,    /* collected, and nothing could be read: one line */
+    REPORT_NONE_MEASURED = 2, /* collected, and what it measured is zero: one line */
+    REPORT_MEASURED = 3,      /* figures: the block */
+} report_state;
+
+/* The state's name in the JSON report: "not_collected", "unreadable", ... */
+const char *report_state_name(report_state s);
 
 typedef enum report_counter_kind {
     REPORT_COUNTER_PLAIN = 0, /* the program's own */
@@ -60,7 +94,8 @@ typedef struct report_process_io {
     double peak_bin;              /* the largest column of the sparkline, bytes */
     uint64_t peak_bytes_per_second; /* that column's rate (0 without columns) */
     uint64_t read_cache_bytes;    /* read_chars beyond read_bytes */
-    int has_shares;               /* some byte moved: the three shares below hold */
+    int has_shares;               /* some byte moved and the role recorded spans: the three
+                                     shares below hold */
     double quiet_share;           /* moved while no phase was open */
     double phased_share;          /* moved with a phase open throughout */
     double mixed_share;           /* in intervals where phases opened or closed */
@@ -78,7 +113,8 @@ typedef struct report_growth {
 } report_growth;
 
 typedef struct report_memory {
-    int shown;                    /* some figure below exists: the MEMORY block is there */
+    report_state state;           /* MEASURED: some figure below exists; else
+                                     NOT_COLLECTED, or UNREADABLE (collected, no figure) */
     uint32_t rusage_processes;    /* processes of the role with a getrusage peak */
     uint32_t rusage_peak_worker;  /* RM_NONE when none */
     uint64_t rusage_peak_bytes;   /* the largest, getrusage's ru_maxrss */
@@ -90,6 +126,7 @@ typedef struct report_memory {
 typedef struct report_role {
     const rm_role *role;
     const rs_role *stats;
+    report_usage usage;            /* the four numbers over its processes */
     double busy_mean_ns;           /* busy time per process */
     uint32_t top_shown;            /* top-level spans shown (at most top) */
     uint32_t rest_count;           /* the others */
@@ -101,15 +138,20 @@ typedef struct report_role {
     uint32_t counter_count;
     report_counter_range *phase_counters; /* parallel to stats->phases */
     report_counter_range root_counters;   /* outside any span */
-    uint32_t *by_rank_max;         /* phase indices, largest slowest-rank total first;
-                                      NULL unless the role has 2 ranks or more */
+    uint32_t *by_rank_max;         /* phase indices, largest slowest-rank total first: the
+                                      first rank_rows_shown (at most top); NULL unless the
+                                      role has 2 ranks or more */
     uint32_t rank_rows_shown;
     report_io_phase *io_phases;    /* io=True phases, in phase order */
     uint32_t io_phase_count;
+    report_state spans;            /* NOT_COLLECTED: no process of the role recorded spans;
+                                      NONE_MEASURED: they did, and none was recorded */
+    report_state process_io_state; /* the process sampler's I/O (the I/O block) */
     report_process_io process_io;
     report_memory memory;
     int samples_only;              /* every process holds Python samples and no span nor
-                                      counter (lapse record's files): its samples say it all */
+                                      counter (lapse record's files), and the role has no
+                                      I/O nor MEMORY block: its samples say it all */
 } report_role;
 
 /* ---- the run ---- */
@@ -119,6 +161,8 @@ typedef struct report_header {
     uint64_t runtime_ns;  /* earliest start to latest write; 0 when that is not positive */
     uint32_t final;       /* processes whose last file is final */
     uint32_t not_final;
+    int mixed_run_ids;    /* the files carry more run ids than the attempts they were
+                             read from (one, or the joined ones): m->run_ids */
 } report_header;
 
 /* ---- Python samples ---- */
@@ -146,6 +190,8 @@ typedef struct report_samples_span {
 typedef struct report_samples {
     uint32_t worker;
     const store_samples *samples;
+    int has_stacks;     /* some stack was sampled (process_count > 0): else the block is
+                           one line */
     double late_share;  /* late passes / passes; -1 without passes */
     double lost_share;  /* passes lost to read errors / passes */
     int lost_biased;    /* enough lost that shares lean toward callers */
@@ -164,6 +210,7 @@ typedef struct report_model {
     run_ranks ranks;
     run_stats stats;
     report_role *roles; /* parallel to m->roles */
+    report_usage *worker_usage; /* parallel to m->workers */
     report_samples *samples; /* files with Python samples, in worker order */
     uint32_t samples_count;
     caveat_list caveats;

@@ -1,4 +1,8 @@
 #include "run_model.h"
+#include "run_join.h"
+
+#include "core/hash.h"
+#include "lapse.h"
 
 #include "core/hist.h"
 #include "store/sample_set.h"
@@ -8,12 +12,10 @@
 #include "store/run_read.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 /* ---- loading index: open addressing maps ---- */
 
@@ -28,19 +30,24 @@ typedef struct str_map { /* string id by content */
     uint32_t mask, used;
 } str_map;
 
+/* Paths by (parent, name): a slot holds a path id and 32 bits of its key's hash (8
+ * bytes a slot, not the 12 of a key and a value); a probe looks at a path only when
+ * the hash bits agree. */
+typedef struct path_map {
+    uint64_t *slots; /* hash bits << 32 | path id; UINT64_MAX: empty */
+    uint32_t mask, used;
+} path_map;
+
 typedef struct rm_index {
     str_map strings;
-    u64_map paths;    /* (parent << 32 | name) -> path */
+    path_map paths;
     u64_map counters; /* (path << 32 | name) -> counter */
     u64_map rank_slots; /* (role << 32 | rank) -> the role's rank slot */
 } rm_index;
 
 static inline uint32_t mix64(uint64_t k, uint32_t mask)
 {
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    return (uint32_t)k & mask;
+    return (uint32_t)hash_mix(k) & mask;
 }
 
 static int u64_map_grow(u64_map *m)
@@ -97,12 +104,9 @@ static void u64_map_free(u64_map *m)
     memset(m, 0, sizeof *m);
 }
 
-static uint32_t hash_str(const char *s)
+static uint32_t str_hash(const char *s)
 {
-    uint32_t h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
+    return (uint32_t)hash_mix(hash_str(s));
 }
 
 static void index_free(rm_index *ix)
@@ -110,7 +114,7 @@ static void index_free(rm_index *ix)
     if (!ix)
         return;
     free(ix->strings.ids);
-    u64_map_free(&ix->paths);
+    free(ix->paths.slots);
     u64_map_free(&ix->counters);
     u64_map_free(&ix->rank_slots);
     free(ix);
@@ -137,6 +141,43 @@ static int grow(void **items, uint32_t *cap, uint32_t count, size_t size)
 
 /* ---- strings ---- */
 
+/* Blocks that names are cut from, freed together with the model:
+ * no allocation (and no header) per string. A string never spans two blocks. */
+typedef struct rm_block {
+    struct rm_block *next;
+    size_t used, cap;
+    char data[];
+} rm_block;
+
+#define RM_BLOCK_SIZE (1u << 20)
+
+static char *block_alloc(run_model *m, size_t size)
+{
+    rm_block *b = m->blocks;
+    if (!b || b->cap - b->used < size) {
+        size_t cap = size > RM_BLOCK_SIZE ? size : RM_BLOCK_SIZE;
+        rm_block *nb = malloc(sizeof *nb + cap);
+        if (!nb)
+            return NULL;
+        nb->used = 0;
+        nb->cap = cap;
+        nb->next = b;
+        m->blocks = b = nb;
+    }
+    char *p = b->data + b->used;
+    b->used += size;
+    return p;
+}
+
+static char *block_strdup(run_model *m, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = block_alloc(m, n);
+    if (p)
+        memcpy(p, s, n);
+    return p;
+}
+
 static int str_map_grow(run_model *m, str_map *sm)
 {
     uint32_t cap = sm->mask ? (sm->mask + 1u) * 2u : 1024u;
@@ -146,7 +187,7 @@ static int str_map_grow(run_model *m, str_map *sm)
     memset(ids, 0xff, (size_t)cap * sizeof *ids);
     uint32_t mask = cap - 1u;
     for (uint32_t i = 0; i < m->string_count; i++) {
-        uint32_t s = hash_str(m->strings[i]) & mask;
+        uint32_t s = str_hash(m->strings[i]) & mask;
         while (ids[s] != RM_NONE)
             s = (s + 1u) & mask;
         ids[s] = i;
@@ -163,7 +204,7 @@ static uint32_t intern(run_model *m, rm_index *ix, const char *s)
     str_map *sm = &ix->strings;
     if ((m->string_count + 1u) * 2u > sm->mask + 1u && str_map_grow(m, sm))
         return RM_NONE;
-    uint32_t slot = hash_str(s) & sm->mask;
+    uint32_t slot = str_hash(s) & sm->mask;
     for (;;) {
         uint32_t id = sm->ids[slot];
         if (id == RM_NONE)
@@ -174,7 +215,7 @@ static uint32_t intern(run_model *m, rm_index *ix, const char *s)
     }
     if (GROW(m, strings, string_count, string_cap))
         return RM_NONE;
-    char *copy = strdup(s);
+    char *copy = block_strdup(m, s);
     if (!copy)
         return RM_NONE;
     uint32_t id = m->string_count++;
@@ -182,6 +223,8 @@ static uint32_t intern(run_model *m, rm_index *ix, const char *s)
     sm->ids[slot] = id;
     return id;
 }
+
+static int path_map_grow(path_map *pm);
 
 static rm_index *index_of(run_model *m)
 {
@@ -191,7 +234,7 @@ static rm_index *index_of(run_model *m)
     if (!ix)
         return NULL;
     m->index = ix;
-    if (u64_map_grow(&ix->paths) || u64_map_grow(&ix->counters) || u64_map_grow(&ix->rank_slots) ||
+    if (path_map_grow(&ix->paths) || u64_map_grow(&ix->counters) || u64_map_grow(&ix->rank_slots) ||
         intern(m, ix, "") != 0) {
         index_free(ix);
         m->index = NULL;
@@ -218,21 +261,60 @@ static uint32_t new_path(run_model *m, uint32_t parent, uint32_t name, uint32_t 
     return idx;
 }
 
+static inline uint64_t path_key(uint32_t parent, uint32_t name)
+{
+    return ((uint64_t)parent << 32) | name;
+}
+
+static int path_map_grow(path_map *pm)
+{
+    uint32_t cap = pm->mask ? (pm->mask + 1u) * 2u : 1024u;
+    uint64_t *slots = malloc((size_t)cap * sizeof *slots);
+    if (!slots)
+        return -ENOMEM;
+    memset(slots, 0xff, (size_t)cap * sizeof *slots);
+    uint32_t mask = cap - 1u;
+    for (uint32_t i = 0; pm->slots && i <= pm->mask; i++) {
+        uint64_t v = pm->slots[i];
+        if (v == UINT64_MAX)
+            continue;
+        /* the slot's bits are the hash's high half; its index comes from the low */
+        uint32_t s = (uint32_t)(v >> 32) & mask;
+        while (slots[s] != UINT64_MAX)
+            s = (s + 1u) & mask;
+        slots[s] = v;
+    }
+    free(pm->slots);
+    pm->slots = slots;
+    pm->mask = mask;
+    return 0;
+}
+
+/* Brings the first slot of (parent, name) toward the cache: a file's nodes look up
+ * distinct paths at random slots of a table far larger than the cache. */
+static inline void path_map_prefetch(const path_map *pm, uint32_t parent, uint32_t name)
+{
+    __builtin_prefetch(&pm->slots[(uint32_t)(hash_mix(path_key(parent, name)) >> 32) & pm->mask]);
+}
+
 static uint32_t child_path(run_model *m, rm_index *ix, uint32_t parent, uint32_t name)
 {
-    u64_map *pm = &ix->paths;
-    if ((pm->used + 1u) * 2u > pm->mask + 1u && u64_map_grow(pm))
+    path_map *pm = &ix->paths;
+    if ((pm->used + 1u) * 2u > pm->mask + 1u && path_map_grow(pm))
         return RM_NONE;
-    uint64_t key = ((uint64_t)parent << 32) | name;
-    int found;
-    uint32_t slot = u64_map_slot(pm, key, &found);
-    if (found)
-        return pm->vals[slot];
+    uint64_t h = hash_mix(path_key(parent, name));
+    uint64_t bits = h & 0xffffffff00000000ull;
+    uint32_t slot = (uint32_t)(h >> 32) & pm->mask;
+    for (uint64_t v; (v = pm->slots[slot]) != UINT64_MAX; slot = (slot + 1u) & pm->mask) {
+        uint32_t id = (uint32_t)v;
+        if ((v & 0xffffffff00000000ull) == bits && m->paths[id].parent == parent &&
+            m->paths[id].name == name)
+            return id;
+    }
     uint32_t idx = new_path(m, parent, name, m->paths[parent].role);
     if (idx == RM_NONE)
         return RM_NONE;
-    pm->keys[slot] = key;
-    pm->vals[slot] = idx;
+    pm->slots[slot] = bits | idx;
     pm->used++;
     return idx;
 }
@@ -331,15 +413,22 @@ static int64_t rank_slot(run_model *m, rm_index *ix, uint32_t r, int64_t rank)
  * window of slots to hold it. */
 static int add_rank_total(rm_path *p, uint32_t slot, uint64_t total_ns)
 {
-    if (!p->rank_n)
+    if (!p->rank_n) { /* the first: held in place */
         p->rank_lo = slot;
+        p->rank_n = p->rank_cap = 1;
+        p->rank_total = total_ns;
+        return 0;
+    }
     uint32_t lo = slot < p->rank_lo ? slot : p->rank_lo;
     uint32_t end = slot >= p->rank_lo + p->rank_n ? slot + 1 : p->rank_lo + p->rank_n;
     if (end - lo > p->rank_cap) {
         uint32_t cap = p->rank_cap * 2 > end - lo ? p->rank_cap * 2 : end - lo;
-        uint64_t *t = realloc(p->rank_totals, (size_t)cap * sizeof *t);
+        uint64_t *t = p->rank_cap > 1 ? realloc(p->rank_totals, (size_t)cap * sizeof *t)
+                                      : malloc((size_t)cap * sizeof *t);
         if (!t)
             return -ENOMEM;
+        if (p->rank_cap <= 1)
+            t[0] = p->rank_total;
         p->rank_totals = t;
         p->rank_cap = cap;
     }
@@ -351,7 +440,7 @@ static int add_rank_total(rm_path *p, uint32_t slot, uint64_t total_ns)
     }
     p->rank_lo = lo;
     p->rank_n = end - lo;
-    uint64_t *t = &p->rank_totals[slot - lo];
+    uint64_t *t = p->rank_cap > 1 ? &p->rank_totals[slot - lo] : &p->rank_total;
     *t = sat_add(*t, total_ns);
     return 0;
 }
@@ -396,6 +485,25 @@ int run_model_add_duplicate(run_model *m, const char *file, const char *kept)
     }
     m->duplicate_count++;
     return 0;
+}
+
+/* What f's session collected: its record, or for a file without one what was always
+ * collected then: spans (a file with any node or counter beyond its roots), wait%
+ * with a CPU sampler, I/O and RSS with a process sampler, the getrusage peak. */
+static uint32_t file_features(const store_file *f)
+{
+    if (f->meta.features)
+        return f->meta.features;
+    uint32_t bits = 0;
+    if (f->node_count > f->thread_count || f->counter_count || !f->samples)
+        bits |= LAPSE_FEATURE_SPANS | LAPSE_FEATURE_TIMELINE;
+    if (f->meta.cpu_sample_ms)
+        bits |= LAPSE_FEATURE_CPU;
+    if (f->proc.interval_ms)
+        bits |= LAPSE_FEATURE_IO | LAPSE_FEATURE_MEMORY;
+    if (f->meta.max_rss_kb)
+        bits |= LAPSE_FEATURE_MEMORY;
+    return bits;
 }
 
 static int estimated(const store_node *n)
@@ -523,7 +631,8 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     /* the decoder checks this; a model built from memory may not have been */
     for (uint32_t i = 0; i < f->node_count; i++) {
         const store_node *n = &f->nodes[i];
-        if (n->name >= f->name_count || (n->parent >= 0 && (uint32_t)n->parent >= i))
+        if (n->name >= f->name_count || (n->parent >= 0 && (uint32_t)n->parent >= i) ||
+            (unsigned)n->hist_lo + n->hist_n > HIST_BUCKETS)
             return -EINVAL;
     }
     for (uint32_t i = 0; i < f->counter_count; i++)
@@ -571,6 +680,9 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     w->cpu_user_ns = mt->cpu_user_ns;
     w->cpu_sys_ns = mt->cpu_sys_ns;
     w->max_rss_kb = mt->max_rss_kb;
+    w->cpu_known = !mt->cpu_unknown;
+    w->ctx_voluntary = mt->ctx_voluntary < 0 ? -1 : mt->ctx_voluntary;
+    w->ctx_involuntary = mt->ctx_involuntary < 0 ? -1 : mt->ctx_involuntary;
     w->threads = f->thread_count;
     w->snapshot_interval_ms = mt->snapshot_interval_ms;
     w->max_depth = mt->max_depth;
@@ -584,6 +696,7 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     w->dropped_counters = mt->dropped_counters;
     w->cpu_sampler = (rm_cpu_sampler){mt->cpu_sample_ms, mt->cpu_sampler_rt ? 1u : 0u,
                                       mt->cpu_ticks, mt->cpu_ticks_late, mt->cpu_sampler_ns};
+    w->features = file_features(f);
     if (add_proc(w, f) || add_children(w, f)) {
         worker_free(w);
         return -ENOMEM;
@@ -604,6 +717,12 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
             goto out;
     for (uint32_t i = 0; i < f->node_count; i++) {
         const store_node *n = &f->nodes[i];
+        enum { AHEAD = 8 }; /* the lookup of the node AHEAD on, if its parent is merged */
+        if (i + AHEAD < f->node_count) {
+            const store_node *a = &f->nodes[i + AHEAD];
+            if (a->parent >= 0 && (uint32_t)a->parent < i)
+                path_map_prefetch(&ix->paths, nodes[a->parent], names[a->name]);
+        }
         uint32_t p;
         if (n->parent < 0) {
             p = m->roles[role].root;
@@ -638,8 +757,7 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
             /* the reader gives the window of non-zero buckets; hist_n 0 is dense */
             if (n->hist && n->hist_n == 0 && hist_window_add_dense(&mp->hist, n->hist))
                 goto out;
-            hist_window window = {n->hist_lo, n->hist_n, n->hist};
-            if (n->hist && n->hist_n && hist_window_add(&mp->hist, &window))
+            if (n->hist && n->hist_n && hist_window_add_counts(&mp->hist, n->hist_lo, n->hist_n, n->hist))
                 goto out;
         }
         mp->calls = sat_add(mp->calls, n->calls);
@@ -710,54 +828,53 @@ static int sort_roles(run_model *m)
     return 0;
 }
 
-/* Builds "parent/name"; a path longer than RM_PATH_SHOWN bytes keeps its end behind
- * "...", so that a hostile chain of a million nodes costs a bounded string each. */
-static int build_path_strings(run_model *m)
+/* Fills buf backwards from its end with path i's names and separators, at most
+ * RM_PATH_SHOWN + 1 bytes (one more than a string keeps: then it is cut). Returns
+ * how many bytes it wrote, ending at buf + RM_PATH_SHOWN + 1. */
+static size_t path_tail(const run_model *m, uint32_t i, char *buf)
 {
-    for (uint32_t i = 0; i < m->path_count; i++) {
-        rm_path *p = &m->paths[i];
-        if (p->path)
-            continue;
-        const char *name = m->strings[p->name];
-        if (p->parent == RM_NONE || m->paths[p->parent].parent == RM_NONE) {
-            p->path = strdup(p->parent == RM_NONE ? "" : name);
-        } else {
-            const char *up = m->paths[p->parent].path; /* parents come first */
-            size_t a = strlen(up), b = strlen(name);
-            if (a + 1 + b <= RM_PATH_SHOWN) {
-                p->path = malloc(a + b + 2);
-                if (p->path) {
-                    memcpy(p->path, up, a);
-                    p->path[a] = '/';
-                    memcpy(p->path + a + 1, name, b + 1);
-                }
-            } else {
-                /* "..." + the last RM_PATH_SHOWN - 3 bytes of up + "/" + name */
-                size_t keep = RM_PATH_SHOWN - 3;
-                p->path = malloc(RM_PATH_SHOWN + 1);
-                if (p->path) {
-                    char *o = p->path;
-                    memcpy(o, "...", 3);
-                    o += 3;
-                    if (b >= keep) {
-                        memcpy(o, name + (b - keep), keep);
-                    } else {
-                        size_t from_up = keep - b - 1;
-                        const char *tail = a > from_up ? up + a - from_up : up;
-                        size_t n = strlen(tail);
-                        memcpy(o, tail, n);
-                        o[n] = '/';
-                        memcpy(o + n + 1, name, b);
-                        keep = n + 1 + b;
-                    }
-                    p->path[3 + keep] = 0;
-                }
-            }
-        }
-        if (!p->path)
-            return -ENOMEM;
+    const size_t room = RM_PATH_SHOWN + 1;
+    size_t n = 0;
+    for (uint32_t q = i; n < room && m->paths[q].parent != RM_NONE; q = m->paths[q].parent) {
+        const char *name = m->strings[m->paths[q].name];
+        size_t len = strlen(name), take = len < room - n ? len : room - n;
+        n += take;
+        memcpy(buf + room - n, name + len - take, take);
+        if (n < room && m->paths[m->paths[q].parent].parent != RM_NONE)
+            buf[room - ++n] = '/';
     }
-    return 0;
+    return n;
+}
+
+const char *rm_path_str(const run_model *m, uint32_t i, char *buf)
+{
+    const rm_path *p = &m->paths[i];
+    if (p->parent == RM_NONE)
+        return "";
+    if (m->paths[p->parent].parent == RM_NONE) /* a top-level path: its name, whole */
+        return m->strings[p->name];
+    const size_t room = RM_PATH_SHOWN + 1;
+    size_t n = path_tail(m, i, buf);
+    if (n < room) {
+        memmove(buf, buf + room - n, n);
+        buf[n] = 0;
+    } else { /* "..." + the last RM_PATH_SHOWN - 3 bytes */
+        size_t keep = RM_PATH_SHOWN - 3;
+        memmove(buf + 3, buf + room - keep, keep);
+        memcpy(buf, "...", 3);
+        buf[RM_PATH_SHOWN] = 0;
+    }
+    return buf;
+}
+
+int rm_path_cut(const run_model *m, uint32_t i)
+{
+    if (m->paths[i].depth <= 1)
+        return 0;
+    size_t n = 0;
+    for (uint32_t q = i; n <= RM_PATH_SHOWN && m->paths[q].parent != RM_NONE; q = m->paths[q].parent)
+        n += strlen(m->strings[m->paths[q].name]) + (m->paths[m->paths[q].parent].parent != RM_NONE);
+    return n > RM_PATH_SHOWN;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -831,27 +948,28 @@ static uint64_t now_real_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int rm_on_this_host(const char *host)
+int rm_on_this_host(const rm_host_view *view, const char *host)
 {
-    char here[256];
-    if (!host || gethostname(here, sizeof here) != 0)
-        return 0;
-    here[sizeof here - 1] = 0;
-    const char *node = getenv("SLURMD_NODENAME"); /* what the writer names a SLURM node */
-    return strcmp(here, host) == 0 || (node && !strcmp(node, host));
+    for (size_t i = 0; view && host && i < sizeof view->names / sizeof view->names[0]; i++)
+        if (view->names[i] && !strcmp(view->names[i], host))
+            return 1;
+    return 0;
+}
+
+int rm_pid_gone(const rm_host_view *view, int64_t pid)
+{
+    return view && view->pid_alive && pid > 0 && view->pid_alive(view->pid_ctx, pid) == 0;
 }
 
 int run_model_finish(run_model *m, const rm_options *opt)
 {
+    index_free(m->index); /* loading is over */
+    m->index = NULL;
     int rc = sort_roles(m);
-    if (!rc)
-        rc = build_path_strings(m);
     if (!rc)
         rc = build_hosts(m);
     if (rc)
         return rc;
-    index_free(m->index);
-    m->index = NULL;
 
     m->read_real_ns = opt && opt->now_real_ns ? opt->now_real_ns : now_real_ns();
     m->start_real_ns = m->end_real_ns = 0;
@@ -916,8 +1034,8 @@ int run_model_finish(run_model *m, const rm_options *opt)
         w->stale_limit_ns = 2ull * w->snapshot_interval_ms * 1000000ull + 1000000000ull;
         w->stale_by_ns = m->end_real_ns - w->written_real_ns;
         w->silent_ns = m->read_real_ns > w->written_real_ns ? m->read_real_ns - w->written_real_ns : 0;
-        w->gone = !w->final && rm_on_this_host(w->host) && w->pid > 0 &&
-                  kill((pid_t)w->pid, 0) != 0 && errno == ESRCH;
+        const rm_host_view *view = opt ? opt->host : NULL;
+        w->gone = !w->final && rm_on_this_host(view, w->host) && rm_pid_gone(view, w->pid);
         if (w->final)
             w->state = RM_FINAL;
         else if (w->stale_by_ns > w->stale_limit_ns)
@@ -953,6 +1071,81 @@ static int add_image(void *ctx, const store_image *im)
     return rc;
 }
 
+/* The files of one attempt into m (m->input and m->dir set), finished. */
+static int load_attempt(const store_attempt *at, const rm_options *opt, run_model *m)
+{
+    m->single_file = at->single_file;
+    for (uint32_t i = 0; opt && i < opt->extra_unreadable_count; i++)
+        if (run_model_add_unreadable(m, opt->extra_unreadable[i].file,
+                                     opt->extra_unreadable[i].reason))
+            return -ENOMEM;
+    if (store_read_attempt(at, STORE_READ_SKIP_SPANS, add_image, m, opt ? opt->hold : NULL,
+                           opt ? opt->hold_ctx : NULL) != 0)
+        return -ENOMEM;
+    return run_model_finish(m, opt);
+}
+
+int run_model_load_mem(const char *dir, int single_file, const store_buffer *files, size_t count,
+                       const rm_options *opt, run_model *m, char *err, size_t errlen)
+{
+    memset(m, 0, sizeof *m);
+    int rc = -ENOMEM;
+    char **names = calloc(count ? count : 1, sizeof *names);
+    m->input = strdup(dir);
+    m->dir = strdup(dir);
+    if (names && m->input && m->dir) {
+        for (size_t i = 0; i < count; i++)
+            names[i] = (char *)files[i].name;
+        store_attempt at = {.dir = m->dir, .single_file = single_file, .files = names,
+                            .file_count = count, .buffers = files};
+        rc = load_attempt(&at, opt, m);
+    }
+    free(names);
+    if (rc) {
+        snprintf(err, errlen, "%s: out of memory loading the run", dir);
+        run_model_free(m);
+    }
+    return rc;
+}
+
+static int cmp_joined(const void *a, const void *b)
+{
+    const rm_joined *x = a, *y = b;
+    if (x->start_real_ns != y->start_real_ns)
+        return x->start_real_ns < y->start_real_ns ? -1 : 1;
+    return strcmp(x->dir, y->dir);
+}
+
+/* The attempts of l that the run holds (joined) and those it does not (superseded). */
+static int take_attempts(run_model *m, const store_run_listing *l, const run_join *j)
+{
+    m->superseded = calloc(l->count, sizeof *m->superseded);
+    m->joined = j->joined > 1 ? calloc(j->joined, sizeof *m->joined) : NULL;
+    if (!m->superseded || (j->joined > 1 && !m->joined))
+        return -ENOMEM;
+    for (size_t i = 0; i < l->count; i++) {
+        const store_attempt *a = &l->attempts[i];
+        if (j->attempts[i].joined && j->joined > 1) {
+            rm_joined *x = &m->joined[m->joined_count];
+            if (!(x->dir = strdup(a->dir)))
+                return -ENOMEM;
+            x->files = a->file_count;
+            x->start_real_ns = j->attempts[i].start_real_ns;
+            m->joined_count++;
+        } else if (!j->attempts[i].joined) {
+            rm_superseded *s = &m->superseded[m->superseded_count];
+            if (!(s->dir = strdup(a->dir)))
+                return -ENOMEM;
+            s->files = a->file_count;
+            s->newest_mtime_ns = a->newest_mtime_ns;
+            m->superseded_count++;
+        }
+    }
+    if (m->joined_count)
+        qsort(m->joined, m->joined_count, sizeof *m->joined, cmp_joined);
+    return 0;
+}
+
 int run_model_load(const char *path, const rm_options *opt, run_model *m, char *err,
                    size_t errlen)
 {
@@ -961,40 +1154,29 @@ int run_model_load(const char *path, const rm_options *opt, run_model *m, char *
     int rc = store_list_run(path, &l, err, errlen);
     if (rc)
         return rc;
-    rc = -ENOMEM;
-    m->input = strdup(path);
-    m->dir = strdup(l.attempts[l.newest].dir);
-    m->superseded = calloc(l.count, sizeof *m->superseded);
-    if (!m->input || !m->dir || !m->superseded)
-        goto fail;
-    for (size_t i = 0; i < l.count; i++) {
-        if (i == l.newest)
-            continue;
-        rm_superseded *s = &m->superseded[m->superseded_count];
-        if (!(s->dir = strdup(l.attempts[i].dir)))
-            goto fail;
-        s->files = l.attempts[i].file_count;
-        s->newest_mtime_ns = l.attempts[i].newest_mtime_ns;
-        m->superseded_count++;
+    run_join j;
+    if ((rc = run_join_build(&l, path, &j)) != 0) {
+        store_run_listing_free(&l);
+        snprintf(err, errlen, "%s: out of memory loading the run", path);
+        return rc;
     }
-    const store_attempt *at = &l.attempts[l.newest];
-    m->single_file = at->single_file;
-    for (uint32_t i = 0; opt && i < opt->extra_unreadable_count; i++)
-        if (run_model_add_unreadable(m, opt->extra_unreadable[i].file,
-                                     opt->extra_unreadable[i].reason))
-            goto fail;
-    if (store_read_attempt(at, STORE_READ_SKIP_SPANS, add_image, m, opt ? opt->hold : NULL,
-                           opt ? opt->hold_ctx : NULL) != 0)
+    rc = -ENOMEM;
+    const store_attempt *at = &j.run;
+    m->input = strdup(path);
+    m->dir = strdup(at->dir);
+    if (!m->input || !m->dir || take_attempts(m, &l, &j))
         goto fail;
-    rc = run_model_finish(m, opt);
+    rc = load_attempt(at, opt, m);
     if (!rc)
-        rc = rm_find_leftovers(m, at->files, at->file_count);
+        rc = rm_find_leftovers(m, opt ? opt->host : NULL, at->files, at->file_count);
     if (rc)
         goto fail;
+    run_join_free(&j);
     store_run_listing_free(&l);
     return 0;
 fail:
     snprintf(err, errlen, "%s: out of memory loading the run", path);
+    run_join_free(&j);
     store_run_listing_free(&l);
     run_model_free(m);
     return rc;
@@ -1005,12 +1187,15 @@ void run_model_free(run_model *m)
     free(m->input);
     free(m->dir);
     free(m->run_id);
-    for (uint32_t i = 0; i < m->string_count; i++)
-        free(m->strings[i]);
     free(m->strings);
+    for (rm_block *b = m->blocks; b;) {
+        rm_block *next = b->next;
+        free(b);
+        b = next;
+    }
     for (uint32_t i = 0; i < m->path_count; i++) {
-        free(m->paths[i].path);
-        free(m->paths[i].rank_totals);
+        if (m->paths[i].rank_cap > 1)
+            free(m->paths[i].rank_totals);
         hist_window_free(&m->paths[i].hist);
     }
     free(m->paths);
@@ -1038,6 +1223,9 @@ void run_model_free(run_model *m)
     for (uint32_t i = 0; i < m->superseded_count; i++)
         free(m->superseded[i].dir);
     free(m->superseded);
+    for (uint32_t i = 0; i < m->joined_count; i++)
+        free(m->joined[i].dir);
+    free(m->joined);
     for (uint32_t i = 0; i < m->host_count; i++)
         free(m->hosts[i]);
     free(m->hosts);

@@ -12,6 +12,7 @@
 
 #define RM_NONE UINT32_MAX
 #define RM_PATH_SHOWN 4096 /* longer path strings keep their end behind "..." */
+#define RM_PATH_BUF (RM_PATH_SHOWN + 2) /* room for rm_path_str */
 
 /* What can be said about a worker whose last file is or is not final. */
 typedef enum rm_state {
@@ -22,8 +23,8 @@ typedef enum rm_state {
                              the time of reading) that its next snapshot is not yet due */
     RM_ENDED_UNSEEN = 3,  /* not final, among the newest, but its next snapshot is overdue:
                              killed, wedged, or its writes failed after its last snapshot */
-    RM_GONE = 4,          /* not final, and its pid no longer exists on this host (the
-                             reader's): it ended without its final write */
+    RM_GONE = 4,          /* not final, and its pid no longer exists on its host, the
+                             reader's (rm_options.host): it ended without its final write */
 } rm_state;
 
 typedef struct rm_counter {
@@ -55,9 +56,10 @@ typedef struct rm_path {
      * a rank recorded it. The window spans the slots that recorded it: a path of
      * every rank costs 8 bytes a rank, one of a single rank 8 bytes. */
     uint32_t rank_lo, rank_n, rank_cap;
-    uint64_t *rank_totals;
-    char *path;              /* names joined with "/" ("" for a role root); beyond
-                                RM_PATH_SHOWN bytes "..." and the end */
+    union {                  /* rm_rank_totals(p): the array of rank_n totals */
+        uint64_t *rank_totals; /* rank_cap > 1 */
+        uint64_t rank_total;   /* rank_cap <= 1: the one total, held in place */
+    };
     hist_window hist;        /* per-call wall time, ns */
 } rm_path;
 
@@ -102,6 +104,8 @@ typedef struct rm_worker {
     uint64_t write_failures; /* writes of its session that failed before this file's */
     uint64_t start_real_ns, written_real_ns;
     uint64_t wall_ns, cpu_user_ns, cpu_sys_ns, max_rss_kb;
+    int cpu_known;        /* cpu_user_ns and cpu_sys_ns were measured */
+    int64_t ctx_voluntary, ctx_involuntary; /* context switches; -1 unknown (older files) */
     uint64_t busy_ns;    /* sum of its top-level spans over all its threads */
     uint64_t span_calls; /* completed spans, all paths */
     uint32_t threads;
@@ -113,6 +117,9 @@ typedef struct rm_worker {
     uint64_t stale_limit_ns; /* 2 x snapshot interval + 1 s */
     uint64_t silent_ns;     /* time of reading minus its last write */
     int gone;               /* on the reader's host, and no process has its pid */
+    uint32_t features;      /* what its session collected: LAPSE_FEATURE_* (lapse.h); for a
+                               file that does not record them (older ones, lapse record's)
+                               what its content implies (rm_file_features) */
     rm_proc proc;
     rm_cpu_sampler cpu_sampler;
     struct sample_set *samples; /* its Python stack samples (a copy), NULL when none */
@@ -160,6 +167,14 @@ typedef struct rm_superseded {
     uint64_t newest_mtime_ns;
 } rm_superseded;
 
+/* One of the attempts a run joins: processes started separately into one directory
+ * of runs (each with a run id of its own) that ran at the same time (run_join.h). */
+typedef struct rm_joined {
+    char *dir;
+    size_t files;
+    uint64_t start_real_ns; /* its earliest session start */
+} rm_joined;
+
 /* A temporary in the run's directories (NAME.lapse.tmp.<pid>...) whose writer is gone:
  * on the reader's host (the host of the directory's files), no process has its pid.
  * It was killed while it wrote, or its rename failed: the file it was to replace
@@ -181,7 +196,8 @@ typedef struct run_model {
     uint64_t start_real_ns, end_real_ns; /* earliest session start, latest write */
     uint64_t read_real_ns;               /* when the model was loaded */
 
-    char **strings; /* interned names; strings[0] is "" */
+    char **strings; /* interned names; strings[0] is "" (in the string blocks) */
+    struct rm_block *blocks; /* the memory behind strings and path strings */
     uint32_t string_count, string_cap;
 
     rm_path *paths; /* parents before children; each role's root first */
@@ -199,6 +215,9 @@ typedef struct run_model {
     uint32_t overflowed_counters; /* merged counters whose sum overflowed int64 */
     rm_superseded *superseded;
     uint32_t superseded_count;
+    rm_joined *joined; /* the attempts joined into this run, in start order; none (0) when
+                          the run is one attempt */
+    uint32_t joined_count;
     char **hosts; /* sorted, distinct */
     uint32_t host_count;
     rm_leftover *leftovers; /* in name order */
@@ -207,8 +226,22 @@ typedef struct run_model {
     void *index; /* loading only */
 } run_model;
 
+/* The host the analysis is done on, as seen by its caller: which host names are this
+ * one, and which pids are alive on it. An input of the analysis, never a call inside
+ * it: a test can analyse a run as seen from another host, or with a table of pids
+ * (tools/host_view.h fills one for the reader's own host). */
+typedef struct rm_host_view {
+    const char *names[2]; /* the names this host goes by; NULL where none */
+    /* 1: a process with this pid exists on this host, 0: none does, -1: cannot tell */
+    int (*pid_alive)(void *ctx, int64_t pid);
+    void *pid_ctx;
+} rm_host_view;
+
 struct store_held;
 typedef struct rm_options {
+    /* The reader's host: NULL when unknown (then no worker is known gone and no
+     * temporary is known left over: nothing is checked). */
+    const rm_host_view *host;
     uint64_t now_real_ns; /* the time of reading; 0: now */
     /* When set, hold(hold_ctx, file, held) receives what was read of each file of
      * the attempt (store_read_attempt); the callee owns held. */
@@ -220,12 +253,20 @@ typedef struct rm_options {
     uint32_t extra_unreadable_count;
 } rm_options;
 
-/* Loads the newest attempt under path (a file, a run directory or a directory of
- * runs). A file that cannot be read is recorded in unreadable and skipped. Returns
+/* Loads the run under path (a file, a run directory or a directory of runs: its
+ * newest attempt and those that ran at the same time, run_join.h). A file that cannot be read is recorded in unreadable and skipped. Returns
  * 0, or a negative code with one line in err (no such path, no .lapse file, out of
  * memory); a run whose every file is unreadable still loads (worker_count 0). */
 int run_model_load(const char *path, const rm_options *opt, run_model *m, char *err,
                    size_t errlen);
+/* Loads one attempt given as files in memory (nothing is opened): dir names the run
+ * directory (the file itself when single_file), files their names, as reports name
+ * them, in name order, and bytes (store_buffer). No temporaries are looked for: there
+ * is no directory. 0, or -ENOMEM with one line in err. */
+struct store_buffer;
+int run_model_load_mem(const char *dir, int single_file, const struct store_buffer *files,
+                       size_t count, const rm_options *opt, run_model *m, char *err,
+                       size_t errlen);
 void run_model_free(run_model *m);
 
 /* Merges one decoded file into m as a worker (used by run_model_load; exposed for
@@ -244,7 +285,7 @@ int run_model_check(const struct store_file *f, char *why, size_t whylen);
 int run_model_add_duplicate(run_model *m, const char *file, const char *kept);
 /* Records a file that could not be read. 0 or -ENOMEM. */
 int run_model_add_unreadable(run_model *m, const char *file, const char *reason);
-/* After the last add: sorts roles, builds path strings, hosts, per-role busy
+/* After the last add: sorts roles, builds hosts, per-role busy
  * statistics and worker staleness. 0 or -ENOMEM. */
 int run_model_finish(run_model *m, const rm_options *opt);
 
@@ -255,15 +296,33 @@ static inline int rm_over_busy(const run_model *m, const rm_path *p)
     return p->parent != RM_NONE && p->total_ns > m->roles[p->role].busy_ns;
 }
 
-/* 1 when host names the machine this reader runs on. */
-int rm_on_this_host(const char *host);
+/* 1 when host is one of the names of the reader's host (NULL view: never). */
+int rm_on_this_host(const rm_host_view *view, const char *host);
+/* 1 when the view says no process has pid on its host (0 when alive or unknown). */
+int rm_pid_gone(const rm_host_view *view, int64_t pid);
 
 /* Adds to m (after run_model_finish) the leftover temporaries in the directories
- * that hold files (the attempt's count paths). 0 or -ENOMEM. */
-int rm_find_leftovers(run_model *m, char *const *files, size_t count);
+ * that hold files (the attempt's count paths) whose writer view says is gone.
+ * 0 or -ENOMEM. */
+int rm_find_leftovers(run_model *m, const rm_host_view *view, char *const *files, size_t count);
 
 /* Whether a worker takes part in cross-rank figures (a rank a key can hold). */
 static inline int rm_has_rank(const rm_worker *w) { return w->rank >= 0 && w->rank < (int64_t)RM_NONE; }
+
+/* Path p's total in each rank slot of its window: rank_n values, slot rank_lo first. */
+static inline const uint64_t *rm_rank_totals(const rm_path *p)
+{
+    return p->rank_cap > 1 ? p->rank_totals : &p->rank_total;
+}
+
+/* The string of path i: its names joined with "/" ("" for a role root); below the
+ * top level, one longer than RM_PATH_SHOWN bytes is "..." and its last
+ * RM_PATH_SHOWN - 3 bytes. Made on demand from the tree (the model holds no path
+ * strings): into buf, RM_PATH_BUF bytes, walking up at most RM_PATH_SHOWN + 1 bytes
+ * of names; a top-level path's is its name (returned, buf unused). */
+const char *rm_path_str(const run_model *m, uint32_t i, char *buf);
+/* Whether path i's string is longer than RM_PATH_SHOWN bytes (rm_path_str cuts it). */
+int rm_path_cut(const run_model *m, uint32_t i);
 
 /* The name of a string id. */
 static inline const char *rm_str(const run_model *m, uint32_t id) { return m->strings[id]; }

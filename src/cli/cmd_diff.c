@@ -6,6 +6,7 @@
 #include "analyze/diff.h"
 #include "analyze/run_model.h"
 #include "render/diff_render.h"
+#include "tools/host_view.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -54,56 +55,61 @@ static void help(FILE *out)
 
 static int bad_usage(const char *fmt, const char *arg)
 {
-    return cli_bad_usage("diff", usage_line, fmt, arg);
+    return cli_bad_usage("diff", fmt, arg);
 }
 
-static int parse_top(const char *s, unsigned *top)
-{
-    return cli_parse_count(s, 100000000, top);
-}
+enum { OPT_JSON = 256, OPT_BY_PATH, OPT_TOP };
+
+static const struct option options[] = {
+    {"json", no_argument, NULL, OPT_JSON},
+    {"by-path", no_argument, NULL, OPT_BY_PATH},
+    {"top", required_argument, NULL, OPT_TOP},
+    {"help", no_argument, NULL, 'h'},
+    {0, 0, 0, 0},
+};
 
 int cmd_diff(int argc, char **argv)
 {
     const char *paths[2] = {NULL, NULL};
-    int json = 0, options_done = 0, npaths = 0;
+    int json = 0, npaths = 0;
     unsigned flags = 0;
     diff_options o = {30};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!options_done && a[0] == '-' && a[1]) {
-            if (!strcmp(a, "--")) {
-                options_done = 1;
-            } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-                help(stdout);
-                return 0;
-            } else if (!strcmp(a, "--json")) {
-                json = 1;
-            } else if (!strcmp(a, "--by-path")) {
-                flags |= DIFF_BY_PATH;
-            } else if (!strcmp(a, "--top")) {
-                if (i + 1 >= argc)
-                    return bad_usage("--top needs a number%s", "");
-                if (parse_top(argv[++i], &o.top))
-                    return bad_usage("--top needs a whole number from 1, not '%s'", argv[i]);
-            } else if (!strncmp(a, "--top=", 6)) {
-                if (parse_top(a + 6, &o.top))
-                    return bad_usage("--top needs a whole number from 1, not '%s'", a + 6);
-            } else {
-                return bad_usage("unknown option '%s'", a);
-            }
-        } else if (npaths < 2) {
-            paths[npaths++] = a;
-        } else {
-            return bad_usage("two paths only ('%s' is a third one)", a);
+    cli_parser p;
+    cli_parser_init(&p, "diff", options, 0, argc, argv);
+    for (int c; (c = cli_next(&p)) != -1;) {
+        switch (c) {
+        case 'h':
+            help(stdout);
+            return 0;
+        case OPT_JSON:
+            json = 1;
+            break;
+        case OPT_BY_PATH:
+            flags |= DIFF_BY_PATH;
+            break;
+        case OPT_TOP:
+            if (cli_parse_count(p.arg, 100000000, &o.top))
+                return cli_bad_value(&p, "a whole number from 1 to 100000000");
+            break;
+        default:
+            return 2;
         }
+    }
+    for (int i = p.operands; i < argc; i++) {
+        if (npaths == 2)
+            return bad_usage("two paths only ('%s' is a third one)", argv[i]);
+        paths[npaths++] = argv[i];
     }
     if (npaths < 2)
         return bad_usage(npaths ? "missing B%s" : "missing A and B%s", "");
 
     run_model m[2];
     char err[1024];
+    host_view_here here;
+    host_view_fill(&here);
+    rm_options opt = {.host = &here.view};
     for (int s = 0; s < 2; s++)
-        if (run_model_load(paths[s], NULL, &m[s], err, sizeof err)) {
+        if (run_model_load(paths[s], &opt, &m[s], err, sizeof err)) {
             fprintf(stderr, "lapse diff: %s\n", err);
             if (s)
                 run_model_free(&m[0]);

@@ -1,6 +1,7 @@
 /* lapse dump PID: every thread's Python stack now, read from outside. */
 #include "commands.h"
 
+#include "args.h"
 #include "pyread/pyread.h"
 #include "render/json_out.h"
 
@@ -10,10 +11,12 @@
 #include <string.h>
 #include <unistd.h>
 
+static const char usage_line[] = "usage: lapse dump [--json] PID\n";
+
 static void usage(FILE *out)
 {
+    fputs(usage_line, out);
     fprintf(out,
-            "usage: lapse dump [--json] PID\n"
             "\n"
             "Prints the Python stack of every thread of process PID now, innermost frame\n"
             "first, with each thread's Python and OS thread ids, its name (Python's\n"
@@ -116,33 +119,38 @@ static void print_json(const pyread_target *t, const pyread_sample *s, const cha
     json_finish(&j);
 }
 
+enum { OPT_JSON = 256 };
+
+static const struct option options[] = {
+    {"json", no_argument, NULL, OPT_JSON},
+    {"help", no_argument, NULL, 'h'},
+    {0, 0, 0, 0},
+};
+
 int cmd_dump(int argc, char **argv)
 {
     int as_json = 0;
-    const char *pid_arg = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+    cli_parser p;
+    cli_parser_init(&p, "dump", options, 0, argc, argv);
+    for (int c; (c = cli_next(&p)) != -1;) {
+        switch (c) {
+        case 'h':
             usage(stdout);
             return 0;
-        } else if (!strcmp(argv[i], "--json")) {
+        case OPT_JSON:
             as_json = 1;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "lapse dump: unknown option '%s'\nusage: lapse dump [--json] PID\n", argv[i]);
+            break;
+        default:
             return 2;
-        } else if (pid_arg) {
-            fprintf(stderr, "lapse dump: one PID only (got also '%s')\n", argv[i]);
-            return 2;
-        } else {
-            pid_arg = argv[i];
         }
     }
-    char *end = NULL;
-    long pid = pid_arg ? strtol(pid_arg, &end, 10) : 0;
-    if (!pid_arg || !*pid_arg || *end || pid <= 0 || pid > 0x7fffffff) {
-        fprintf(stderr, "lapse dump: %s\nusage: lapse dump [--json] PID\n",
-                pid_arg ? "PID must be a positive number" : "no PID given");
-        return 2;
-    }
+    long pid = 0;
+    if (p.operands == argc)
+        return cli_bad_usage("dump", "%s", "no PID given");
+    if (argc - p.operands > 1)
+        return cli_bad_usage("dump", "one PID only (got also '%s')", argv[p.operands + 1]);
+    if (cli_parse_pid(argv[p.operands], &pid))
+        return cli_bad_usage("dump", "PID must be a positive number (got '%s')", argv[p.operands]);
     char msg[512];
     pyread_target *t = NULL;
     if (pyread_open((pid_t)pid, &t, msg, sizeof msg) != PYREAD_OK) {

@@ -2,6 +2,7 @@
 #include "commands.h"
 
 #include "args.h"
+#include "sampler_args.h"
 
 #include "pyread/pyread.h"
 #include "pyread/sampler.h"
@@ -59,6 +60,7 @@ static void usage(FILE *out)
             "                       the root of each stack: what launched the program (lapse\n"
             "                       run passes its own files and runpy's); repeatable, 8 at\n"
             "                       most; a stack of nothing else is kept whole\n"
+            "  -p, --pid PID        attach to the running process PID\n"
             "  -o, --output OUT     where to write (\"-\": standard output, not for lapse);\n"
             "                       default lapse-PID.<ext>; mode 0600 (0640 with\n"
             "                       LAPSE_SHARE=1), replaced atomically, never written\n"
@@ -96,16 +98,16 @@ static void usage(FILE *out)
 
 static int bad_usage(const char *fmt, const char *arg)
 {
-    return cli_bad_usage("record", USAGE_LINE, fmt, arg);
+    return cli_bad_usage("record", fmt, arg);
 }
 
 static volatile sig_atomic_t stop_flag;
 
 /* Waits for child, `ticks` times 10 ms at most: its pid when it ended (status set). */
-static pid_t wait_child(pid_t child, int *status, int ticks)
+static pid_t wait_child(pid_t child, int *status, struct rusage *ru, int ticks)
 {
     pid_t w = 0;
-    for (int i = 0; i < ticks && (w = waitpid(child, status, WNOHANG)) == 0; i++) {
+    for (int i = 0; i < ticks && (w = wait4(child, status, WNOHANG, ru)) == 0; i++) {
         struct timespec ts = {0, 10000000};
         nanosleep(&ts, NULL);
     }
@@ -135,17 +137,13 @@ static const char *format_from_name(const char *out)
     return NULL;
 }
 
-static int write_output(const sample_set *set, const char *format, const char *out, pid_t pid, char *err,
-                        size_t errlen)
+/* meta: the target's, for a .lapse file */
+static int write_output(const sample_set *set, const char *format, const char *out,
+                        const samples_file_meta *meta, char *err, size_t errlen)
 {
     unsigned flags = store_share_from_env();
-    if (!strcmp(format, "lapse")) {
-        samples_file_meta meta;
-        memset(&meta, 0, sizeof meta);
-        meta.pid = pid;
-        meta.ppid = -1;
-        return samples_save_lapse(set, &meta, out, flags, err, errlen);
-    }
+    if (!strcmp(format, "lapse"))
+        return samples_save_lapse(set, meta, out, flags, err, errlen);
     int to_stdout = !strcmp(out, "-");
     store_out o;
     FILE *f = stdout;
@@ -304,6 +302,19 @@ static void say_started(void *ctx, const char *version)
             *version ? " (CPython " : "", version, *version ? ")" : "", o->rate_hz, sampler_mode_name(o->mode));
 }
 
+enum { OPT_SUBPROCESSES = 256, OPT_HIDE_ROOT, OPT_FORMAT };
+
+static const struct option options[] = {
+    CLI_SAMPLER_OPTIONS,
+    {"subprocesses", no_argument, NULL, OPT_SUBPROCESSES},
+    {"hide-root", required_argument, NULL, OPT_HIDE_ROOT},
+    {"output", required_argument, NULL, 'o'},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"pid", required_argument, NULL, 'p'},
+    {"help", no_argument, NULL, 'h'},
+    {0, 0, 0, 0},
+};
+
 int cmd_record(int argc, char **argv)
 {
     sampler_opts o;
@@ -312,62 +323,46 @@ int cmd_record(int argc, char **argv)
     o.start_timeout_s = 10;
     const char *out = NULL, *format = NULL;
     long pid = 0;
-    int cmd_at = -1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--")) {
-            cmd_at = i + 1;
-            break;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+    cli_parser p;
+    cli_parser_init(&p, "record", options, 1, argc, argv);
+    for (int c; (c = cli_next(&p)) != -1;) {
+        int done = cli_sampler_option(&p, c, &o);
+        if (done == 2)
+            return 2;
+        if (done)
+            continue;
+        switch (c) {
+        case 'h':
             usage(stdout);
             return 0;
-        } else if (!strcmp(a, "-r") || !strcmp(a, "--rate")) {
-            if (!v || cli_parse_double(v, 0.1, 100000, &o.rate_hz) != 0)
-                return bad_usage("%s needs a rate in Hz between 0.1 and 100000", a);
-            i++;
-        } else if (!strcmp(a, "-d") || !strcmp(a, "--duration")) {
-            if (!v || cli_parse_double(v, 0.001, 1e7, &o.duration_s) != 0)
-                return bad_usage("%s needs a positive number of seconds", a);
-            i++;
-        } else if (!strcmp(a, "--mode")) {
-            if ((o.mode = sampler_mode_parse(v)) < 0)
-                return bad_usage("--mode needs wall, cpu or gil (got '%s')", v ? v : "");
-            i++;
-        } else if (!strcmp(a, "--idle")) {
-            o.idle = 1;
-        } else if (!strcmp(a, "--subprocesses")) {
+        case OPT_SUBPROCESSES:
             o.subprocesses = 1;
-        } else if (!strcmp(a, "--hide-root")) {
-            if (!v || !*v || o.hide_root_count == SAMPLER_HIDE_MAX)
-                return bad_usage("%s needs a file name (at most 8 of them)", a);
-            o.hide_root[o.hide_root_count++] = v;
-            i++;
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            if (!v || !*v)
-                return bad_usage("%s needs a file name", a);
-            out = v;
-            i++;
-        } else if (!strcmp(a, "--format")) {
-            if (!v || (strcmp(v, "lapse") && strcmp(v, "collapsed") && strcmp(v, "speedscope") &&
-                       strcmp(v, "flamegraph")))
-                return bad_usage("--format needs lapse, collapsed, speedscope or flamegraph (got '%s')",
-                                 v ? v : "");
-            format = v;
-            i++;
-        } else if (!strcmp(a, "--pid") || !strcmp(a, "-p")) {
-            char *end;
-            pid = v ? strtol(v, &end, 10) : 0;
-            if (!v || *end || pid <= 0 || pid > 0x7fffffff)
-                return bad_usage("%s needs a process id", a);
-            i++;
-        } else if (a[0] == '-') {
-            return bad_usage("unknown option '%s'", a);
-        } else {
-            cmd_at = i; /* the program, without "--" */
             break;
+        case OPT_HIDE_ROOT:
+            if (!*p.arg || o.hide_root_count == SAMPLER_HIDE_MAX)
+                return cli_bad_value(&p, "a file name (at most 8 of them)");
+            o.hide_root[o.hide_root_count++] = p.arg;
+            break;
+        case 'o':
+            if (!*p.arg)
+                return cli_bad_value(&p, "a file name");
+            out = p.arg;
+            break;
+        case OPT_FORMAT:
+            if (strcmp(p.arg, "lapse") && strcmp(p.arg, "collapsed") && strcmp(p.arg, "speedscope") &&
+                strcmp(p.arg, "flamegraph"))
+                return cli_bad_value(&p, "lapse, collapsed, speedscope or flamegraph");
+            format = p.arg;
+            break;
+        case 'p':
+            if (cli_parse_pid(p.arg, &pid))
+                return cli_bad_value(&p, "a process id");
+            break;
+        default:
+            return 2;
         }
     }
+    int cmd_at = p.operands; /* the program, after "--" or without it */
     int have_cmd = cmd_at > 0 && cmd_at < argc;
     if (have_cmd == (pid > 0))
         return bad_usage("%s", pid > 0 ? "give --pid or a program, not both" : "nothing to record: give --pid PID or -- PROGRAM ARGS");
@@ -438,16 +433,16 @@ int cmd_record(int argc, char **argv)
         pid_t w = 0;
         if (rc != 0 && !stop_flag) {
             /* a launched program we could not read: let it finish as it would have */
-            if (waitpid(o.child, &status, 0) == o.child)
+            if (wait4(o.child, &status, 0, &r.child_usage) == o.child)
                 r.child_status = status;
         } else {
             /* Ctrl-C reached the program too: give it 5 s to end on its own; then, or
              * when -d ended first, SIGTERM and 5 s more: no wait is longer than that */
             if (stop_flag)
-                w = wait_child(o.child, &status, 500);
+                w = wait_child(o.child, &status, &r.child_usage, 500);
             if (w != o.child) {
                 kill(o.child, SIGTERM);
-                w = wait_child(o.child, &status, 500);
+                w = wait_child(o.child, &status, &r.child_usage, 500);
             }
             if (w == o.child)
                 r.child_status = status;
@@ -469,8 +464,18 @@ int cmd_record(int argc, char **argv)
         sample_set_free(set);
         return 1;
     }
+    /* what the target used, for the header: a launched child's from wait4, a live
+     * target's from /proc; unknown when it could not be read */
+    samples_file_meta meta;
+    memset(&meta, 0, sizeof meta);
+    meta.pid = o.root;
+    meta.ppid = -1;
+    if (o.child > 0 && r.child_status != -1)
+        sampler_usage_from_rusage(&r.child_usage, &meta);
+    else if (o.child <= 0)
+        sampler_usage_of_pid(o.root, &meta);
     char err[600] = "";
-    if (write_output(set, format, out, o.root, err, sizeof err) != 0) {
+    if (write_output(set, format, out, &meta, err, sizeof err) != 0) {
         fprintf(stderr, "lapse record: %s\n", err[0] ? err : "cannot write the output");
         sample_set_free(set);
         return 1;

@@ -6,6 +6,7 @@
 #include "analyze/run_model.h"
 #include "analyze/run_stats.h"
 #include "render/report_render.h"
+#include "tools/host_view.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -23,7 +24,9 @@ static void help(FILE *out)
         "\n"
         "PATH is one .lapse file, a run directory (<run_dir>/<run_id>/, holding\n"
         "<host>/*.lapse, one file per process), or a directory of runs: then the newest\n"
-        "attempt is reported and the older ones are named as superseded.\n"
+        "attempt is reported, joined with the attempts that ran at the same time\n"
+        "(processes started separately into one run directory), and those that ended\n"
+        "before it began are named as superseded.\n"
         "\n"
         "options:\n"
         "  --json     the same content as one JSON document (schema \"lapse.report\",\n"
@@ -82,55 +85,60 @@ static void help(FILE *out)
 
 static int bad_usage(const char *fmt, const char *arg)
 {
-    return cli_bad_usage("report", usage_line, fmt, arg);
+    return cli_bad_usage("report", fmt, arg);
 }
 
-static int parse_top(const char *s, unsigned *top)
-{
-    return cli_parse_count(s, 1000000, top);
-}
+enum { OPT_JSON = 256, OPT_TOP, OPT_ASCII };
+
+static const struct option options[] = {
+    {"json", no_argument, NULL, OPT_JSON},
+    {"top", required_argument, NULL, OPT_TOP},
+    {"ascii", no_argument, NULL, OPT_ASCII},
+    {"help", no_argument, NULL, 'h'},
+    {0, 0, 0, 0},
+};
 
 int cmd_report(int argc, char **argv)
 {
     const char *path = NULL;
-    int json = 0, options_done = 0, ascii = 0;
+    int json = 0, ascii = 0;
     report_options ro = {0};
     report_inputs in = {10};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!options_done && a[0] == '-' && a[1]) {
-            if (!strcmp(a, "--")) {
-                options_done = 1;
-            } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-                help(stdout);
-                return 0;
-            } else if (!strcmp(a, "--json")) {
-                json = 1;
-            } else if (!strcmp(a, "--ascii")) {
-                ascii = 1;
-            } else if (!strcmp(a, "--top")) {
-                if (i + 1 >= argc)
-                    return bad_usage("--top needs a number%s", "");
-                if (parse_top(argv[++i], &in.top))
-                    return bad_usage("--top needs a whole number from 1, not '%s'", argv[i]);
-            } else if (!strncmp(a, "--top=", 6)) {
-                if (parse_top(a + 6, &in.top))
-                    return bad_usage("--top needs a whole number from 1, not '%s'", a + 6);
-            } else {
-                return bad_usage("unknown option '%s'", a);
-            }
-        } else if (!path) {
-            path = a;
-        } else {
-            return bad_usage("one PATH only ('%s' is a second one)", a);
+    cli_parser p;
+    cli_parser_init(&p, "report", options, 0, argc, argv);
+    for (int c; (c = cli_next(&p)) != -1;) {
+        switch (c) {
+        case 'h':
+            help(stdout);
+            return 0;
+        case OPT_JSON:
+            json = 1;
+            break;
+        case OPT_ASCII:
+            ascii = 1;
+            break;
+        case OPT_TOP:
+            if (cli_parse_count(p.arg, 1000000, &in.top))
+                return cli_bad_value(&p, "a whole number from 1 to 1000000");
+            break;
+        default:
+            return 2;
         }
+    }
+    for (int i = p.operands; i < argc; i++) {
+        if (path)
+            return bad_usage("one PATH only ('%s' is a second one)", argv[i]);
+        path = argv[i];
     }
     if (!path)
         return bad_usage("missing PATH%s", "");
 
     run_model m;
     char err[1024];
-    if (run_model_load(path, NULL, &m, err, sizeof err)) {
+    host_view_here here;
+    host_view_fill(&here);
+    rm_options opt = {.host = &here.view};
+    if (run_model_load(path, &opt, &m, err, sizeof err)) {
         fprintf(stderr, "lapse report: %s\n", err);
         return 1;
     }

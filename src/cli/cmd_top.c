@@ -3,6 +3,7 @@
 #include "commands.h"
 
 #include "args.h"
+#include "sampler_args.h"
 
 #include "analyze/sample_stats.h"
 #include "pyread/pyread.h"
@@ -17,7 +18,8 @@
 #include <unistd.h>
 
 static const char *USAGE_LINE =
-    "usage: lapse top [-r HZ] [-i SECONDS] [-n ROWS] [-d SECONDS] [--mode wall|cpu|gil] [--idle] PID\n";
+    "usage: lapse top [-r HZ] [-i SECONDS] [-n ROWS] [-d SECONDS] [--mode wall|cpu|gil] [--idle]\n"
+    "                 (PID | -p PID)\n";
 
 static void usage(FILE *out)
 {
@@ -41,6 +43,7 @@ static void usage(FILE *out)
             "  -d, --duration SEC   stop after SEC seconds (default: until Ctrl-C or the\n"
             "                       process exits)\n"
             "  --mode, --idle       as for `lapse record`\n"
+            "  -p, --pid PID        the process (or PID alone)\n"
             "  -h, --help           this help\n"
             "\n"
             "Bold headers only on a terminal and never with NO_COLOR set.\n"
@@ -50,7 +53,7 @@ static void usage(FILE *out)
 
 static int bad_usage(const char *fmt, const char *arg)
 {
-    return cli_bad_usage("top", USAGE_LINE, fmt, arg);
+    return cli_bad_usage("top", fmt, arg);
 }
 
 static volatile sig_atomic_t stop_flag;
@@ -123,6 +126,15 @@ static int refresh(void *ctx, sample_set *set)
     return 0;
 }
 
+static const struct option options[] = {
+    CLI_SAMPLER_OPTIONS,
+    {"interval", required_argument, NULL, 'i'},
+    {"rows", required_argument, NULL, 'n'},
+    {"pid", required_argument, NULL, 'p'},
+    {"help", no_argument, NULL, 'h'},
+    {0, 0, 0, 0},
+};
+
 int cmd_top(int argc, char **argv)
 {
     sampler_opts o;
@@ -131,45 +143,41 @@ int cmd_top(int argc, char **argv)
     o.start_timeout_s = 2;
     double interval = 1, rows = 20;
     long pid = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+    cli_parser p;
+    cli_parser_init(&p, "top", options, 0, argc, argv);
+    for (int c; (c = cli_next(&p)) != -1;) {
+        int done = cli_sampler_option(&p, c, &o);
+        if (done == 2)
+            return 2;
+        if (done)
+            continue;
+        switch (c) {
+        case 'h':
             usage(stdout);
             return 0;
-        } else if (!strcmp(a, "-r") || !strcmp(a, "--rate")) {
-            if (!v || cli_parse_double(v, 0.1, 100000, &o.rate_hz) != 0)
-                return bad_usage("%s needs a rate in Hz between 0.1 and 100000", a);
-            i++;
-        } else if (!strcmp(a, "-i") || !strcmp(a, "--interval")) {
-            if (!v || cli_parse_double(v, 0.05, 3600, &interval) != 0)
-                return bad_usage("%s needs seconds between 0.05 and 3600", a);
-            i++;
-        } else if (!strcmp(a, "-n") || !strcmp(a, "--rows")) {
-            if (!v || cli_parse_double(v, 1, 10000, &rows) != 0)
-                return bad_usage("%s needs a number of rows", a);
-            i++;
-        } else if (!strcmp(a, "-d") || !strcmp(a, "--duration")) {
-            if (!v || cli_parse_double(v, 0.001, 1e7, &o.duration_s) != 0)
-                return bad_usage("%s needs a positive number of seconds", a);
-            i++;
-        } else if (!strcmp(a, "--mode")) {
-            if ((o.mode = sampler_mode_parse(v)) < 0)
-                return bad_usage("--mode needs wall, cpu or gil (got '%s')", v ? v : "");
-            i++;
-        } else if (!strcmp(a, "--idle")) {
-            o.idle = 1;
-        } else if (!strcmp(a, "--pid") || !strcmp(a, "-p")) {
-            continue; /* the PID follows as the positional argument */
-        } else if (a[0] == '-') {
-            return bad_usage("unknown option '%s'", a);
-        } else if (pid) {
-            return bad_usage("one PID only (got also '%s')", a);
-        } else {
-            char *end;
-            pid = strtol(a, &end, 10);
-            if (*end || pid <= 0 || pid > 0x7fffffff)
-                return bad_usage("PID must be a positive number (got '%s')", a);
+        case 'i':
+            if (cli_parse_double(p.arg, 0.05, 3600, &interval))
+                return cli_bad_value(&p, "seconds between 0.05 and 3600");
+            break;
+        case 'n':
+            if (cli_parse_double(p.arg, 1, 10000, &rows))
+                return cli_bad_value(&p, "a number of rows from 1 to 10000");
+            break;
+        case 'p':
+            if (pid)
+                return bad_usage("one PID only (got also '%s')", p.arg);
+            if (cli_parse_pid(p.arg, &pid))
+                return cli_bad_value(&p, "a process id");
+            break;
+        default:
+            return 2;
         }
+    }
+    for (int i = p.operands; i < argc; i++) {
+        if (pid)
+            return bad_usage("one PID only (got also '%s')", argv[i]);
+        if (cli_parse_pid(argv[i], &pid))
+            return bad_usage("PID must be a positive number (got '%s')", argv[i]);
     }
     if (!pid)
         return bad_usage("%s", "no PID given");

@@ -1,5 +1,7 @@
 #include "names.h"
 
+#include "hash.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,9 +24,7 @@ static pthread_mutex_t names_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static uint32_t hash_name(const char *s)
 {
-    uint32_t h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 16777619u;
+    uint32_t h = (uint32_t)hash_mix(hash_str(s));
     return h ? h : 1;
 }
 

@@ -4,6 +4,7 @@
 #include "lapse.h"
 
 #include "clock.h"
+#include "hash.h"
 #include "names.h"
 
 #include <stdlib.h>
@@ -22,7 +23,7 @@ static inline core_thread *thread_state(void)
 
 static inline uint32_t path_hash(uint64_t key, uint32_t mask)
 {
-    return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 40) & mask;
+    return hash_index(key, mask);
 }
 
 /* The node of (parent, name), created on first sight; UINT32_MAX when the thread

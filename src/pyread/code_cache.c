@@ -4,14 +4,14 @@
 #include "code_cache.h"
 
 #include "line_table.h"
+#include "core/hash.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 static size_t slot_of(uint64_t addr, size_t cap)
 {
-    uint64_t h = addr * 0x9E3779B97F4A7C15ull;
-    return (size_t)(h >> 20) & (cap - 1);
+    return (size_t)hash_mix(addr) & (cap - 1);
 }
 
 int code_cache_init(code_cache *c)

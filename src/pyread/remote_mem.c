@@ -1,6 +1,8 @@
 /* process_vm_readv with a per-pass block cache; see remote_mem.h. */
 #include "remote_mem.h"
 
+#include "core/hash.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,7 +73,7 @@ static unsigned hint_of(uint64_t block)
 
 static unsigned index_of(const remote_mem *rm, uint64_t block)
 {
-    return (unsigned)(((block / REMOTE_BLOCK) * 0x9E3779B97F4A7C15ull) >> 40) & (unsigned)(2 * rm->cap - 1);
+    return (unsigned)hash_mix(block / REMOTE_BLOCK) & (unsigned)(2 * rm->cap - 1);
 }
 
 static int holds(const remote_mem *rm, int slot, uint64_t block)

@@ -3,6 +3,7 @@
 
 #include "pyread.h"
 
+#include "core/hash.h"
 #include "core/span_registry.h"
 
 #include <dirent.h>
@@ -179,7 +180,7 @@ static int try_open(loop *L, target *t, char *msg, size_t msglen)
 
 static uint32_t frame_id(loop *L, const pyread_frame *f)
 {
-    uintptr_t h = ((uintptr_t)f->code >> 4) * 31u + (uintptr_t)(unsigned)f->line * 0x9E3779B1u;
+    uint64_t h = hash_mix((uint64_t)(uintptr_t)f->code ^ (uint64_t)(uint32_t)f->line << 48);
     frame_memo *m = &L->memo[h % FRAME_MEMO];
     if (m->code == f->code && m->line == f->line && m->generation == f->code->generation && m->code)
         return m->id;
@@ -325,7 +326,7 @@ static void reap_child(const sampler_opts *o, sampler_result *r, loop *L)
     if (o->child <= 0 || r->child_status != -1)
         return;
     int status;
-    if (waitpid(o->child, &status, WNOHANG) == o->child) {
+    if (wait4(o->child, &status, WNOHANG, &r->child_usage) == o->child) {
         r->child_status = status;
         for (int i = 0; i < L->ntargets; i++)
             if (L->targets[i].pid == o->child)
@@ -351,7 +352,8 @@ int sampler_run(const sampler_opts *o, sample_set *set, sampler_result *r, char 
     add_target(L, o->root);
 
     /* Wait for the root to become a readable Python (a launched program is still
-     * starting), unless following subprocesses: then the root need not be Python. */
+     * starting), unless following subprocesses: then the root need not be Python,
+     * but a process to attach to must exist. */
     uint64_t t0 = now_ns(CLOCK_MONOTONIC);
     int rc = 0;
     char why[512] = "";
@@ -360,7 +362,7 @@ int sampler_run(const sampler_opts *o, sample_set *set, sampler_result *r, char 
             break;
         reap_child(o, r, L);
         rc = try_open(L, &L->targets[0], why, sizeof why);
-        if (rc == 0 || o->subprocesses)
+        if (rc == 0 || (o->subprocesses && !(o->child == 0 && rc == PYREAD_GONE)))
             break;
         if (rc == PYREAD_PERMISSION || rc == PYREAD_UNKNOWN_VERSION || L->targets[0].dead ||
             (double)(now_ns(CLOCK_MONOTONIC) - t0) / 1e9 > o->start_timeout_s ||

@@ -10,9 +10,11 @@
 #define LAPSE_PYREAD_SAMPLER_H
 
 #include "store/sample_set.h"
+#include "store/samples_file.h"
 
 #include <signal.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 enum sampler_mode {
@@ -59,7 +61,15 @@ typedef struct sampler_result {
     int child_status;         /* wait status of a launched child, -1 when not reaped */
     int ended_by;             /* 0 duration, 1 targets exited, 2 stopped, 3 tick */
     int saw_spans;            /* the root had a lapse core publishing its span stacks */
+    struct rusage child_usage; /* of a launched child, when child_status is set */
 } sampler_result;
+
+/* What a launched child used (wait4's rusage), into meta's usage fields. */
+void sampler_usage_from_rusage(const struct rusage *ru, samples_file_meta *meta);
+/* What a live target has used so far, from /proc/PID/stat (user and system time)
+ * and /proc/PID/status (context switches, VmHWM), into meta's usage fields; a figure
+ * that cannot be read is left unknown. */
+void sampler_usage_of_pid(pid_t pid, samples_file_meta *meta);
 
 /* Samples until the duration ends, every target has exited, *stop is set or tick
  * asks to stop, filling set (its meta too: mode, rates, passes, late, errors, start

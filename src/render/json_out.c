@@ -1,5 +1,7 @@
 #include "json_out.h"
 
+#include "utf8.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -56,34 +58,76 @@ void json_end_object(json_out *j) { close_(j, '}'); }
 void json_begin_array(json_out *j, const char *key) { open_(j, key, '['); }
 void json_end_array(json_out *j) { close_(j, ']'); }
 
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 when the bytes there are not one. */
-static int utf8_len(const unsigned char *s)
+/* The JSON form of the character at s, into out (at most 6 bytes, their count in
+ * *n); returns how many bytes of s it stands for. */
+static size_t escape_one(const unsigned char *s, char out[6], size_t *n)
 {
-    unsigned c = s[0];
-    if (c < 0x80)
+    static const char hex[] = "0123456789abcdef";
+    unsigned c = *s;
+    const char *two = NULL;
+    switch (c) {
+    case '"': two = "\\\""; break;
+    case '\\': two = "\\\\"; break;
+    case '\n': two = "\\n"; break;
+    case '\r': two = "\\r"; break;
+    case '\t': two = "\\t"; break;
+    case '\b': two = "\\b"; break;
+    case '\f': two = "\\f"; break;
+    default: break;
+    }
+    if (two) {
+        memcpy(out, two, 2);
+        *n = 2;
         return 1;
-    int n;
-    unsigned min;
-    if (c >= 0xc2 && c <= 0xdf) {
-        n = 2;
-        min = 0x80;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        min = 0x800;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        min = 0x10000;
-    } else {
-        return 0;
     }
-    unsigned cp = c & (0x7fu >> n);
-    for (int i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3fu);
+    if (c < 0x20 || c == 0x7f) {
+        memcpy(out, "\\u00", 4);
+        out[4] = hex[c >> 4];
+        out[5] = hex[c & 15];
+        *n = 6;
+        return 1;
     }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
+    size_t k = utf8_seq_len(s);
+    if (!k) {
+        memcpy(out, "\\ufffd", 6);
+        *n = 6;
+        return 1;
+    }
+    memcpy(out, s, k);
+    *n = k;
+    return k;
+}
+
+/* Bytes at s that JSON keeps as they are. */
+static size_t plain_run(const unsigned char *s)
+{
+    size_t i = 0;
+    while (s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"' && s[i] != '\\')
+        i++;
+    return i;
+}
+
+size_t json_escape(char *buf, size_t cap, const char *str)
+{
+    const unsigned char *s = (const unsigned char *)(str ? str : "");
+    size_t n = 0;
+    while (*s) {
+        size_t run = plain_run(s), k;
+        char e[6];
+        const char *from = (const char *)s;
+        if (run) {
+            k = run;
+            s += run;
+        } else {
+            s += escape_one(s, e, &k);
+            from = e;
+        }
+        if (n < cap)
+            memcpy(buf + n, from, k < cap - n ? k : cap - n);
+        n += k;
+    }
+    if (cap)
+        buf[n < cap ? n : cap - 1] = 0;
     return n;
 }
 
@@ -92,33 +136,15 @@ void json_write_string(FILE *f, const char *str)
     const unsigned char *s = (const unsigned char *)str;
     fputc('"', f);
     while (*s) {
-        unsigned c = *s;
-        if (c == '"' || c == '\\') {
-            fputc('\\', f);
-            fputc((int)c, f);
-            s++;
-        } else if (c < 0x20 || c == 0x7f) {
-            switch (c) {
-            case '\n': fputs("\\n", f); break;
-            case '\r': fputs("\\r", f); break;
-            case '\t': fputs("\\t", f); break;
-            case '\b': fputs("\\b", f); break;
-            case '\f': fputs("\\f", f); break;
-            default: fprintf(f, "\\u%04x", c); break;
-            }
-            s++;
-        } else if (c < 0x80) {
-            fputc((int)c, f);
-            s++;
+        size_t run = plain_run(s);
+        if (run) {
+            fwrite(s, 1, run, f);
+            s += run;
         } else {
-            int n = utf8_len(s);
-            if (n == 0) {
-                fputs("\\ufffd", f);
-                s++;
-            } else {
-                fwrite(s, 1, (size_t)n, f);
-                s += n;
-            }
+            char e[6];
+            size_t k;
+            s += escape_one(s, e, &k);
+            fwrite(e, 1, k, f);
         }
     }
     fputc('"', f);

@@ -40,4 +40,10 @@ void json_finish(json_out *j);
 /* Writes s as a JSON string literal (with quotes) to f. */
 void json_write_string(FILE *f, const char *s);
 
+/* The body of s's JSON string literal (no quotes), escaped as json_write_string
+ * does, into buf: at most cap-1 bytes and a NUL; returns the length the whole escape
+ * needs (without the NUL), like snprintf. For writers that escape a name once and
+ * write it many times (perfetto.c). */
+size_t json_escape(char *buf, size_t cap, const char *s);
+
 #endif

@@ -1,5 +1,8 @@
 /* Chrome trace JSON from .lapse timelines; see perfetto.h. */
 #include "perfetto.h"
+#include "json_out.h"
+#include "analyze/timeline.h"
+#include "core/hash.h"
 
 #include "samples_labels.h"
 
@@ -23,8 +26,7 @@ typedef struct id_set {
 
 static size_t id_hash(int64_t v, size_t cap)
 {
-    uint64_t x = (uint64_t)v * 0x9E3779B97F4A7C15ull;
-    return (size_t)(x >> 17) & (cap - 1);
+    return (size_t)hash_mix((uint64_t)v) & (cap - 1);
 }
 
 static int id_set_has(const id_set *s, int64_t v)
@@ -214,92 +216,20 @@ static inline void out_us(perfetto_writer *w, int64_t ns)
     w->len += (size_t)(p - start);
 }
 
-/* ---- JSON strings ---- */
-
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 when s does not start one. */
-static size_t utf8_seq(const unsigned char *s)
-{
-    unsigned c = s[0];
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf)
-        return (s[1] & 0xc0) == 0x80 ? 2 : 0;
-    if (c >= 0xe0 && c <= 0xef) {
-        unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-        if (s[1] < lo || s[1] > hi || (s[2] & 0xc0) != 0x80)
-            return 0;
-        return 3;
-    }
-    if (c >= 0xf0 && c <= 0xf4) {
-        unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-        if (s[1] < lo || s[1] > hi || (s[2] & 0xc0) != 0x80 || (s[3] & 0xc0) != 0x80)
-            return 0;
-        return 4;
-    }
-    return 0;
-}
-
-size_t perfetto_json_escape(char *buf, size_t cap, const char *str)
-{
-    static const char hex[] = "0123456789abcdef";
-    const unsigned char *s = (const unsigned char *)(str ? str : "");
-    size_t n = 0;
-#define EMIT(ch)                                                                       \
-    do {                                                                               \
-        if (n + 1 < cap)                                                               \
-            buf[n] = (char)(ch);                                                       \
-        n++;                                                                           \
-    } while (0)
-    while (*s) {
-        unsigned c = *s;
-        if (c == '"' || c == '\\') {
-            EMIT('\\');
-            EMIT(c);
-            s++;
-        } else if (c < 0x20 || c == 0x7f) {
-            EMIT('\\');
-            EMIT('u');
-            EMIT('0');
-            EMIT('0');
-            EMIT(hex[c >> 4]);
-            EMIT(hex[c & 15]);
-            s++;
-        } else if (c < 0x80) {
-            EMIT(c);
-            s++;
-        } else {
-            /* utf8_seq stops at the NUL: a continuation byte is never 0 */
-            size_t k = utf8_seq(s);
-            if (k) {
-                for (size_t i = 0; i < k; i++)
-                    EMIT(s[i]);
-                s += k;
-            } else {
-                EMIT(0xef); /* U+FFFD */
-                EMIT(0xbf);
-                EMIT(0xbd);
-                s++;
-            }
-        }
-    }
-#undef EMIT
-    if (cap)
-        buf[n < cap ? n : cap - 1] = 0;
-    return n;
-}
+/* ---- JSON strings: json_out.c's escape ---- */
 
 /* Writes "s" (with the quotes), escaped. */
 static void out_json_str(perfetto_writer *w, const char *s)
 {
     char small[256];
-    size_t n = perfetto_json_escape(small, sizeof small, s);
+    size_t n = json_escape(small, sizeof small, s);
     OUT_LIT(w, "\"");
     if (n < sizeof small) {
         out_put(w, small, n);
     } else {
         char *big = malloc(n + 1);
         if (big) {
-            perfetto_json_escape(big, n + 1, s);
+            json_escape(big, n + 1, s);
             out_put(w, big, n);
             free(big);
         } else {
@@ -326,7 +256,7 @@ static int name_cache_build(name_cache *c, const store_file *f)
     if (!c->str || !c->len)
         goto oom;
     for (uint32_t i = 0; i < count; i++) {
-        size_t n = perfetto_json_escape(NULL, 0, f->names[i]);
+        size_t n = json_escape(NULL, 0, f->names[i]);
         if (n > UINT32_MAX - 1)
             goto oom;
         total += n + 1;
@@ -336,7 +266,7 @@ static int name_cache_build(name_cache *c, const store_file *f)
         goto oom;
     char *p = c->text;
     for (uint32_t i = 0; i < count; i++) {
-        size_t n = perfetto_json_escape(p, (size_t)-1 / 2, f->names[i]);
+        size_t n = json_escape(p, (size_t)-1 / 2, f->names[i]);
         c->str[i] = p;
         c->len[i] = (uint32_t)n;
         p += n + 1;
@@ -408,14 +338,9 @@ static void meta_event(perfetto_writer *w, const char *what, int64_t pid, int64_
     out_str(w, "}}");
 }
 
-uint64_t perfetto_clock_offset(const store_file *f)
-{
-    return f->meta.anchor_real_ns - f->meta.anchor_mono_ns;
-}
-
 int perfetto_first_ns(const store_file *f, uint64_t *first_ns)
 {
-    uint64_t off = perfetto_clock_offset(f);
+    uint64_t off = timeline_clock_offset(f);
     uint64_t first = UINT64_MAX;
     for (uint64_t i = 0; i < f->span_count; i++)
         if (f->spans[i].begin_ns + off < first)
@@ -854,7 +779,7 @@ int perfetto_add_file(perfetto_writer *w, const store_file *f, uint64_t base_ns,
     }
 
     /* one complete slice per span */
-    uint64_t off = perfetto_clock_offset(f);
+    uint64_t off = timeline_clock_offset(f);
     char pidtxt[24];
     {
         char tmp[20];

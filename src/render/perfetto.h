@@ -31,9 +31,6 @@ typedef struct perfetto_file_stats {
     uint64_t counters;    /* "C" events: the process sampler's I/O rate and RSS */
 } perfetto_file_stats;
 
-/* The file's CLOCK_MONOTONIC ns -> common timeline ns (CLOCK_REALTIME of the
- * anchor instant): mono + perfetto_clock_offset(f), modulo 2^64. */
-uint64_t perfetto_clock_offset(const store_file *f);
 
 /* Earliest instant of f on the common timeline: the first span begin or process
  * sampler record, or when f has neither the session start. Returns 0 and sets *first_ns, or -1 when f has
@@ -56,11 +53,5 @@ int perfetto_add_file(perfetto_writer *w, const store_file *f, uint64_t base_ns,
 /* Ends the JSON document, flushes and frees w. Returns 0, or -EIO when any write
  * of the trace failed (the output is then incomplete). */
 int perfetto_finish(perfetto_writer *w);
-
-/* Appends s to buf as the body of a JSON string (no quotes): ", \ and control
- * characters escaped, bytes that are not valid UTF-8 replaced by U+FFFD. Writes
- * at most cap-1 bytes and a NUL; returns the length the whole escape needs
- * (excluding the NUL), like snprintf. */
-size_t perfetto_json_escape(char *buf, size_t cap, const char *s);
 
 #endif

@@ -6,6 +6,8 @@
 #include "report_ranks.h"
 #include "report_samples.h"
 
+#include "lapse.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,10 +54,13 @@ static void counters_json(json_out *j, const run_model *m, const report_role *rr
 static void phase_json(json_out *j, const run_model *m, const report_role *rr, uint32_t k,
                        uint32_t parent)
 {
-    const rs_phase *ph = &rr->stats->phases[k];
+    rs_phase phase;
+    run_stats_phase(m, rr->stats, k, &phase);
+    const rs_phase *ph = &phase;
     const rm_path *p = &m->paths[ph->path];
+    char path[RM_PATH_BUF];
     json_begin_object(j, NULL);
-    json_str(j, "path", p->path);
+    json_str(j, "path", rm_path_str(m, ph->path, path));
     json_str(j, "name", rm_str(m, p->name));
     if (parent != RM_NONE)
         json_u64(j, "parent", parent);
@@ -108,7 +113,8 @@ static void io_json(json_out *j, const run_model *m, const report_role *rr)
 {
     const rs_io *io = &rr->stats->io;
     const report_process_io *pio = &rr->process_io;
-    if (!io->processes) {
+    json_str(j, "io_state", report_state_name(rr->process_io_state));
+    if (rr->process_io_state == REPORT_NOT_COLLECTED) {
         json_null(j, "io");
         return;
     }
@@ -161,7 +167,9 @@ static void io_json(json_out *j, const run_model *m, const report_role *rr)
 /* MEMORY: peak RSS by getrusage, and the RSS growth of io=True phases. */
 static void memory_json(json_out *j, const run_model *m, const report_role *rr)
 {
+    char path[RM_PATH_BUF];
     const report_memory *mem = &rr->memory;
+    json_str(j, "memory_state", report_state_name(mem->state));
     json_begin_object(j, "memory");
     if (mem->rusage_peak_worker != RM_NONE) {
         json_u64(j, "peak_rss_getrusage_bytes", mem->rusage_peak_bytes);
@@ -178,7 +186,7 @@ static void memory_json(json_out *j, const run_model *m, const report_role *rr)
     for (uint32_t i = 0; i < mem->growth_count; i++) {
         const report_growth *g = &mem->growth[i];
         json_begin_object(j, NULL);
-        json_str(j, "path", m->paths[rr->stats->phases[g->phase].path].path);
+        json_str(j, "path", rm_path_str(m, rr->stats->phases[g->phase], path));
         json_i64(j, "rss_growth_bytes", g->growth_bytes);
         json_u64(j, "calls", g->calls);
         json_i64(j, "unmeasured_calls", g->unmeasured);
@@ -186,6 +194,34 @@ static void memory_json(json_out *j, const run_model *m, const report_role *rr)
         json_end_object(j);
     }
     json_end_array(j);
+    json_end_object(j);
+}
+
+/* The four numbers of a process or a role; null where not measured. */
+static void usage_json(json_out *j, const report_usage *u)
+{
+    json_begin_object(j, "usage");
+    json_u64(j, "processes", u->processes);
+    json_u64(j, "wall_ns", u->wall_ns);
+    const char *cpu_keys[] = {"cpu_ns", "cpu_user_ns", "cpu_sys_ns"};
+    const uint64_t cpu[] = {u->cpu_ns, u->cpu_user_ns, u->cpu_sys_ns};
+    for (int k = 0; k < 3; k++) {
+        if (u->has_cpu)
+            json_u64(j, cpu_keys[k], cpu[k]);
+        else
+            json_null(j, cpu_keys[k]);
+    }
+    if (u->has_cores_busy)
+        json_double(j, "cores_busy", u->cores_busy, 6);
+    else
+        json_null(j, "cores_busy");
+    if (u->has_ctx) {
+        json_u64(j, "ctx_voluntary", u->ctx_voluntary);
+        json_u64(j, "ctx_involuntary", u->ctx_involuntary);
+    } else {
+        json_null(j, "ctx_voluntary");
+        json_null(j, "ctx_involuntary");
+    }
     json_end_object(j);
 }
 
@@ -200,10 +236,12 @@ static int role_json(json_out *j, const report_model *rep, uint32_t r)
     if (!phase_of)
         return -ENOMEM;
     for (uint32_t i = 0; i < rs->phase_count; i++)
-        phase_of[rs->phases[i].path] = i;
+        phase_of[rs->phases[i]] = i;
     json_begin_object(j, NULL);
     json_str(j, "role", role->name);
     json_u64(j, "processes", role->processes);
+    usage_json(j, &rr->usage);
+    json_str(j, "spans_state", report_state_name(rr->spans));
     if (role->imbalance > 0.0)
         json_double(j, "imbalance", role->imbalance, 6);
     else
@@ -231,20 +269,23 @@ static int role_json(json_out *j, const report_model *rep, uint32_t r)
     json_u64(j, "unranked_processes", role->unranked);
     json_begin_array(j, "phases");
     for (uint32_t i = 0; i < rs->phase_count; i++) {
-        uint32_t up = m->paths[rs->phases[i].path].parent;
+        uint32_t up = m->paths[rs->phases[i]].parent;
         phase_json(j, m, rr, i, up == role->root ? RM_NONE : phase_of[up]);
     }
     json_end_array(j);
     free(phase_of);
+    char path[RM_PATH_BUF];
     json_begin_array(j, "dominant");
     for (uint32_t i = 0; i < rr->dominant_shown; i++)
-        json_str(j, NULL, m->paths[rs->phases[rs->by_self[i]].path].path);
+        json_str(j, NULL, rm_path_str(m, rs->phases[rs->by_self[i]], path));
     json_end_array(j);
     if (rs->loop != RM_NONE) {
-        const rs_phase *ph = &rs->phases[rs->loop];
+        rs_phase phase;
+        run_stats_phase(m, rs, rs->loop, &phase);
+        const rs_phase *ph = &phase;
         const rm_path *p = &m->paths[ph->path];
         json_begin_object(j, "loop");
-        json_str(j, "path", p->path);
+        json_str(j, "path", rm_path_str(m, ph->path, path));
         json_u64(j, "calls", p->calls);
         json_ns(j, "mean_ns", ph->mean_ns);
         json_ns(j, "p50_ns", ph->p50_ns);
@@ -264,7 +305,14 @@ static int role_json(json_out *j, const report_model *rep, uint32_t r)
     return 0;
 }
 
-static void worker_json(json_out *j, const rm_worker *w)
+static const struct {
+    uint32_t bit;
+    const char *name;
+} feature_names[] = {{LAPSE_FEATURE_SPANS, "spans"},   {LAPSE_FEATURE_TIMELINE, "timeline"},
+                     {LAPSE_FEATURE_CPU, "cpu"},       {LAPSE_FEATURE_IO, "io"},
+                     {LAPSE_FEATURE_MEMORY, "memory"}};
+
+static void worker_json(json_out *j, const rm_worker *w, const report_usage *u)
 {
     json_begin_object(j, NULL);
     json_str(j, "file", w->file);
@@ -297,8 +345,14 @@ static void worker_json(json_out *j, const rm_worker *w)
     json_u64(j, "written_real_ns", w->written_real_ns);
     json_u64(j, "wall_ns", w->wall_ns);
     json_u64(j, "cpu_user_ns", w->cpu_user_ns);
+    json_begin_array(j, "features");
+    for (size_t f = 0; f < sizeof feature_names / sizeof feature_names[0]; f++)
+        if (w->features & feature_names[f].bit)
+            json_str(j, NULL, feature_names[f].name);
+    json_end_array(j);
     json_u64(j, "cpu_sys_ns", w->cpu_sys_ns);
     json_u64(j, "max_rss_kb", w->max_rss_kb);
+    usage_json(j, u);
     json_u64(j, "threads", w->threads);
     json_u64(j, "busy_ns", w->busy_ns);
     json_u64(j, "span_calls", w->span_calls);
@@ -359,6 +413,15 @@ int report_write_json(FILE *out, const report_model *r, const report_options *o)
     json_u64(&j, "end_real_ns", m->end_real_ns);
     json_u64(&j, "read_real_ns", m->read_real_ns);
     json_u64(&j, "run_ids", m->run_ids);
+    json_begin_array(&j, "joined");
+    for (uint32_t i = 0; i < m->joined_count; i++) {
+        json_begin_object(&j, NULL);
+        json_str(&j, "dir", m->joined[i].dir);
+        json_u64(&j, "files", m->joined[i].files);
+        json_u64(&j, "start_real_ns", m->joined[i].start_real_ns);
+        json_end_object(&j);
+    }
+    json_end_array(&j);
     json_u64(&j, "final_processes", r->header.final);
     json_u64(&j, "unreadable_files", m->unreadable_count);
     report_ranks_json_run(&j, &r->ranks);
@@ -372,7 +435,7 @@ int report_write_json(FILE *out, const report_model *r, const report_options *o)
 
     json_begin_array(&j, "workers");
     for (uint32_t i = 0; i < m->worker_count; i++)
-        worker_json(&j, &m->workers[i]);
+        worker_json(&j, &m->workers[i], &r->worker_usage[i]);
     json_end_array(&j);
 
     json_begin_array(&j, "unreadable");

@@ -48,6 +48,66 @@ static void upper(char *buf, size_t n, const char *s)
     buf[i] = 0;
 }
 
+#define USAGE_PROCESSES_SHOWN 8 /* process rows under a role; --json has them all */
+
+static void usage_row(FILE *out, const char *label, const report_usage *u)
+{
+    char wall[FMT_BUF], cpu[FMT_BUF], busy[FMT_BUF], user[FMT_BUF], sys[FMT_BUF];
+    char vol[FMT_BUF], invol[FMT_BUF], us[2 * FMT_BUF + 4], cs[2 * FMT_BUF + 4];
+    fmt_duration(wall, sizeof wall, (double)u->wall_ns);
+    if (u->has_cpu) {
+        fmt_duration(cpu, sizeof cpu, (double)u->cpu_ns);
+        snprintf(us, sizeof us, "%s / %s", fmt_duration(user, sizeof user, (double)u->cpu_user_ns),
+                 fmt_duration(sys, sizeof sys, (double)u->cpu_sys_ns));
+    } else {
+        snprintf(cpu, sizeof cpu, "-");
+        snprintf(us, sizeof us, "-");
+    }
+    if (u->has_cores_busy)
+        fmt_decimal(busy, sizeof busy, u->cores_busy, 2);
+    else
+        snprintf(busy, sizeof busy, "-");
+    if (u->has_ctx)
+        snprintf(cs, sizeof cs, "%s / %s", fmt_count(vol, sizeof vol, u->ctx_voluntary),
+                 fmt_count(invol, sizeof invol, u->ctx_involuntary));
+    else
+        snprintf(cs, sizeof cs, "-");
+    fprintf(out, "  %-22s %10s %10s %6s %23s %21s\n", label, wall, cpu, busy, us, cs);
+}
+
+/* The four numbers per role and per process: wall, CPU and cores busy, user/sys,
+ * context switches (voluntary / involuntary). */
+static void usage_block(FILE *out, const report_model *r)
+{
+    const run_model *m = r->m;
+    if (!m->worker_count)
+        return;
+    fprintf(out, "  %-22s %10s %10s %6s %23s %21s\n", "Usage", "wall", "CPU", "cores",
+            "user / sys", "ctx switches vol/inv");
+    char label[64];
+    for (uint32_t i = 0; i < m->role_count; i++) {
+        snprintf(label, sizeof label, "%.40s x%u", m->roles[i].name, m->roles[i].processes);
+        usage_row(out, label, &r->roles[i].usage);
+        uint32_t shown = 0, more = 0;
+        for (uint32_t k = 0; k < m->worker_count; k++) {
+            if (m->workers[k].role_index != i)
+                continue;
+            if (shown == USAGE_PROCESSES_SHOWN) {
+                more++;
+                continue;
+            }
+            snprintf(label, sizeof label, "  pid %lld", (long long)m->workers[k].pid);
+            usage_row(out, label, &r->worker_usage[k]);
+            shown++;
+        }
+        if (more)
+            fprintf(out, "    ... and %u more process%s (--json lists them all)\n", more,
+                    more == 1 ? "" : "es");
+    }
+    fputs("  cores = CPU / wall, the cores kept busy; - = not measured (an older file, or a target\n"
+          "  lapse record could not read at its end)\n", out);
+}
+
 static void header(FILE *out, const report_model *r)
 {
     const run_model *m = r->m;
@@ -76,9 +136,16 @@ static void header(FILE *out, const report_model *r)
             fmt_utc(b, sizeof b, m->start_real_ns));
     report_ranks_header(out, &r->ranks);
     fprintf(out, "%s %s\n", m->single_file ? "File" : "Dir", m->dir);
-    if (m->run_ids > 1)
+    if (m->joined_count)
+        fprintf(out, "Joined: %u attempts started separately that ran at the same time, as one "
+                     "run (each has a run id of its own):\n", m->joined_count);
+    for (uint32_t i = 0; i < m->joined_count; i++)
+        fprintf(out, "  %s  (%zu file%s, started %s)\n", m->joined[i].dir, m->joined[i].files,
+                m->joined[i].files == 1 ? "" : "s", fmt_utc(b, sizeof b, m->joined[i].start_real_ns));
+    if (r->header.mixed_run_ids)
         fprintf(out, "Note: these files carry %u different run ids; they are merged as one run.\n",
                 m->run_ids);
+    usage_block(out, r);
 }
 
 static void counter_line(FILE *out, const run_model *m, const report_counter *rc, int with_time,
@@ -132,12 +199,12 @@ static void io_block(FILE *out, const run_model *m, const report_role *rr)
 {
     if (!rr->io_phase_count)
         return;
-    char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], d[FMT_BUF], pbuf[512];
+    char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], d[FMT_BUF], pbuf[512], path[RM_PATH_BUF];
     fputs("\nI/O BY PHASE (measured exactly, at each phase's entry and exit)\n", out);
     for (uint32_t i = 0; i < rr->io_phase_count; i++) {
         const report_io_phase *io = &rr->io_phases[i];
-        const rm_path *p = &m->paths[rr->stats->phases[io->phase].path];
-        fprintf(out, "  %-28s r %10s   w %10s   %s/s from disk\n", fit(pbuf, sizeof pbuf, p->path, 28),
+        const char *ps = rm_path_str(m, rr->stats->phases[io->phase], path);
+        fprintf(out, "  %-28s r %10s   w %10s   %s/s from disk\n", fit(pbuf, sizeof pbuf, ps, 28),
                 fmt_bytes(a, sizeof a, (uint64_t)io->read_bytes),
                 fmt_bytes(b, sizeof b, (uint64_t)io->write_bytes),
                 io->has_disk_rate ? fmt_bytes(c, sizeof c, io->disk_bytes_per_second) : "n/a");
@@ -205,13 +272,21 @@ static void process_io_block(FILE *out, const report_role *rr, int ascii)
 {
     const rs_io *io = &rr->stats->io;
     const report_process_io *pio = &rr->process_io;
-    if (!io->processes)
+    if (rr->process_io_state == REPORT_NOT_COLLECTED)
         return;
     char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], d[FMT_BUF];
+    if (rr->process_io_state == REPORT_NONE_MEASURED) {
+        fprintf(out, "\nI/O  none measured: no byte read or written in %s interval%s of %s "
+                     "(%u process%s; lapse's own writes left out)\n",
+                fmt_count(b, sizeof b, io->intervals), io->intervals == 1 ? "" : "s",
+                fmt_duration(a, sizeof a, (double)io->interval_ms * 1e6), io->processes,
+                io->processes == 1 ? "" : "es");
+        return;
+    }
     fprintf(out, "\nI/O  (process sampler, every %s, %u process%s)\n",
             fmt_duration(a, sizeof a, (double)io->interval_ms * 1e6), io->processes,
             io->processes == 1 ? "" : "es");
-    if (!io->intervals) {
+    if (rr->process_io_state == REPORT_UNREADABLE) {
         fprintf(out, "  no interval could be read (%llu unreadable): nothing to show\n",
                 (unsigned long long)io->unreadable);
         return;
@@ -250,9 +325,13 @@ static void memory_block(FILE *out, const run_model *m, const report_role *rr)
 {
     const report_memory *mem = &rr->memory;
     const rs_io *io = &rr->stats->io;
-    char a[FMT_BUF], b[FMT_BUF], pbuf[512];
-    if (!mem->shown)
+    char a[FMT_BUF], b[FMT_BUF], pbuf[512], path[RM_PATH_BUF];
+    if (mem->state == REPORT_NOT_COLLECTED)
         return;
+    if (mem->state == REPORT_UNREADABLE) {
+        fputs("\nMEMORY  could not be read (no RSS reading succeeded)\n", out);
+        return;
+    }
     fputs("\nMEMORY\n", out);
     if (mem->rusage_peak_worker != RM_NONE) {
         const rm_worker *top = &m->workers[mem->rusage_peak_worker];
@@ -268,7 +347,7 @@ static void memory_block(FILE *out, const run_model *m, const report_role *rr)
         fprintf(out, "  peak RSS sampled: %s (pid %lld on %s; read every %s, a peak between two\n"
                      "  readings is missed)\n",
                 fmt_bytes(a, sizeof a, io->rss_peak_bytes), (long long)w->pid, w->host,
-                fmt_duration(b, sizeof b, (double)io->interval_ms * 1e6));
+                fmt_duration(b, sizeof b, (double)io->rss_interval_ms * 1e6));
     }
     if (!mem->growth_count)
         return;
@@ -276,9 +355,9 @@ static void memory_block(FILE *out, const run_model *m, const report_role *rr)
           "  process's RSS, so other threads' allocations count too):\n", out);
     for (uint32_t i = 0; i < mem->growth_count; i++) {
         const report_growth *g = &mem->growth[i];
-        const rm_path *p = &m->paths[rr->stats->phases[g->phase].path];
+        const char *ps = rm_path_str(m, rr->stats->phases[g->phase], path);
         uint64_t mag = g->growth_bytes < 0 ? (uint64_t)(-g->growth_bytes) : (uint64_t)g->growth_bytes;
-        fprintf(out, "    %-28s %c%s over %llu call%s", fit(pbuf, sizeof pbuf, p->path, 28),
+        fprintf(out, "    %-28s %c%s over %llu call%s", fit(pbuf, sizeof pbuf, ps, 28),
                 g->growth_bytes < 0 ? '-' : '+', fmt_bytes(a, sizeof a, mag),
                 (unsigned long long)g->calls, g->calls == 1 ? "" : "s");
         if (g->calls > 1)
@@ -296,10 +375,11 @@ static void dominant_block(FILE *out, const report_model *r, const report_role *
     const rm_role *role = rr->role;
     const rs_role *rs = rr->stats;
     char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], d[FMT_BUF], e[FMT_BUF], f[FMT_BUF], pbuf[512];
+    char path[RM_PATH_BUF];
     int width = PATH_MIN;
     uint32_t shown = rr->dominant_shown;
     for (uint32_t i = 0; i < shown; i++) {
-        int len = (int)strlen(m->paths[rs->phases[rs->by_self[i]].path].path);
+        int len = (int)strlen(rm_path_str(m, rs->phases[rs->by_self[i]], path));
         if (len > width)
             width = len < PATH_MAX_WIDTH ? len : PATH_MAX_WIDTH;
     }
@@ -307,7 +387,9 @@ static void dominant_block(FILE *out, const report_model *r, const report_role *
             "calls", "self", "procs", "p50", "p99", rs->has_wait ? "     wait   ticks" : "");
     for (uint32_t i = 0; i < shown; i++) {
         uint32_t k = rs->by_self[i];
-        const rs_phase *ph = &rs->phases[k];
+        rs_phase phase;
+        run_stats_phase(m, rs, k, &phase);
+        const rs_phase *ph = &phase;
         const rm_path *p = &m->paths[ph->path];
         snprintf(e, sizeof e, "%u/%u", p->in_processes, role->processes);
         char wait[40] = "";
@@ -320,7 +402,7 @@ static void dominant_block(FILE *out, const report_model *r, const report_role *
         }
         fprintf(out, "%c %-*s %12s %10s %7s %10s %10s%s\n",
                 p->sample_stride || p->child_estimated ? '~' : ' ', width,
-                fit(pbuf, sizeof pbuf, p->path, width),
+                fit(pbuf, sizeof pbuf, rm_path_str(m, ph->path, path), width),
                 fmt_count(a, sizeof a, p->calls), fmt_duration(b, sizeof b, (double)ph->self_ns), e,
                 p->calls ? fmt_duration(c, sizeof c, ph->p50_ns) : "-",
                 p->calls ? fmt_duration(d, sizeof d, ph->p99_ns) : "-", wait);
@@ -354,13 +436,14 @@ static void dominant_block(FILE *out, const report_model *r, const report_role *
     if (rr->estimated_shown) {
         fputs("  ~ = estimated from a sample, not measured. Totals are scaled by the rate:\n", out);
         for (uint32_t i = 0; i < shown; i++) {
-            const rm_path *p = &m->paths[rs->phases[rs->by_self[i]].path];
+            uint32_t pi = rs->phases[rs->by_self[i]];
+            const rm_path *p = &m->paths[pi];
             if (p->sample_stride)
-                fprintf(out, "      %-*s 1 entry in %u\n", width, fit(pbuf, sizeof pbuf, p->path, width),
-                        p->sample_stride);
+                fprintf(out, "      %-*s 1 entry in %u\n", width,
+                        fit(pbuf, sizeof pbuf, rm_path_str(m, pi, path), width), p->sample_stride);
             else if (p->child_estimated)
                 fprintf(out, "      %-*s self time: total minus estimated children\n", width,
-                        fit(pbuf, sizeof pbuf, p->path, width));
+                        fit(pbuf, sizeof pbuf, rm_path_str(m, pi, path), width));
         }
     }
 
@@ -374,22 +457,26 @@ static void dominant_block(FILE *out, const report_model *r, const report_role *
             listed = rs->by_self[k] == i;
         if (listed)
             continue;
-        const rm_path *p = &m->paths[rs->phases[i].path];
+        const rm_path *p = &m->paths[rs->phases[i]];
         if (!header_done) {
             fputs("\nCOUNTERS on paths not listed above (rates per second of the path's total time)\n", out);
             header_done = 1;
         }
-        fprintf(out, "  %s  (%s calls, total %s)\n", p->path, fmt_count(a, sizeof a, p->calls),
+        fprintf(out, "  %s  (%s calls, total %s)\n", rm_path_str(m, rs->phases[i], path),
+                fmt_count(a, sizeof a, p->calls),
                 fmt_duration(b, sizeof b, (double)p->total_ns));
         counters_of(out, m, rr, &rr->phase_counters[i], 1);
     }
 
     /* the most-called loop */
     if (rs->loop != RM_NONE) {
-        const rs_phase *ph = &rs->phases[rs->loop];
+        rs_phase phase;
+        run_stats_phase(m, rs, rs->loop, &phase);
+        const rs_phase *ph = &phase;
         const rm_path *p = &m->paths[ph->path];
         fprintf(out, "\nMOST-CALLED LOOP  %s%s  (%s calls in %u process%s%s)\n",
-                p->sample_stride ? "~" : "", p->path, fmt_count(a, sizeof a, p->calls),
+                p->sample_stride ? "~" : "", rm_path_str(m, ph->path, path),
+                fmt_count(a, sizeof a, p->calls),
                 p->in_processes, p->in_processes == 1 ? "" : "es",
                 p->sample_stride ? ", estimated from a sample" : "");
         fprintf(out, "  mean %10s   p50 %10s   p95 %10s   p99 %10s   (wall time per call)\n",
@@ -404,21 +491,25 @@ static void role_block(FILE *out, const report_model *r, uint32_t ri, int ascii)
     const report_role *rr = &r->roles[ri];
     const rm_role *role = rr->role;
     const rs_role *rs = rr->stats;
-    char name[256], a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], pbuf[512];
+    char name[256], a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], pbuf[512], path[RM_PATH_BUF];
     upper(name, sizeof name, *role->name ? role->name : "(no role)");
-    if (role->imbalance > 0.0)
-        snprintf(a, sizeof a, "%.2f*", role->imbalance);
+    if (rr->spans == REPORT_NOT_COLLECTED) /* no busy time to compare */
+        snprintf(a, sizeof a, "spans not collected");
+    else if (role->imbalance > 0.0)
+        snprintf(a, sizeof a, "imbalance %.2f*", role->imbalance);
     else
-        snprintf(a, sizeof a, "n/a*");
-    fprintf(out, "\n%s  (%u process%s, imbalance %s)\n", name, role->processes,
+        snprintf(a, sizeof a, "imbalance n/a*");
+    fprintf(out, "\n%s  (%u process%s, %s)\n", name, role->processes,
             role->processes == 1 ? "" : "es", a);
     rule(out);
-    if (!rs->phase_count) {
+    if (rr->spans == REPORT_NOT_COLLECTED) {
+        /* the header says so */
+    } else if (!rs->phase_count) {
         fputs("no spans recorded in this role\n", out);
     } else {
         int width = PATH_MIN;
         for (uint32_t i = 0; i < rr->top_shown; i++) {
-            int len = (int)strlen(m->paths[rs->phases[rs->top_level[i]].path].path);
+            int len = (int)strlen(rm_path_str(m, rs->phases[rs->top_level[i]], path));
             if (len > width)
                 width = len < PATH_MAX_WIDTH ? len : PATH_MAX_WIDTH;
         }
@@ -426,10 +517,12 @@ static void role_block(FILE *out, const report_model *r, uint32_t ri, int ascii)
                 role->name, role->processes, role->processes == 1 ? "" : "es",
                 fmt_duration(a, sizeof a, (double)role->busy_ns));
         for (uint32_t i = 0; i < rr->top_shown; i++) {
-            const rs_phase *ph = &rs->phases[rs->top_level[i]];
+            rs_phase phase;
+            run_stats_phase(m, rs, rs->top_level[i], &phase);
+            const rs_phase *ph = &phase;
             const rm_path *p = &m->paths[ph->path];
             fprintf(out, "%c %-*s %8s %12s\n", p->sample_stride ? '~' : ' ', width,
-                    fit(pbuf, sizeof pbuf, p->path, width),
+                    fit(pbuf, sizeof pbuf, rm_path_str(m, ph->path, path), width),
                     fmt_percent(a, sizeof a, ph->share_of_busy),
                     fmt_duration(b, sizeof b, (double)p->total_ns));
         }
@@ -437,7 +530,7 @@ static void role_block(FILE *out, const report_model *r, uint32_t ri, int ascii)
             fprintf(out, "  ... %u more top-level spans: %s (%s)\n", rr->rest_count,
                     fmt_percent(a, sizeof a, rr->rest_share), fmt_duration(b, sizeof b, (double)rr->rest_ns));
     }
-    if (role->processes > 1) {
+    if (role->processes > 1 && rr->spans != REPORT_NOT_COLLECTED) {
         const rm_worker *mw = role->busy_max_worker != RM_NONE ? &m->workers[role->busy_max_worker] : NULL;
         fprintf(out, "busy per process: min %s, mean %s, max %s", fmt_duration(a, sizeof a, (double)role->busy_min_ns),
                 fmt_duration(b, sizeof b, rr->busy_mean_ns),
@@ -502,7 +595,7 @@ int report_write_text(FILE *out, const report_model *r, const report_options *o)
         if (r->roles[i].samples_only)
             continue; /* its PYTHON SAMPLES block says it all */
         role_block(out, r, i, o && o->ascii);
-        any_role_block = 1;
+        any_role_block |= r->roles[i].spans != REPORT_NOT_COLLECTED;
     }
     if (any_role_block)
         fputs("\n* imbalance = max / mean of per-process busy time in the role; busy time = sum of\n"

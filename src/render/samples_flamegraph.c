@@ -3,6 +3,7 @@
  * the stacks: all -> process (when more than one) -> thread -> frames, root first;
  * widths by the time the samples stand for (by sample counts when no sample carries
  * a time); frames narrower than MIN_WIDTH_PX are left out. */
+#include "core/hash.h"
 #include "store/sample_set.h"
 #include "samples_write.h"
 #include "samples_labels.h"
@@ -136,21 +137,13 @@ static int layout(tree *t)
     return 0;
 }
 
-static uint32_t hash_str(const char *s)
-{
-    uint32_t h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
-}
-
 static void fill_colour(const tree *t, const node *n, char *buf, size_t len)
 {
     if (n->kind != NODE_FRAME) {
         snprintf(buf, len, "rgb(%d,%d,%d)", 190, 190, 200);
         return;
     }
-    uint32_t h = hash_str(colour_key(t, n));
+    uint32_t h = (uint32_t)hash_mix(hash_str(colour_key(t, n)));
     /* flamegraph.pl's "hot" palette */
     int r = 205 + (int)(h % 51);
     int g = (int)((h >> 8) % 231);

@@ -1,4 +1,5 @@
 #include "samples_labels.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -137,32 +138,14 @@ char *samples_process_label(const store_samples *s, int64_t pid, char *buf, size
     return buf;
 }
 
-/* Length of the valid UTF-8 sequence at p (1-4), or 0. */
-static int utf8_len(const unsigned char *p)
+/* Length of the UTF-8 sequence at p that XML 1.0 takes (1-4), or 0: valid UTF-8
+ * (utf8.c) other than the noncharacters U+FFFE and U+FFFF. */
+static int xml_char_len(const unsigned char *p)
 {
-    if (p[0] < 0x80)
-        return 1;
-    int n;
-    unsigned min;
-    unsigned cp;
-    if ((p[0] & 0xe0) == 0xc0) {
-        n = 2, min = 0x80, cp = p[0] & 0x1f;
-    } else if ((p[0] & 0xf0) == 0xe0) {
-        n = 3, min = 0x800, cp = p[0] & 0x0f;
-    } else if ((p[0] & 0xf8) == 0xf0) {
-        n = 4, min = 0x10000, cp = p[0] & 0x07;
-    } else {
+    size_t n = utf8_seq_len(p);
+    if (n == 3 && p[0] == 0xef && p[1] == 0xbf && p[2] >= 0xbe)
         return 0;
-    }
-    for (int i = 1; i < n; i++) {
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (p[i] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe ||
-        cp == 0xffff)
-        return 0;
-    return n;
+    return (int)n;
 }
 
 void samples_xml_text(FILE *out, const char *s)
@@ -182,7 +165,7 @@ void samples_xml_text(FILE *out, const char *s)
             p++;
             continue;
         }
-        int n = utf8_len(p);
+        int n = xml_char_len(p);
         if (n == 0) {
             fputc('?', out);
             p++;

@@ -1,6 +1,8 @@
 /* Rank, world size, local rank, host and run id from the launcher's environment. */
 #include "launcher.h"
 
+#include "../core/hash.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,12 +33,9 @@ void launcher_sanitize(char *s)
 }
 
 /* FNV-1a over the first len bytes of s. */
-static uint64_t hash_bytes(const char *s, size_t len)
+static uint64_t hash_of(const char *s, size_t len)
 {
-    uint64_t h = 14695981039346656037ull;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
+    return hash_bytes(HASH_SEED, s, len);
 }
 
 /* The launchers whose rank lapse reads, innermost first: a launcher started inside
@@ -65,7 +64,7 @@ static void id_from(char *out, size_t n, const char *prefix, const char *value, 
     if (value_len <= room - 10) {
         snprintf(out, n, "%s-%.*s", prefix, (int)value_len, value);
     } else {
-        snprintf(out, n, "%s-%016llx", prefix, (unsigned long long)hash_bytes(value, value_len));
+        snprintf(out, n, "%s-%016llx", prefix, (unsigned long long)hash_of(value, value_len));
     }
     launcher_sanitize(out);
 }
@@ -84,7 +83,7 @@ static void derive_run_id(launcher_info *o)
             const char *uri = env("OMPI_MCA_orte_hnp_uri");
             char id[48];
             if (uri)
-                snprintf(id, sizeof id, "%.20s-%08x", v, (unsigned)hash_bytes(uri, strlen(uri)));
+                snprintf(id, sizeof id, "%.20s-%08x", v, (unsigned)hash_of(uri, strlen(uri)));
             else
                 snprintf(id, sizeof id, "%.20s", v);
             id_from(out, n, "openmpi", id, strlen(id));
@@ -105,7 +104,7 @@ static void derive_run_id(launcher_info *o)
             const char *ef = env("TORCHELASTIC_ERROR_FILE");
             const char *cut = ef ? strstr(ef, "/attempt_") : NULL;
             if (cut) {
-                snprintf(id, sizeof id, "none-%08x", (unsigned)hash_bytes(ef, (size_t)(cut - ef)));
+                snprintf(id, sizeof id, "none-%08x", (unsigned)hash_of(ef, (size_t)(cut - ef)));
                 v = id;
                 len = strlen(id);
             }

@@ -2,6 +2,8 @@
 #ifndef LAPSE_SESSION_SESSION_H
 #define LAPSE_SESSION_SESSION_H
 
+#include "lapse.h"
+
 #include <stdint.h>
 
 /* Writes the file now. final: this is the last write of the session; reason:
@@ -28,6 +30,7 @@ typedef struct session_settings {
     uint32_t snapshot_ms;
     uint32_t cpu_sample_ms;       /* 0: no CPU sampler (wait%) */
     uint32_t process_sample_ms;   /* 0: no process sampler (I/O, RSS) */
+    uint32_t features;            /* LAPSE_FEATURE_* in force (TIMELINE, CPU: running) */
     int thread_names, share;
     int inherited; /* started by the environment or continued by a fork, not adopted */
 } session_settings;
@@ -52,14 +55,17 @@ int session_write_from_signal(int final, const char *reason);
 #include <stdint.h>
 void session_own_read(uint64_t bytes);
 
-/* Live export. Waits up to timeout_ms for a periodic snapshot after after_seq
+/* Live export, for the Python extension: exported from liblapse (LAPSE_API, the
+ * lapse_ prefix, not in lapse.h), which the extension links so that one copy of
+ * the session serves Python and the C libraries a Python program loads.
+ * Waits up to timeout_ms for a periodic snapshot after after_seq
  * (the count of periodic snapshots written); *seq gets the count now. Returns 1
  * when one was written, 0 on timeout, at the end of the session, or when woken. */
-int session_wait_snapshot(uint64_t after_seq, uint32_t timeout_ms, uint64_t *seq);
-void session_wake_snapshot_waiters(void);
+LAPSE_API int lapse_session_wait_snapshot(uint64_t after_seq, uint32_t timeout_ms, uint64_t *seq);
+LAPSE_API void lapse_session_wake_snapshot_waiters(void);
 /* Takes a snapshot of the active session (as a write does, between writes) and
  * hands it to fn. 0, -EINVAL without a session, or -ENOMEM. */
 #include "../store/model.h"
-int session_with_snapshot(void (*fn)(const store_file *f, void *arg), void *arg);
+LAPSE_API int lapse_session_with_snapshot(void (*fn)(const store_file *f, void *arg), void *arg);
 
 #endif

@@ -51,6 +51,9 @@ static const meta_field meta_fields[] = {
     M("cpu_user_ns", META_U64, cpu_user_ns),
     M("cpu_sys_ns", META_U64, cpu_sys_ns),
     M("max_rss_kb", META_U64, max_rss_kb),
+    M("cpu_unknown", META_U32, cpu_unknown),
+    M("ctx_voluntary", META_I64, ctx_voluntary),
+    M("ctx_involuntary", META_I64, ctx_involuntary),
     M("tsc_hz", META_F64, tsc_hz),
     M("write_seq", META_U64, write_seq),
     M("final", META_U32, final),
@@ -65,6 +68,7 @@ static const meta_field meta_fields[] = {
     M("cpu_sampler_ns", META_U64, cpu_sampler_ns),
     M("cpu_sampler_rt", META_U32, cpu_sampler_rt),
     M("thread_names", META_U32, thread_names),
+    M("features", META_U32, features),
     M("timeline_dropped", META_U64, timeline_dropped),
     M("folded_depth", META_U64, folded_depth),
     M("folded_paths", META_U64, folded_paths),
@@ -555,10 +559,7 @@ static int decode_nodes(decoder *d, bytes_in *in, uint32_t count)
             return -ENOMEM;
         for (uint16_t k = 0; k < used; k++) {
             const uint8_t *p = pairs + 10 * k;
-            uint64_t c = 0;
-            for (int j = 7; j >= 0; j--)
-                c = c << 8 | p[2 + j];
-            n->hist[(p[0] | p[1] << 8) - lo] = c;
+            n->hist[(p[0] | p[1] << 8) - lo] = bytes_le(p + 2, 8);
         }
     }
     f->node_count = count;
@@ -911,6 +912,7 @@ void store_decoder_begin(store_decoder *d, store_file *f, unsigned flags, char *
     memset(d, 0, sizeof *d);
     memset(f, 0, sizeof *f);
     f->meta.rank = f->meta.world_size = f->meta.local_rank = -1; /* absent: unknown */
+    f->meta.ctx_voluntary = f->meta.ctx_involuntary = -1;
     d->f = f;
     d->err = err;
     d->errlen = errlen;

@@ -76,10 +76,31 @@ int store_open_regular(const char *path, struct stat *st, char *err, size_t errl
     return fd;
 }
 
+/* What is read: an open file, or bytes in memory (data, len) that stand for a file
+ * of size bytes, those past len a hole (zeros): a file a reader held in part. */
+typedef struct source {
+    int fd; /* -1 for bytes in memory */
+    const uint8_t *data;
+    size_t len;
+    uint64_t size;
+} source;
+
 /* Reads n bytes at off; 0, or -EIO when the file ends first, or -errno. */
-static int read_at(int fd, uint64_t off, void *buf, size_t n)
+static int read_at(const source *src, uint64_t off, void *buf, size_t n)
 {
     uint8_t *p = buf;
+    if (src->fd < 0) {
+        if (off > src->size || n > src->size - off)
+            return -EIO;
+        size_t have = off < src->len ? src->len - (size_t)off : 0;
+        if (have > n)
+            have = n;
+        if (have)
+            memcpy(p, src->data + off, have);
+        memset(p + have, 0, n - have);
+        return 0;
+    }
+    int fd = src->fd;
     while (n) {
         ssize_t got = pread(fd, p, n, (off_t)off);
         if (got < 0 && errno == EINTR)
@@ -113,7 +134,7 @@ static int read_failed(int rc, char *err, size_t errlen)
  * payload the decoder does not want is only run through its checksum, a chunk at a
  * time. *consumed: how far into the file it read (base + the bytes it examined).
  * Memory the file's content needs and cannot get is this file's failure (-EFBIG). */
-static int read_image(int fd, uint64_t base, uint64_t len, unsigned flags, store_file *f,
+static int read_image(const source *src, uint64_t base, uint64_t len, unsigned flags, store_file *f,
                       uint64_t *consumed, char *err, size_t errlen)
 {
     store_decoder d;
@@ -121,7 +142,7 @@ static int read_image(int fd, uint64_t base, uint64_t len, unsigned flags, store
     *consumed = base;
     uint8_t head[STORE_FILE_HEADER_SIZE];
     size_t hl = len < sizeof head ? (size_t)len : sizeof head;
-    int rc = read_at(fd, base, head, hl);
+    int rc = read_at(src, base, head, hl);
     if (rc)
         return read_failed(rc, err, errlen);
     *consumed = base + hl;
@@ -143,7 +164,7 @@ static int read_image(int fd, uint64_t base, uint64_t len, unsigned flags, store
             rc = -EINVAL;
             break;
         }
-        if ((rc = read_at(fd, base + pos, sh, sizeof sh)) != 0) {
+        if ((rc = read_at(src, base + pos, sh, sizeof sh)) != 0) {
             rc = read_failed(rc, err, errlen);
             break;
         }
@@ -165,7 +186,7 @@ static int read_image(int fd, uint64_t base, uint64_t len, unsigned flags, store
                 rc = -EFBIG;
                 break;
             }
-            if ((rc = read_at(fd, base + pos, payload, (size_t)s.len)) != 0) {
+            if ((rc = read_at(src, base + pos, payload, (size_t)s.len)) != 0) {
                 rc = read_failed(rc, err, errlen);
                 break;
             }
@@ -178,7 +199,7 @@ static int read_image(int fd, uint64_t base, uint64_t len, unsigned flags, store
             }
             for (uint64_t at = 0; at < s.len && rc == 0; at += STREAM_CHUNK) {
                 size_t n = s.len - at < STREAM_CHUNK ? (size_t)(s.len - at) : STREAM_CHUNK;
-                if ((rc = read_at(fd, base + pos + at, scratch, n)) == 0)
+                if ((rc = read_at(src, base + pos + at, scratch, n)) == 0)
                     crc = store_crc32_update(crc, scratch, n);
             }
             if (rc) {
@@ -219,12 +240,13 @@ static int read_image(int fd, uint64_t base, uint64_t len, unsigned flags, store
  * the first `upto` bytes, those it examined before it refused it. */
 static int hold_bytes(int fd, uint64_t size, uint64_t upto, store_held *held)
 {
+    const source fsrc = {fd, NULL, 0, size}, *src = &fsrc;
     held->size = size;
     held->len = 0;
     held->data = malloc(upto ? (size_t)upto : 1u);
     if (!held->data)
         return -ENOMEM;
-    if (read_at(fd, 0, held->data, (size_t)upto) != 0)
+    if (read_at(src, 0, held->data, (size_t)upto) != 0)
         upto = 0; /* it shrank: hold nothing */
     held->len = (size_t)upto;
     return 0;
@@ -238,7 +260,8 @@ int store_read_file(const char *path, unsigned flags, store_file *f, char *err, 
     if (fd < 0)
         return fd;
     uint64_t consumed;
-    int rc = read_image(fd, 0, (uint64_t)st.st_size, flags, f, &consumed, err, errlen);
+    const source src = {fd, NULL, 0, (uint64_t)st.st_size};
+    int rc = read_image(&src, 0, (uint64_t)st.st_size, flags, f, &consumed, err, errlen);
     close(fd);
     return rc;
 }
@@ -284,12 +307,12 @@ static int not_read(store_each_fn fn, void *ctx, const char *name, const char *w
     return fn(ctx, &im);
 }
 
-static int read_pack(int fd, const char *path, uint64_t size, unsigned flags, store_each_fn fn,
+static int read_pack(const source *src, const char *path, uint64_t size, unsigned flags, store_each_fn fn,
                      void *ctx, uint64_t *consumed, char *err, size_t errlen)
 {
     uint8_t head[STORE_PACK_HEADER_SIZE];
     size_t hl = size < sizeof head ? (size_t)size : sizeof head;
-    int rc = read_at(fd, 0, head, hl);
+    int rc = read_at(src, 0, head, hl);
     if (rc)
         return read_failed(rc, err, errlen);
     *consumed = hl;
@@ -302,7 +325,7 @@ static int read_pack(int fd, const char *path, uint64_t size, unsigned flags, st
         return -EFBIG;
     }
     store_pack_member *members = NULL;
-    if ((rc = read_at(fd, STORE_PACK_HEADER_SIZE, index, h.index_len)) != 0)
+    if ((rc = read_at(src, STORE_PACK_HEADER_SIZE, index, h.index_len)) != 0)
         rc = read_failed(rc, err, errlen);
     else
         rc = store_pack_members(index, &h, size, &members, err, errlen);
@@ -330,7 +353,7 @@ static int read_pack(int fd, const char *path, uint64_t size, unsigned flags, st
         }
         store_file f;
         uint64_t upto;
-        if (read_image(fd, members[i].offset, members[i].length, flags, &f, &upto, why,
+        if (read_image(src, members[i].offset, members[i].length, flags, &f, &upto, why,
                        sizeof why) != 0) {
             rc = not_read(fn, ctx, name, why, NULL);
             continue;
@@ -347,6 +370,29 @@ static int read_pack(int fd, const char *path, uint64_t size, unsigned flags, st
     return rc;
 }
 
+/* The images of one file read from src (its size bytes), as store_read_each. */
+static int read_each(const source *src, const char *path, unsigned flags, store_each_fn fn,
+                     void *ctx, uint64_t *consumed, char *err, size_t errlen)
+{
+    uint64_t size = src->size;
+    *consumed = 0;
+    uint8_t magic[8];
+    int rc;
+    if (size >= sizeof magic && read_at(src, 0, magic, sizeof magic) == 0 &&
+        store_is_pack(magic, sizeof magic)) {
+        rc = read_pack(src, path, size, flags, fn, ctx, consumed, err, errlen);
+    } else {
+        store_file f;
+        rc = read_image(src, 0, size, flags, &f, consumed, err, errlen);
+        if (rc == 0) {
+            store_image im = {path, &f, NULL, NULL};
+            rc = fn(ctx, &im);
+            store_file_free(&f);
+        }
+    }
+    return rc;
+}
+
 int store_read_each(const char *path, unsigned flags, store_each_fn fn, void *ctx,
                     store_held *held, char *err, size_t errlen)
 {
@@ -357,26 +403,22 @@ int store_read_each(const char *path, unsigned flags, store_each_fn fn, void *ct
     if (fd < 0)
         return fd;
     uint64_t size = (uint64_t)st.st_size, consumed = 0;
-    uint8_t magic[8];
-    int rc;
-    if (size >= sizeof magic && read_at(fd, 0, magic, sizeof magic) == 0 &&
-        store_is_pack(magic, sizeof magic)) {
-        rc = read_pack(fd, path, size, flags, fn, ctx, &consumed, err, errlen);
-    } else {
-        store_file f;
-        rc = read_image(fd, 0, size, flags, &f, &consumed, err, errlen);
-        if (rc == 0) {
-            store_image im = {path, &f, NULL, NULL};
-            rc = fn(ctx, &im);
-            store_file_free(&f);
-        }
-    }
+    const source src = {fd, NULL, 0, size};
+    int rc = read_each(&src, path, flags, fn, ctx, &consumed, err, errlen);
     if (held && hold_bytes(fd, size, consumed, held) != 0 && rc == 0) {
         snprintf(err, errlen, "out of memory");
         rc = -ENOMEM;
     }
     close(fd);
     return rc;
+}
+
+int store_read_each_mem(const store_buffer *b, unsigned flags, store_each_fn fn, void *ctx,
+                        char *err, size_t errlen)
+{
+    uint64_t consumed;
+    const source src = {-1, b->data, b->len, b->size > b->len ? b->size : b->len};
+    return read_each(&src, b->name, flags, fn, ctx, &consumed, err, errlen);
 }
 
 void store_held_free(store_held *held)

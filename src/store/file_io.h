@@ -61,4 +61,16 @@ void store_held_free(store_held *held);
 int store_read_each(const char *path, unsigned flags, store_each_fn fn, void *ctx,
                     store_held *held, char *err, size_t errlen);
 
+/* A file given as bytes in memory: what a reader held of it (store_held). */
+typedef struct store_buffer {
+    const char *name;    /* its path, as reports name it */
+    const uint8_t *data;
+    size_t len;
+    uint64_t size;       /* the file's size: past len a hole (zeros); len when smaller */
+} store_buffer;
+
+/* store_read_each of a file given as bytes (nothing is opened). */
+int store_read_each_mem(const store_buffer *b, unsigned flags, store_each_fn fn, void *ctx,
+                        char *err, size_t errlen);
+
 #endif

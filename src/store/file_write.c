@@ -1,5 +1,7 @@
 #include "file_write.h"
 
+#include "../core/hash.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -28,10 +30,7 @@ uint32_t store_random_u32(void)
     uint64_t x = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec +
                  ((uint64_t)getpid() << 40) +
                  __atomic_add_fetch(&counter, 0x9e3779b97f4a7c15ull, __ATOMIC_RELAXED);
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return (uint32_t)x;
+    return (uint32_t)hash_mix(x);
 }
 
 static void close_out(store_out *o)
@@ -215,6 +214,22 @@ int store_temp_pid(const char *entry, size_t base_len, long *pid)
     return 1;
 }
 
+/* The length of the destination's name in entry when entry is a temporary that
+ * store_remove_dead_temps may remove for a writer of name: one of name itself, or,
+ * when name is a ".lapse" file, of any ".lapse" file in its directory (a killed
+ * process's file is never written again, so its temporary would stay for good). */
+static size_t temp_base_len(const char *entry, const char *name, size_t len)
+{
+    static const char lapse_ext[] = ".lapse";
+    size_t ext = sizeof lapse_ext - 1;
+    if (!strncmp(entry, name, len))
+        return len;
+    if (len < ext || strcmp(name + len - ext, lapse_ext) != 0)
+        return 0;
+    const char *at = strstr(entry, ".lapse.tmp.");
+    return at && at != entry ? (size_t)(at - entry) + ext : 0;
+}
+
 int store_remove_dead_temps(int dir_fd, const char *name)
 {
     int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -231,8 +246,8 @@ int store_remove_dead_temps(int dir_fd, const char *name)
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         long pid;
-        if (strncmp(e->d_name, name, len) != 0 || !store_temp_pid(e->d_name, len, &pid) ||
-            pid == self)
+        size_t base = temp_base_len(e->d_name, name, len);
+        if (!base || !store_temp_pid(e->d_name, base, &pid) || pid == self)
             continue;
         struct stat st;
         if (fstatat(dir_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||

@@ -65,7 +65,9 @@ int store_make_dirs(const char *path, unsigned flags);
  * "<base>.tmp.<pid>", optionally followed by "." and anything. Sets *pid. */
 int store_temp_pid(const char *entry, size_t base_len, long *pid);
 
-/* Removes from dir_fd the temporaries of name (store_temp_pid) that are regular
+/* Removes from dir_fd the temporaries of name (store_temp_pid), and when name is a
+ * ".lapse" file those of every ".lapse" file there (a killed process's own file is
+ * never written again), that are regular
  * files of this process's effective user and whose pid is not a live process on
  * this host; never a link, another user's file or a live writer's. Returns how
  * many it removed. */

@@ -25,6 +25,8 @@ typedef struct store_meta {
     uint64_t write_real_ns, write_mono_ns; /* when this file was written */
     uint64_t anchor_real_ns, anchor_mono_ns; /* one instant on both clocks */
     uint64_t wall_ns, cpu_user_ns, cpu_sys_ns, max_rss_kb; /* this process so far */
+    uint32_t cpu_unknown; /* 1: cpu_user_ns and cpu_sys_ns were not measured (they are 0) */
+    int64_t ctx_voluntary, ctx_involuntary; /* context switches so far; -1 unknown (absent) */
     double tsc_hz; /* 0 with the monotonic clock */
     uint64_t write_seq; /* 1 for the first write of the session, then +1 */
     uint32_t final;     /* 1: written at stop, exit or a terminating signal */
@@ -36,6 +38,8 @@ typedef struct store_meta {
     uint64_t cpu_sampler_ns; /* the sampler thread's CPU time on them */
     uint32_t cpu_sampler_rt; /* 1: the sampler thread had real-time priority */
     uint32_t thread_names;  /* 1: readers nest each thread's spans under its name */
+    uint32_t features;      /* the session's LAPSE_FEATURE_* bits; 0 in files written before
+                               they were recorded (and by lapse record) */
     uint64_t timeline_dropped; /* completed spans the timeline had no room for */
     uint64_t folded_depth;     /* spans folded into their parent: depth bound */
     uint64_t folded_paths;     /* spans folded into their parent: path bound */

@@ -23,6 +23,9 @@ typedef struct store_attempt {
     uint64_t newest_mtime_ns; /* newest modification among its files */
     store_skipped *skipped;   /* entries not read, each to be named in one line */
     size_t skipped_count;
+    /* NULL: files are read from disk; else buffers[i] holds the bytes of files[i]
+     * (an attempt given from memory: nothing is opened) */
+    const struct store_buffer *buffers;
 } store_attempt;
 
 typedef struct store_run_listing {

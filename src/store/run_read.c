@@ -98,14 +98,25 @@ static void keys_free(key_list *l)
     memset(l, 0, sizeof *l);
 }
 
+/* store_read_each of the attempt's file i, from disk or from its buffer (then
+ * nothing is held: the caller has the bytes). */
+static int read_file(const store_attempt *a, size_t i, unsigned flags, store_each_fn fn,
+                     void *ctx, store_held *held, char *err, size_t errlen)
+{
+    if (!a->buffers)
+        return store_read_each(a->files[i], flags, fn, ctx, held, err, errlen);
+    if (held)
+        memset(held, 0, sizeof *held);
+    return store_read_each_mem(&a->buffers[i], flags, fn, ctx, err, errlen);
+}
+
 /* The images of every file by their meta alone; then, for each process, which is
  * read. */
 static int find_duplicates(const store_attempt *a, key_list *keys)
 {
     for (size_t i = 0; i < a->file_count; i++) {
         char why[512];
-        int rc = store_read_each(a->files[i], STORE_READ_META_ONLY, collect_key, keys, NULL, why,
-                                 sizeof why);
+        int rc = read_file(a, i, STORE_READ_META_ONLY, collect_key, keys, NULL, why, sizeof why);
         if (rc == -ENOMEM)
             return rc;
     }
@@ -168,12 +179,11 @@ int store_read_attempt(const store_attempt *a, unsigned flags, store_each_fn fn,
         if (k && k->same_as) { /* a plain file, and another holds its process */
             store_image dup = {a->files[i], NULL, "the same process as another file's", k->same_as};
             rc = fn(ctx, &dup);
-            erc = h ? store_read_each(a->files[i], STORE_READ_META_ONLY, ignore_image, NULL, h, why,
-                                      sizeof why)
+            erc = h ? read_file(a, i, STORE_READ_META_ONLY, ignore_image, NULL, h, why, sizeof why)
                     : 0;
         } else {
             pass p = {fn, ctx, &keys, 0};
-            erc = store_read_each(a->files[i], flags, pass_image, &p, h, why, sizeof why);
+            erc = read_file(a, i, flags, pass_image, &p, h, why, sizeof why);
             if (p.fn_rc)
                 rc = p.fn_rc;
             else if (erc == -ENOMEM)

@@ -3,6 +3,7 @@
  * arrays of the store_samples the set owns. */
 #include "sample_set.h"
 
+#include "../core/hash.h"
 #include "store/codec.h"
 
 #include <errno.h>
@@ -23,25 +24,6 @@ struct sample_set {
     char *mode;
 };
 
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
-#define HASH_SEED 0xcbf29ce484222325ull
-
-static uint64_t hash_mix(uint64_t h)
-{
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    return h;
-}
 
 /* Grows an array of elem-size items to hold need; 0 or -ENOMEM. */
 static int grow(void **arr, uint64_t *cap, uint64_t need, size_t elem)

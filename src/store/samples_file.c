@@ -66,6 +66,14 @@ int samples_save_lapse(const sample_set *set, const samples_file_meta *meta, con
     m->anchor_real_ns = now_real;
     m->anchor_mono_ns = now_mono;
     m->wall_ns = end - start;
+    m->cpu_unknown = !meta->has_cpu;
+    if (meta->has_cpu) {
+        m->cpu_user_ns = meta->cpu_user_ns;
+        m->cpu_sys_ns = meta->cpu_sys_ns;
+        m->max_rss_kb = meta->max_rss_kb;
+    }
+    m->ctx_voluntary = meta->has_ctx ? meta->ctx_voluntary : -1;
+    m->ctx_involuntary = meta->has_ctx ? meta->ctx_involuntary : -1;
     m->write_seq = 1;
     m->final = 1;
     static char *empty_names[] = {""};

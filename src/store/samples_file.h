@@ -13,6 +13,12 @@ typedef struct samples_file_meta {
     const char *run_id;  /* NULL: made from pid and start time */
     uint64_t start_real_ns, end_real_ns; /* 0: the set's recording start/end */
     const char *end_reason; /* NULL: "exit" (the recording ended) */
+    /* What the target used, as read at the end (wait4 of a launched target, else its
+     * /proc/PID/stat and status); 0 where it could not be read: CPU time and context
+     * switches are then unknown in the file (cpu_unknown, -1), not 0. */
+    int has_cpu, has_ctx;
+    uint64_t cpu_user_ns, cpu_sys_ns, max_rss_kb;
+    int64_t ctx_voluntary, ctx_involuntary;
 } samples_file_meta;
 
 /* Writes a final .lapse file (atomically; flags: STORE_SHARE) holding the samples of

@@ -1,5 +1,6 @@
 #include "export_run.h"
 
+#include "analyze/run_join.h"
 #include "render/perfetto.h"
 #include "store/codec.h"
 #include "store/file_io.h"
@@ -122,7 +123,14 @@ void export_run_perfetto(const char *path, const char *out_path, unsigned flags,
     r->rc = store_list_run(path, &run, r->err, sizeof r->err);
     if (r->rc)
         return;
-    const store_attempt *a = &run.attempts[run.newest];
+    run_join join;
+    if (run_join_build(&run, path, &join)) {
+        r->rc = -ENOMEM;
+        snprintf(r->err, sizeof r->err, "%s: out of memory", path);
+        store_run_listing_free(&run);
+        return;
+    }
+    const store_attempt *a = &join.run;
 
     /* pass 1: which images read (each process once), and the earliest instant */
     first_pass fp = {note, ctx, UINT64_MAX, 0, 0, "", "", "", 0};
@@ -131,6 +139,7 @@ void export_run_perfetto(const char *path, const char *out_path, unsigned flags,
     if (frc != 0) {
         r->rc = -ENOMEM;
         snprintf(r->err, sizeof r->err, "%s: out of memory", path);
+        run_join_free(&join);
         store_run_listing_free(&run);
         return;
     }
@@ -142,6 +151,7 @@ void export_run_perfetto(const char *path, const char *out_path, unsigned flags,
                      fp.bad, fp.first_bad);
         else
             snprintf(r->err, sizeof r->err, "%s: no readable .lapse file", path);
+        run_join_free(&join);
         store_run_listing_free(&run);
         return;
     }
@@ -155,6 +165,7 @@ void export_run_perfetto(const char *path, const char *out_path, unsigned flags,
         snprintf(r->err, sizeof r->err,
                  "%s: this lapse was built without zlib and cannot write gzip (name the "
                  "output .json, or rebuild with zlib1g-dev installed)", out_path);
+        run_join_free(&join);
         store_run_listing_free(&run);
         return;
     }
@@ -169,6 +180,7 @@ void export_run_perfetto(const char *path, const char *out_path, unsigned flags,
             snprintf(r->err, sizeof r->err, "cannot write %s: out of memory", out_path);
         }
         if (r->rc) {
+            run_join_free(&join);
             store_run_listing_free(&run);
             return;
         }
@@ -199,5 +211,6 @@ void export_run_perfetto(const char *path, const char *out_path, unsigned flags,
         else
             r->rc = store_out_commit(&o, r->err, sizeof r->err);
     }
+    run_join_free(&join);
     store_run_listing_free(&run);
 }

@@ -327,6 +327,20 @@ static void test_escaping(void)
                    "\\ufffd\\ufffd\\ufffd|\\ufffd\\ufffd\"");
     CHECK(json_valid(buf));
     free(buf);
+
+    /* json_escape, which perfetto.c writes its names with: the same bytes as
+     * json_write_string, without the quotes, and cut short like snprintf */
+    char e[128];
+    CHECK(json_escape(e, sizeof e, "a\"b\\c\n\t\x01\x7f/\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80|\xc3|"
+                                    "\xed\xa0\x80|\xc0\xaf") == 72);
+    CHECK_STR(e, "a\\\"b\\\\c\\n\\t\\u0001\\u007f/\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80|\\ufffd|"
+                 "\\ufffd\\ufffd\\ufffd|\\ufffd\\ufffd");
+    /* overlong, beyond U+10FFFF, truncated at the end, lone continuation */
+    json_escape(e, sizeof e, "\xe0\x80\x80|\xf4\x90\x80\x80|\x80|\xe2\x82");
+    CHECK_STR(e, "\\ufffd\\ufffd\\ufffd|\\ufffd\\ufffd\\ufffd\\ufffd|\\ufffd|\\ufffd\\ufffd");
+    CHECK(json_escape(e, 4, "ab\ncd") == 6);
+    CHECK_STR(e, "ab\\");
+    CHECK(json_escape(NULL, 0, "\x01") == 6);
 }
 
 static void test_formats(void)

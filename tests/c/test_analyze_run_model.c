@@ -135,8 +135,9 @@ static void b_write(builder *b, const char *dir, const char *host, const char *f
 
 static const rm_path *find_path(const run_model *m, const char *role, const char *path)
 {
+    char buf[RM_PATH_BUF];
     for (uint32_t i = 0; i < m->path_count; i++)
-        if (!strcmp(m->paths[i].path, path) && !strcmp(m->roles[m->paths[i].role].name, role))
+        if (!strcmp(rm_path_str(m, i, buf), path) && !strcmp(m->roles[m->paths[i].role].name, role))
             return &m->paths[i];
     return NULL;
 }
@@ -368,21 +369,34 @@ static void test_merge(const char *run)
 
     /* derived statistics */
     run_stats s;
-    CHECK(run_stats_build(&m, &s) == 0);
+    CHECK(run_stats_build(&m, 0, &s) == 0);
     const rs_role *wr = &s.roles[1];
+    char pb[RM_PATH_BUF];
     CHECK_U64(wr->phase_count, 3);
-    CHECK(!strcmp(m.paths[wr->phases[0].path].path, "iter"));
-    CHECK(!strcmp(m.paths[wr->phases[1].path].path, "iter/step"));
-    CHECK(!strcmp(m.paths[wr->phases[2].path].path, "setup"));
+    CHECK(!strcmp(rm_path_str(&m, wr->phases[0], pb), "iter"));
+    CHECK(!strcmp(rm_path_str(&m, wr->phases[1], pb), "iter/step"));
+    CHECK(!strcmp(rm_path_str(&m, wr->phases[2], pb), "setup"));
     /* self: iter 9800, setup 10000, step 4200 */
-    CHECK(!strcmp(m.paths[wr->phases[wr->by_self[0]].path].path, "setup"));
-    CHECK(!strcmp(m.paths[wr->phases[wr->by_self[1]].path].path, "iter"));
-    CHECK_U64(wr->phases[0].self_ns, 9800);
-    CHECK(fabs(wr->phases[0].share_of_busy - 14000.0 / 24000.0) < 1e-12);
-    CHECK(fabs(wr->phases[0].mean_ns - 14000.0 / 6.0) < 1e-9);
-    CHECK(wr->loop != RM_NONE && !strcmp(m.paths[wr->phases[wr->loop].path].path, "iter"));
+    CHECK_U64(wr->by_self_count, 3);
+    CHECK(!strcmp(rm_path_str(&m, wr->phases[wr->by_self[0]], pb), "setup"));
+    CHECK(!strcmp(rm_path_str(&m, wr->phases[wr->by_self[1]], pb), "iter"));
+    rs_phase ph0;
+    run_stats_phase(&m, wr, 0, &ph0);
+    CHECK_U64(ph0.self_ns, 9800);
+    CHECK(fabs(ph0.share_of_busy - 14000.0 / 24000.0) < 1e-12);
+    CHECK(fabs(ph0.mean_ns - 14000.0 / 6.0) < 1e-9);
+    CHECK(wr->loop != RM_NONE && !strcmp(rm_path_str(&m, wr->phases[wr->loop], pb), "iter"));
     CHECK_U64(wr->top_level_count, 2);
-    CHECK(!strcmp(m.paths[wr->phases[wr->top_level[0]].path].path, "iter"));
+    CHECK(!strcmp(rm_path_str(&m, wr->phases[wr->top_level[0]], pb), "iter"));
+    run_stats_free(&s);
+    /* a top of 1: the first by self time and by total, the others not held */
+    CHECK(run_stats_build(&m, 1, &s) == 0);
+    wr = &s.roles[1];
+    CHECK_U64(wr->by_self_count, 1);
+    CHECK(!strcmp(rm_path_str(&m, wr->phases[wr->by_self[0]], pb), "setup"));
+    CHECK_U64(wr->top_level_count, 2);
+    CHECK_U64(wr->top_level_shown, 1);
+    CHECK(!strcmp(rm_path_str(&m, wr->phases[wr->top_level[0]], pb), "iter"));
     run_stats_free(&s);
     run_model_free(&m);
 
@@ -413,7 +427,7 @@ static void test_all_unreadable(const char *tmp)
     CHECK_U64(m.unreadable_count, 1);
     CHECK_U64(m.role_count, 0);
     run_stats s;
-    CHECK(run_stats_build(&m, &s) == 0);
+    CHECK(run_stats_build(&m, 0, &s) == 0);
     run_stats_free(&s);
     run_model_free(&m);
 
@@ -430,36 +444,85 @@ static void set_mtime(const char *path, time_t t)
     CHECK(utimes(path, tv) == 0);
 }
 
+/* Writes one process of one attempt: runs/<attempt>/h/main-<pid>-0000.lapse, its
+ * session from start_s to write_s (seconds after T0), final or a snapshot. */
+static void write_attempt(const char *runs, const char *attempt, int64_t pid, uint64_t start_s,
+                          uint64_t write_s, int final)
+{
+    char dir[4096], name[64];
+    snprintf(dir, sizeof dir, "%s/%s", runs, attempt);
+    snprintf(name, sizeof name, "main-%lld-0000.lapse", (long long)pid);
+    builder *bl = calloc(1, sizeof *bl);
+    b_init(bl, "main", "h", pid);
+    bl->f.meta.start_real_ns = T0 + start_s * 1000000000ull;
+    bl->f.meta.write_real_ns = T0 + write_s * 1000000000ull;
+    bl->f.meta.wall_ns = (write_s - start_s) * 1000000000ull;
+    bl->f.meta.final = (uint32_t)final;
+    bl->f.meta.end_reason = final ? "exit" : "";
+    int32_t r = b_thread(bl, pid);
+    static const uint64_t v[] = {5, 6};
+    b_node(bl, r, attempt, v, 2);
+    b_write(bl, dir, "h", name);
+    free(bl);
+}
+
+/* An attempt that ended before the newest began is superseded, whatever the
+ * modification times say. */
 static void test_superseded(const char *tmp)
 {
     char runs[4096], a[4096], b[4096], path[4096];
     snprintf(runs, sizeof runs, "%s/attempts", tmp);
-    snprintf(a, sizeof a, "%s/r1", runs);
-    snprintf(b, sizeof b, "%s/r2", runs);
-    builder *bl = calloc(1, sizeof *bl);
-    b_init(bl, "main", "h", 1);
-    int32_t r = b_thread(bl, 1);
-    static const uint64_t v[] = {5, 6};
-    b_node(bl, r, "old", v, 2);
-    b_write(bl, a, "h", "main-1-0000.lapse");
-    b_init(bl, "main", "h", 2);
-    r = b_thread(bl, 2);
-    b_node(bl, r, "new", v, 2);
-    b_write(bl, b, "h", "main-2-0000.lapse");
-    free(bl);
+    snprintf(a, sizeof a, "%s/old", runs);
+    snprintf(b, sizeof b, "%s/new", runs);
+    write_attempt(runs, "old", 1, 0, 10, 1);
+    write_attempt(runs, "new", 2, 20, 30, 1);
     snprintf(path, sizeof path, "%s/h/main-1-0000.lapse", a);
-    set_mtime(path, 1000000);
+    set_mtime(path, 2000000); /* touched later: it still ended first */
     snprintf(path, sizeof path, "%s/h/main-2-0000.lapse", b);
-    set_mtime(path, 2000000);
+    set_mtime(path, 1000000);
     run_model m;
     char err[256];
     CHECK(run_model_load(runs, NULL, &m, err, sizeof err) == 0);
     CHECK_U64(m.worker_count, 1);
     CHECK(!strcmp(m.dir, b));
+    CHECK_U64(m.joined_count, 0);
     CHECK_U64(m.superseded_count, 1);
     CHECK(m.superseded_count == 1 && !strcmp(m.superseded[0].dir, a));
     CHECK(find_path(&m, "main", "new") != NULL);
     CHECK(find_path(&m, "main", "old") == NULL);
+    run_model_free(&m);
+}
+
+/* Attempts that ran at the same time are one run: one that had not ended when the
+ * last began (a final file written after it began, or a snapshot whose next one was
+ * not yet due) is joined; one that ended before is superseded. */
+static void test_joined(const char *tmp)
+{
+    char runs[4096];
+    snprintf(runs, sizeof runs, "%s/joined", tmp);
+    write_attempt(runs, "gone", 1, 0, 10, 1);     /* ended at 10 */
+    write_attempt(runs, "long", 2, 15, 60, 1);    /* ran through the last's start */
+    write_attempt(runs, "snap", 3, 16, 40, 0);    /* last snapshot at 40, 5 s interval: by 51 */
+    write_attempt(runs, "died", 4, 17, 30, 0);    /* last snapshot at 30: ended by 41 */
+    write_attempt(runs, "last", 5, 50, 55, 1);
+    run_model m;
+    char err[256];
+    CHECK(run_model_load(runs, NULL, &m, err, sizeof err) == 0);
+    CHECK_U64(m.worker_count, 3);
+    CHECK(!strcmp(m.dir, runs));
+    CHECK_U64(m.joined_count, 3);
+    static const char *const order[] = {"long", "snap", "last"}; /* by start */
+    for (uint32_t i = 0; i < m.joined_count && i < 3; i++) {
+        char want[4096];
+        snprintf(want, sizeof want, "%s/%s", runs, order[i]);
+        CHECK(!strcmp(m.joined[i].dir, want));
+        CHECK_U64(m.joined[i].files, 1);
+    }
+    CHECK_U64(m.superseded_count, 2);
+    for (int i = 0; i < 3; i++)
+        CHECK(find_path(&m, "main", order[i]) != NULL);
+    CHECK(find_path(&m, "main", "gone") == NULL);
+    CHECK(find_path(&m, "main", "died") == NULL);
     run_model_free(&m);
 }
 
@@ -502,10 +565,14 @@ static void test_deep_chain(void)
     CHECK(m.path_count == DEPTH + 1);
     const rm_path *last = &m.paths[m.path_count - 1];
     CHECK(last->depth == DEPTH);
-    CHECK(strlen(last->path) == RM_PATH_SHOWN);
-    CHECK(!strncmp(last->path, "...", 3));
-    CHECK(strlen(last->path) >= 10 && !strcmp(last->path + strlen(last->path) - 10, "/abcd/leaf"));
-    CHECK(!strcmp(m.paths[2].path, "abcd/abcd"));
+    char buf[RM_PATH_BUF];
+    const char *ls = rm_path_str(&m, m.path_count - 1, buf);
+    CHECK(strlen(ls) == RM_PATH_SHOWN);
+    CHECK(!strncmp(ls, "...", 3));
+    CHECK(strlen(ls) >= 10 && !strcmp(ls + strlen(ls) - 10, "/abcd/leaf"));
+    CHECK(rm_path_cut(&m, m.path_count - 1));
+    CHECK(!strcmp(rm_path_str(&m, 2, buf), "abcd/abcd"));
+    CHECK(!rm_path_cut(&m, 2));
     run_model_free(&m);
     free(nodes);
 }
@@ -562,16 +629,22 @@ static void test_across_ranks(const char *tmp)
     CHECK_U64(m.roles[0].rank_count, 3);
     CHECK_U64(m.roles[0].unranked, 1);
     run_stats st;
-    CHECK(run_stats_build(&m, &st) == 0);
+    CHECK(run_stats_build(&m, 0, &st) == 0);
     const rs_phase *ps = NULL, *pc = NULL, *pe = NULL;
+    rs_phase phs[3];
+    char pb[RM_PATH_BUF];
     for (uint32_t i = 0; i < st.roles[0].phase_count; i++) {
-        const char *path = m.paths[st.roles[0].phases[i].path].path;
-        if (!strcmp(path, "step"))
-            ps = &st.roles[0].phases[i];
-        if (!strcmp(path, "step/ckpt"))
-            pc = &st.roles[0].phases[i];
-        if (!strcmp(path, "step/eval"))
-            pe = &st.roles[0].phases[i];
+        const char *path = rm_path_str(&m, st.roles[0].phases[i], pb);
+        rs_phase *at = !strcmp(path, "step") ? &phs[0] : !strcmp(path, "step/ckpt") ? &phs[1]
+                     : !strcmp(path, "step/eval") ? &phs[2] : NULL;
+        if (at)
+            run_stats_phase(&m, &st.roles[0], i, at);
+        if (at == &phs[0])
+            ps = at;
+        if (at == &phs[1])
+            pc = at;
+        if (at == &phs[2])
+            pe = at;
     }
     CHECK(ps && pc && pe);
     if (ps && pc && pe) {
@@ -661,14 +734,23 @@ static void test_pack(const char *tmp)
     bytes_out_free(&pack);
 }
 
-/* A pid no process has: a child that has exited and been reaped. */
-static long dead_pid(void)
+/* A table of pids for rm_host_view: alive[i] says whether pids[i] runs; a pid not
+ * in it cannot be told. */
+typedef struct pid_table {
+    const int64_t *pids;
+    const int *alive;
+    size_t count;
+    unsigned asked; /* calls */
+} pid_table;
+
+static int table_alive(void *ctx, int64_t pid)
 {
-    pid_t p = fork();
-    if (p == 0)
-        _exit(0);
-    waitpid(p, NULL, 0);
-    return (long)p;
+    pid_table *t = ctx;
+    t->asked++;
+    for (size_t i = 0; i < t->count; i++)
+        if (t->pids[i] == pid)
+            return t->alive[i];
+    return -1;
 }
 
 static void touch(const char *path)
@@ -679,44 +761,179 @@ static void touch(const char *path)
         close(fd);
 }
 
-/* Temporaries of writers that are gone are named (in this host's directory, where
- * the pid can be checked); a live writer's, a link, and those of another host's
- * directory are not. */
+/* Temporaries of writers that are gone are named (in the directory of the reader's
+ * host, where the pid can be checked); a live writer's, one the view cannot tell,
+ * a link, and those of another host's directory are not. The host and its pids are
+ * the view's, not this machine's: the same run read as seen from the other host
+ * names the other temporary. */
 static void test_leftovers(const char *tmp)
 {
-    char run[4096], here[256], path[4600];
+    char run[4096], path[4600];
     snprintf(run, sizeof run, "%s/leftovers", tmp);
-    CHECK(gethostname(here, sizeof here) == 0);
     builder b;
-    b_init(&b, "worker", here, 100);
-    b_write(&b, run, here, "worker-100-0000.lapse");
-    b_init(&b, "worker", "elsewhere", 101);
-    b_write(&b, run, "elsewhere", "worker-101-0000.lapse");
-    long gone = dead_pid();
-    snprintf(path, sizeof path, "%s/%s/worker-100-0000.lapse.tmp.%ld.abc", run, here, gone);
+    b_init(&b, "worker", "node-a", 100);
+    b_write(&b, run, "node-a", "worker-100-0000.lapse");
+    b_init(&b, "worker", "node-b", 101);
+    b_write(&b, run, "node-b", "worker-101-0000.lapse");
+    snprintf(path, sizeof path, "%s/node-a/worker-100-0000.lapse.tmp.7001.abc", run);
     touch(path);
     char named[4600];
     snprintf(named, sizeof named, "%s", path);
-    snprintf(path, sizeof path, "%s/%s/worker-100-0000.lapse.tmp.%ld", run, here, (long)getpid());
+    snprintf(path, sizeof path, "%s/node-a/worker-100-0000.lapse.tmp.7002", run);
     touch(path); /* a live writer's */
-    snprintf(path, sizeof path, "%s/%s/worker-100-0000.lapse.tmp.%ld.lnk", run, here, gone);
+    snprintf(path, sizeof path, "%s/node-a/worker-100-0000.lapse.tmp.7003", run);
+    touch(path); /* a writer the view cannot tell */
+    snprintf(path, sizeof path, "%s/node-a/worker-100-0000.lapse.tmp.7001.lnk", run);
     CHECK(symlink("/nowhere", path) == 0);
-    snprintf(path, sizeof path, "%s/elsewhere/worker-101-0000.lapse.tmp.%ld", run, gone);
-    touch(path); /* another host's pid: cannot be checked from here */
-    snprintf(path, sizeof path, "%s/%s/other.txt.tmp.%ld", run, here, gone);
+    snprintf(path, sizeof path, "%s/node-b/worker-101-0000.lapse.tmp.7001", run);
+    touch(path); /* another host's pid: cannot be checked from node-a */
+    char named_b[4600];
+    snprintf(named_b, sizeof named_b, "%s", path);
+    snprintf(path, sizeof path, "%s/node-a/other.txt.tmp.7001", run);
     touch(path); /* not a .lapse file's */
+    static const int64_t pids[] = {7001, 7002};
+    static const int alive[] = {0, 1};
+    pid_table table = {pids, alive, 2, 0};
+    rm_host_view view = {.names = {"node-a", NULL}, .pid_alive = table_alive, .pid_ctx = &table};
+    rm_options opt = {.host = &view};
     run_model m;
     char err[512];
-    CHECK(run_model_load(run, NULL, &m, err, sizeof err) == 0);
+    CHECK(run_model_load(run, &opt, &m, err, sizeof err) == 0);
     CHECK_U64(m.leftover_count, 1);
     if (m.leftover_count == 1) {
         CHECK_STR(m.leftovers[0].temp, named);
-        CHECK(m.leftovers[0].pid == gone);
+        CHECK(m.leftovers[0].pid == 7001);
         CHECK(m.leftovers[0].worker != RM_NONE &&
               m.workers[m.leftovers[0].worker].pid == 100);
         CHECK(strstr(m.leftovers[0].file, "/worker-100-0000.lapse") != NULL);
     }
     run_model_free(&m);
+
+    view.names[1] = "node-b"; /* SLURMD_NODENAME's place: a second name of the host */
+    view.names[0] = "login-7";
+    CHECK(run_model_load(run, &opt, &m, err, sizeof err) == 0);
+    CHECK_U64(m.leftover_count, 1);
+    if (m.leftover_count == 1)
+        CHECK_STR(m.leftovers[0].temp, named_b);
+    run_model_free(&m);
+
+    /* no view: nothing can be checked, nothing is named */
+    table.asked = 0;
+    CHECK(run_model_load(run, NULL, &m, err, sizeof err) == 0);
+    CHECK_U64(m.leftover_count, 0);
+    CHECK_U64(table.asked, 0);
+    run_model_free(&m);
+}
+
+/* A worker that is not final is gone when, on the reader's host, its pid runs no
+ * more: as the view given says, for its host only. */
+static void test_gone_from_view(const char *tmp)
+{
+    char run[4096];
+    snprintf(run, sizeof run, "%s/gone", tmp);
+    builder b;
+    b_init(&b, "worker", "node-a", 300);
+    b.f.meta.final = 0;
+    b_write(&b, run, "node-a", "worker-300-0000.lapse");
+    b_init(&b, "worker", "node-b", 301);
+    b.f.meta.final = 0;
+    b_write(&b, run, "node-b", "worker-301-0000.lapse");
+    static const int64_t pids[] = {300, 301};
+    static const int dead[] = {0, 0};
+    pid_table table = {pids, dead, 2, 0};
+    rm_host_view view = {.names = {"node-a", NULL}, .pid_alive = table_alive, .pid_ctx = &table};
+    /* read 0.5 s after the last write: both are running unless known gone */
+    rm_options opt = {.host = &view, .now_real_ns = T0 + 10500000000ull};
+    run_model m;
+    char err[512];
+    CHECK(run_model_load(run, &opt, &m, err, sizeof err) == 0);
+    CHECK_U64(m.worker_count, 2);
+    for (uint32_t i = 0; i < m.worker_count; i++)
+        CHECK_U64(m.workers[i].state, m.workers[i].pid == 300 ? RM_GONE : RM_RUNNING);
+    run_model_free(&m);
+
+    view.names[0] = "node-b"; /* the same files as seen from the other host */
+    CHECK(run_model_load(run, &opt, &m, err, sizeof err) == 0);
+    for (uint32_t i = 0; i < m.worker_count; i++)
+        CHECK_U64(m.workers[i].state, m.workers[i].pid == 301 ? RM_GONE : RM_RUNNING);
+    run_model_free(&m);
+
+    static const int alive[] = {1, 1};
+    table.alive = alive;
+    CHECK(run_model_load(run, &opt, &m, err, sizeof err) == 0);
+    for (uint32_t i = 0; i < m.worker_count; i++)
+        CHECK_U64(m.workers[i].state, RM_RUNNING);
+    run_model_free(&m);
+}
+
+/* A run given as bytes in memory reads as the same files on disk: the same workers
+ * and paths, the same copy left out, a file held in part (its start, then a hole to
+ * its size) unreadable for the same reason; and nothing is opened. */
+static void test_from_memory(const char *tmp)
+{
+    char run[4096], path[4600];
+    snprintf(run, sizeof run, "%s/in-memory", tmp);
+    static const uint64_t step[] = {100, 250, 400};
+    builder b;
+    b_init(&b, "worker", "n1", 500);
+    b_node(&b, b_thread(&b, 500), "step", step, 3);
+    b_write(&b, run, "n1", "worker-500-aaaa.lapse");
+    b_write(&b, run, "n1", "worker-500-copy.lapse"); /* the same process again */
+    b_init(&b, "learner", "n1", 501);
+    b_node(&b, b_thread(&b, 501), "update", step, 3);
+    b_write(&b, run, "n1", "worker-501-bbbb.lapse");
+    const char *rels[] = {"n1/worker-500-aaaa.lapse", "n1/worker-500-copy.lapse",
+                          "n1/worker-501-bbbb.lapse"};
+    uint8_t *data[3];
+    size_t len[3];
+    char names[3][4600], err[512];
+    store_buffer bufs[3];
+    for (int i = 0; i < 3; i++) {
+        snprintf(names[i], sizeof names[i], "%s/%s", run, rels[i]);
+        CHECK(store_read_bytes(names[i], &data[i], &len[i], err, sizeof err) == 0);
+        bufs[i] = (store_buffer){names[i], data[i], len[i], len[i]};
+    }
+    /* the last one held in part: its first 40 bytes of a file twice as long */
+    uint64_t full = len[2];
+    bufs[2].len = 40;
+    bufs[2].size = 2 * full;
+    snprintf(path, sizeof path, "%s/%s", run, rels[2]);
+    FILE *f = fopen(path, "r+b");
+    CHECK(f != NULL);
+    if (f) {
+        CHECK(ftruncate(fileno(f), 0) == 0 && fwrite(data[2], 1, 40, f) == 40);
+        CHECK(ftruncate(fileno(f), (off_t)(2 * full)) == 0);
+        fclose(f);
+    }
+    run_model disk, mem;
+    CHECK(run_model_load(run, NULL, &disk, err, sizeof err) == 0);
+    for (int i = 0; i < 3; i++)
+        CHECK(unlink(names[i]) == 0); /* nothing on disk now */
+    CHECK(run_model_load_mem(disk.dir, 0, bufs, 3, NULL, &mem, err, sizeof err) == 0);
+    CHECK_STR(mem.dir, disk.dir);
+    CHECK_U64(mem.worker_count, 1);
+    CHECK_U64(mem.worker_count, disk.worker_count);
+    CHECK_U64(mem.path_count, disk.path_count);
+    CHECK_U64(mem.duplicate_count, 1);
+    CHECK_U64(mem.duplicate_count, disk.duplicate_count);
+    CHECK_U64(mem.unreadable_count, 1);
+    CHECK_U64(mem.unreadable_count, disk.unreadable_count);
+    if (mem.unreadable_count == 1 && disk.unreadable_count == 1) {
+        CHECK_STR(mem.unreadable[0].file, disk.unreadable[0].file);
+        CHECK_STR(mem.unreadable[0].reason, disk.unreadable[0].reason);
+    }
+    for (uint32_t i = 0; i < mem.path_count && mem.path_count == disk.path_count; i++) {
+        char a[RM_PATH_BUF], b[RM_PATH_BUF];
+        CHECK_STR(rm_path_str(&mem, i, a), rm_path_str(&disk, i, b));
+        CHECK_U64(mem.paths[i].total_ns, disk.paths[i].total_ns);
+        CHECK_U64(mem.paths[i].calls, disk.paths[i].calls);
+    }
+    if (mem.worker_count == 1)
+        CHECK_STR(mem.workers[0].file, names[0]);
+    run_model_free(&disk);
+    run_model_free(&mem);
+    for (int i = 0; i < 3; i++)
+        free(data[i]);
 }
 
 int main(void)
@@ -733,10 +950,13 @@ int main(void)
     test_merge(run);
     test_all_unreadable(tmp);
     test_superseded(tmp);
+    test_joined(tmp);
     test_deep_chain();
     test_across_ranks(tmp);
     test_pack(tmp);
     test_leftovers(tmp);
+    test_gone_from_view(tmp);
+    test_from_memory(tmp);
     if (!check_failed) {
         char cmd[4200];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);

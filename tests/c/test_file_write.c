@@ -139,7 +139,8 @@ static void test_temp_names(void)
 }
 
 /* The next writer of a file removes its temporaries that writers which died left:
- * regular files of its user only; never a live writer's, a link, another file's. */
+ * regular files of its user only; never a live writer's, a link, another file's
+ * (but a .lapse file's writer those of every .lapse file in its directory). */
 static void test_dead_temps_removed(void)
 {
     char err[512], name[5][600];
@@ -183,6 +184,18 @@ static void test_dead_temps_removed(void)
         CHECK(t[0].pid == gone && t[0].uid == geteuid());
     }
     store_temps_free(t, n);
+    /* a .lapse file's writer also removes the dead temporaries of other .lapse files
+     * there (a killed process's file is never written again), and only those */
+    snprintf(name[0], sizeof name[0], "run/w-2-dead.lapse.tmp.%ld.0badf00d", gone);
+    snprintf(name[2], sizeof name[2], "run/w-3-live.lapse.tmp.%ld", (long)getppid());
+    snprintf(name[4], sizeof name[4], "run/notes.txt.tmp.%ld", gone);
+    put(at(name[0]), "left");
+    put(at(name[2]), "left");
+    put(at(name[4]), "left");
+    CHECK(store_write_atomic(at("run/w-1-0000.lapse"), "new", 3, 0, err, sizeof err) == 0);
+    CHECK(access(at(name[0]), F_OK) != 0);
+    CHECK(access(at(name[2]), F_OK) == 0 && access(at(name[4]), F_OK) == 0);
+    CHECK(lstat(at(name[1]), &st) == 0 && S_ISLNK(st.st_mode));
 }
 
 static void sample_file(store_file *f)

@@ -342,7 +342,7 @@ static void test_lapse_file(void)
     sample_set *s = make_set();
     char path[512], err[256] = "";
     snprintf(path, sizeof path, "%s/python-100.lapse", tmpdir);
-    samples_file_meta meta = {100, 1, "hostA", NULL, NULL, 0, 0, NULL};
+    samples_file_meta meta = {.pid = 100, .ppid = 1, .host = "hostA"};
     CHECK(samples_save_lapse(s, &meta, path, 0, err, sizeof err) == 0);
     store_file f;
     CHECK(store_read_file(path, 0, &f, err, sizeof err) == 0);
@@ -536,7 +536,7 @@ static void test_report(void)
     sample_set *s = make_set();
     char path[512], err[256];
     snprintf(path, sizeof path, "%s/report.lapse", tmpdir);
-    samples_file_meta meta = {100, 1, "hostA", NULL, NULL, 0, 0, NULL};
+    samples_file_meta meta = {.pid = 100, .ppid = 1, .host = "hostA"};
     CHECK(samples_save_lapse(s, &meta, path, 0, err, sizeof err) == 0);
     char *text = report_of(path, 0);
     CHECK(strstr(text, "PYTHON SAMPLES") != NULL);
@@ -652,8 +652,8 @@ static void test_export(void)
     bd->rate_achieved_hz = 500;
     bd->samples = 4;
     bd->late_samples = 3;
-    samples_file_meta ma = {100, 1, "hostA", NULL, "run1", 0, 0, NULL};
-    samples_file_meta mb = {200, 1, "hostA", NULL, "run1", 0, 0, NULL};
+    samples_file_meta ma = {.pid = 100, .ppid = 1, .host = "hostA", .run_id = "run1"};
+    samples_file_meta mb = {.pid = 200, .ppid = 1, .host = "hostA", .run_id = "run1"};
     snprintf(path, sizeof path, "%s/hostA/python-100.lapse", dir);
     CHECK(samples_save_lapse(a, &ma, path, 0, err, sizeof err) == 0);
     snprintf(path, sizeof path, "%s/hostA/python-200.lapse", dir);

@@ -2,6 +2,7 @@
  * counters, the timeline bound, threads, unmatched ends, restart and fork. */
 #include "lapse.h"
 
+#include "../../src/core/hash.h"
 #include "../../src/core/hist.h"
 #include "../../src/store/codec.h"
 #include "../../src/store/file_io.h"
@@ -149,7 +150,7 @@ static void test_depth_fold(void)
 static uint32_t path_slot(uint32_t parent, uint32_t name, uint32_t slots)
 {
     uint64_t key = ((uint64_t)parent << 32) | name;
-    return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 40) & (slots - 1);
+    return (uint32_t)hash_mix(key) & (slots - 1);
 }
 
 /* A nest deeper than a stack holds (max_depth + 1 spans) writes nothing past it.

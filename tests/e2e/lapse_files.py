@@ -24,7 +24,8 @@ META_TYPES = {
     "anchor_real_ns": META_U64, "anchor_mono_ns": META_U64, "wall_ns": META_U64,
     "write_seq": META_U64, "final": META_U32, "snapshot_interval_ms": META_U32,
     "max_spans": META_U64, "max_depth": META_U64, "max_paths": META_U64,
-    "max_counters": META_U64,
+    "max_counters": META_U64, "cpu_user_ns": META_U64, "cpu_sys_ns": META_U64,
+    "cpu_unknown": META_U32, "ctx_voluntary": META_I64, "ctx_involuntary": META_I64,
 }
 
 

@@ -182,6 +182,9 @@ def test_10000_deep_file_is_refused_in_bounded_time_and_memory(lapse, run, tmp_p
     assert 600_000 < len(data) < 700_000
     (run.host_dir / "zz-deep.lapse").write_bytes(data)
     out = report_all(lapse, run.run_dir, tmp_path, memory=MEMORY)
+    print("10000 deep: " + ", ".join(
+        f"{name} {out[name].seconds:.2f} s, peak RSS {out[name].peak_rss_kb} kB, "
+        f"{len(out[name].stdout)} bytes out" for name in ("text", "json", "export")))
     check_good_run(out, run)
     assert reasons(out["doc"], "zz-deep.lapse") == [
         "node 65 is nested 65 deep, deeper than its writer folds (max_depth 64)"]

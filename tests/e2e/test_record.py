@@ -331,7 +331,9 @@ def test_launch_missing_program(lapse, tmp_path):
 def test_bad_usage(lapse, args):
     r = lapse.run("record", *args)
     assert r.returncode == 2, (args, r.returncode, r.stderr)
-    assert "usage: lapse record" in r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("lapse record: "), r.stderr
+    assert lines[0].endswith(" (lapse record --help explains)"), r.stderr
 
 
 def test_span_paths(lapse, tmp_path):
@@ -431,3 +433,13 @@ def test_code_replaced_after_quiet_time(lapse, tmp_path, python):
     pairs, mismatched, seen = generated_pairs(out.read_text())
     assert len(seen) > 20, f"only {len(seen)} generated pairs seen in {pairs} stacks"
     assert mismatched == 0, f"{mismatched} of {pairs} stacks pair f_i with g_j"
+
+
+def test_subprocesses_of_no_process(lapse, tmp_path):
+    """--subprocesses --pid of a process that does not exist: one line and exit 1,
+    as without --subprocesses (it wrote an empty profile and exited 0)."""
+    out = tmp_path / "x.txt"
+    r = record(lapse, "--subprocesses", "--pid", "2147483646", "-o", out)
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert "no process 2147483646" in one_line_error(r)
+    assert not out.exists()

@@ -397,8 +397,9 @@ def dead_pid() -> int:
 def test_leftover_temporary_is_named_then_removed(lapse, tmp_path):
     """A writer killed between creating its temporary and renaming it leaves
     <file>.tmp.<pid>...: the report names it under CAVEATS (its writer is gone), and
-    the next writer of that file removes it: only a regular file of its own user
-    whose pid is dead, never someone else's or a link."""
+    the next write of a lapse file in that directory removes it (a killed process's
+    file is never written again): only a regular file of its own user whose pid is
+    dead, never someone else's, a link or a file that is not a lapse file's."""
     runs = tmp_path / "runs"
     proc = start_program([lapse.program("e2e_rank"), 300, 20000],
                          profile_env(runs, snapshot_ms=1500))
@@ -415,20 +416,31 @@ def test_leftover_temporary_is_named_then_removed(lapse, tmp_path):
         alive.write_bytes(b"x")
         link = f.with_name(f"{f.name}.tmp.{gone + 1}.lnk")
         link.symlink_to(tmp_path / "elsewhere")
+        # a killed process's own temporary: its file is never written again
+        killed = f.with_name(f"worker-{gone}-dead.lapse")
+        killed.write_bytes(f.read_bytes())
+        orphan = killed.with_name(f"{killed.name}.tmp.{gone}.0badf00d")
+        orphan.write_bytes(f.read_bytes()[:100])
+        not_ours = f.with_name(f"notes.txt.tmp.{gone}")  # not a lapse file's
+        not_ours.write_bytes(b"x")
         doc = lapse.report_json(runs)
         named = [c for c in doc["caveats"] if c["kind"] == "leftover_tmp"]
-        assert [c["file"] for c in named] == [str(left)], doc["caveats"]
+        assert sorted(c["file"] for c in named) == sorted([str(left), str(orphan)]), doc["caveats"]
+        named = [c for c in named if c["file"] == str(left)]
         assert f"pid {gone}" in named[0]["message"] and f.name in named[0]["message"], named
         text = lapse.run("report", runs).stdout
         assert "leftover_tmp" in text and left.name in text, text
         # the session's next write removes it, and only it
-        wait_until(lambda: not left.exists(), timeout_s=10, what="the leftover's removal")
-        assert alive.exists() and link.is_symlink()
+        wait_until(lambda: not left.exists() and not orphan.exists(), timeout_s=10,
+                   what="the leftovers' removal")
+        assert alive.exists() and link.is_symlink() and not_ours.exists()
         out, err = proc.communicate(timeout=30)
     finally:
         kill_group(proc)
     assert proc.returncode == 0, err
     alive.unlink()
     link.unlink()
+    not_ours.unlink()
+    killed.unlink()
     doc = lapse.report_json(runs)
     assert [c for c in doc["caveats"] if c["kind"] == "leftover_tmp"] == []

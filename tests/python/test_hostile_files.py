@@ -170,6 +170,7 @@ def test_10000_deep_file_in_bounded_time_and_memory(run: pathlib.Path) -> None:
     (host_dir(run) / "deep.lapse").write_bytes(deep.encode())
     code = "import sys, lapse; r = lapse.load_run(sys.argv[1]); print(len(r.workers), len(r.tree))"
     r = run_bounded([sys.executable, "-c", code, run], MEMORY, TIME_S)
+    print(f"10000 deep: {r.how}; {r.seconds:.2f} s, peak RSS {r.peak_rss_kb} kB")
     assert r.returncode == 0, (r.how, r.stderr[-2000:])
     assert r.stdout.decode().split() == ["2", "1"]
     assert r.seconds < 10 and r.peak_rss_kb < 256 << 10, r

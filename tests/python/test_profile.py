@@ -463,3 +463,52 @@ def test_reports_from_several_threads_at_once(tmp_path: pathlib.Path, monkeypatc
     for t in threads:
         t.join()
     assert failures == []
+
+
+def test_rendering_and_diff_write_no_file(multi_role_run: pathlib.Path, tmp_path: pathlib.Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """show(), str() and diff() analyse the held bytes in memory: with the run's files
+    gone and no temporary directory to be had, the text is what `lapse report` printed
+    of the run, names included."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    copy = tmp_path / "copy"
+    shutil.copytree(multi_role_run, copy)
+    profile = Profile.load(copy)
+    lapse_cmd = pathlib.Path(os.environ.get("LAPSE_BUILD_DIR", pathlib.Path(__file__).parents[2] / "build")) / "lapse"
+    expected = subprocess.run([str(lapse_cmd), "report", str(copy)], capture_output=True, text=True,
+                              check=True).stdout if lapse_cmd.exists() else None
+    shutil.rmtree(copy)
+
+    def no_temp(*a: object, **k: object) -> None:
+        raise AssertionError("a temporary file or directory was made")
+
+    monkeypatch.setattr(tempfile, "TemporaryDirectory", no_temp)
+    monkeypatch.setattr(tempfile, "mkdtemp", no_temp)
+    text = str(profile)
+    assert profile.source in text
+    if expected is not None:
+        # what depends on the time of reading: the Run line and states are the same here
+        assert text.splitlines()[:3] == expected.splitlines()[:3]
+        assert text.split("CAVEATS")[0].splitlines()[3:] == expected.split("CAVEATS")[0].splitlines()[3:]
+    d = profile.diff(profile)
+    assert d.summary["changed"] == 0 and profile.source in str(d)
+
+
+def test_usage_agrees_with_the_text_and_json(multi_role_run: pathlib.Path) -> None:
+    """Profile.usage and Worker.usage are the report's figures: the same as its JSON,
+    and as the Usage rows of its text."""
+    profile = Profile.load(multi_role_run)
+    doc = profile.to_dict()
+    for r in doc["roles"]:
+        u = profile.usage[r["role"]]
+        assert dataclasses.asdict(u) == r["usage"]
+        assert u.ctx_voluntary is not None and u.cpu_ns is not None and u.cores_busy is not None
+    rows = [line.split()[-3:] for line in str(profile).splitlines() if line.split()[:1] == ["pid"]]
+    shown = []
+    for w, jw in zip(profile.workers, doc["workers"]):
+        assert w.usage is not None and dataclasses.asdict(w.usage) == jw["usage"]
+        shown.append([f"{w.usage.ctx_voluntary:,}", "/", f"{w.usage.ctx_involuntary:,}"])
+    assert sorted(rows) == sorted(shown)  # one row per process (all of this test's pid)

@@ -118,3 +118,29 @@ def test_profiler_run_takes_a_bare_name_for_a_module(tmp_path, monkeypatch, caps
     assert capsys.readouterr().out.strip() == platform.platform()
     Profiler.run("./platform", run_dir=tmp_path / "runs")
     assert (tmp_path / "ran_the_file").exists()
+
+
+@pytest.mark.parametrize("args,first", [
+    (["--x", "job.py"], "lapse run: unknown option '--x'"),
+    (["--x=5", "job.py"], "lapse run: unknown option '--x'"),
+    (["--max-spans=many", "job.py"], "lapse run: argument --max-spans: invalid int value: 'many'"),
+])
+def test_lapse_run_usage_errors(tmp_path, args, first):
+    """A wrong option or value: the C commands' form (docs/cli.md), one line naming
+    it and where help is, exit 2 (argparse's own was usage first, then
+    "error: unrecognized arguments")."""
+    r = subprocess.run([lapse_command(), "run", *args], capture_output=True, text=True,
+                       timeout=60, cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.splitlines() == [f"{first} (lapse run --help explains)"], r.stderr
+
+
+def test_lapse_run_option_forms(tmp_path):
+    """--output=DIR, -oDIR, --max-spans=N and -q: the forms every command takes."""
+    script = tmp_path / "job.py"
+    script.write_text(SCRIPT)
+    for i, out in enumerate(([f"--output={tmp_path / 'a'}"], [f"-o{tmp_path / 'b'}"])):
+        r = subprocess.run([lapse_command(), "run", "-q", *out, "--max-spans=50", str(script), "2"],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert phases(report(tmp_path / "ab"[i]))["main/step"]["calls"] == 2

@@ -131,7 +131,7 @@ static PyObject *live_state(PyObject *self, PyObject *unused)
     state_ctx ctx = {PyDict_New(), 0};
     if (!ctx.result)
         return NULL;
-    int rc = session_with_snapshot(take_state, &ctx);
+    int rc = lapse_session_with_snapshot(take_state, &ctx);
     if (ctx.failed) {
         Py_DECREF(ctx.result);
         return NULL;
@@ -153,7 +153,7 @@ static PyObject *live_wait_snapshot(PyObject *self, PyObject *args)
     uint64_t seq = 0;
     int got;
     Py_BEGIN_ALLOW_THREADS
-    got = session_wait_snapshot(after, timeout_ms, &seq);
+    got = lapse_session_wait_snapshot(after, timeout_ms, &seq);
     Py_END_ALLOW_THREADS
     return Py_BuildValue("(OK)", got ? Py_True : Py_False, (unsigned long long)seq);
 }
@@ -162,7 +162,7 @@ static PyObject *live_wake(PyObject *self, PyObject *unused)
 {
     (void)self;
     (void)unused;
-    session_wake_snapshot_waiters();
+    lapse_session_wake_snapshot_waiters();
     Py_RETURN_NONE;
 }
 

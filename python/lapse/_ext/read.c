@@ -22,6 +22,7 @@
 #include "store/file_io.h"
 #include "store/run_dir.h"
 #include "tools/export_run.h"
+#include "tools/host_view.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -296,14 +297,98 @@ static void held_names(held_list *l, const run_model *m)
     }
 }
 
-/* report(), and load() when held is given: the text of the report of path, with
+/* What a report or a diff reads: a path, or a run given as bytes in memory, the
+ * tuple (dir, single_file, [(name, bytes, size), ...]) (a Profile's held files; name
+ * relative to dir, size the file's when it holds only the start of it). */
+typedef struct run_input {
+    PyObject *path_obj; /* the path's bytes, or NULL */
+    const char *path;   /* the path, or the run's dir */
+    int single_file;
+    store_buffer *files;
+    char **names;
+    size_t count;
+} run_input;
+
+static void input_free(run_input *in)
+{
+    Py_CLEAR(in->path_obj);
+    for (size_t i = 0; in->names && i < in->count; i++)
+        free(in->names[i]);
+    free(in->names);
+    free(in->files);
+    memset(in, 0, sizeof *in);
+}
+
+/* 0, or -1 with an exception set. */
+static int parse_input(PyObject *o, run_input *in)
+{
+    memset(in, 0, sizeof *in);
+    if (!PyTuple_Check(o)) {
+        if (!PyUnicode_FSConverter(o, &in->path_obj))
+            return -1;
+        in->path = PyBytes_AS_STRING(in->path_obj);
+        return 0;
+    }
+    PyObject *list;
+    if (!PyArg_ParseTuple(o, "O&pO!:run in memory", PyUnicode_FSConverter, &in->path_obj,
+                          &in->single_file, &PyList_Type, &list))
+        return -1;
+    in->path = PyBytes_AS_STRING(in->path_obj);
+    size_t n = (size_t)PyList_GET_SIZE(list);
+    in->files = calloc(n ? n : 1, sizeof *in->files);
+    in->names = calloc(n ? n : 1, sizeof *in->names);
+    if (!in->files || !in->names) {
+        input_free(in);
+        PyErr_NoMemory();
+        return -1;
+    }
+    in->count = n;
+    size_t dl = strlen(in->path);
+    for (size_t i = 0; i < n; i++) {
+        const char *rel, *data;
+        Py_ssize_t len;
+        unsigned long long size;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(list, i), "sy#K:a file in memory", &rel, &data, &len,
+                              &size)) {
+            input_free(in);
+            return -1;
+        }
+        size_t nl = in->single_file ? dl + 1 : dl + strlen(rel) + 2;
+        if (!(in->names[i] = malloc(nl))) {
+            input_free(in);
+            PyErr_NoMemory();
+            return -1;
+        }
+        if (in->single_file)
+            memcpy(in->names[i], in->path, dl + 1);
+        else
+            snprintf(in->names[i], nl, "%s/%s", in->path, rel);
+        in->files[i] = (store_buffer){in->names[i], (const uint8_t *)data, (size_t)len, size};
+    }
+    return 0;
+}
+
+/* run_model_load of the input (no file opened for one in memory). */
+static int input_load(const run_input *in, const rm_options *opt, run_model *m, char *err,
+                      size_t errlen)
+{
+    if (in->files)
+        return run_model_load_mem(in->path, in->single_file, in->files, in->count, opt, m, err,
+                                  errlen);
+    return run_model_load(in->path, opt, m, err, errlen);
+}
+
+/* report(), and load() when held is given: the text of the report of the input, with
  * extra unreadable files; held receives the bytes read of each file. */
-static PyObject *report_of(const char *path, int json, unsigned top, const extras *x,
+static PyObject *report_of(const run_input *input, int json, unsigned top, const extras *x,
                            held_list *held)
 {
+    const char *path = input->path;
     report_options ro = {0};
     report_inputs in = {.top = top};
-    rm_options opt = {0};
+    host_view_here here;
+    host_view_fill(&here);
+    rm_options opt = {.host = &here.view};
     opt.extra_unreadable = x ? x->items : NULL;
     opt.extra_unreadable_count = x ? x->count : 0;
     if (held) {
@@ -316,9 +401,9 @@ static PyObject *report_of(const char *path, int json, unsigned top, const extra
     run_model m;
     report_model r;
     Py_BEGIN_ALLOW_THREADS
-    rc = run_model_load(path, &opt, &m, err, sizeof err);
+    rc = input_load(input, &opt, &m, err, sizeof err);
     if (rc) {
-        exists = path_exists(path);
+        exists = input->files || path_exists(path);
         stage = 1;
     } else {
         if (m.worker_count == 0) {
@@ -359,17 +444,20 @@ static PyObject *read_report(PyObject *self, PyObject *args, PyObject *kw)
     PyObject *path_obj = NULL, *unreadable = NULL;
     int json = 0;
     Py_ssize_t top = 10;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|pnO:report", names, PyUnicode_FSConverter,
-                                     &path_obj, &json, &top, &unreadable))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|pnO:report", names, &path_obj, &json, &top,
+                                     &unreadable))
         return NULL;
     unsigned t;
     extras x;
+    run_input input;
     PyObject *result = NULL;
+    if (parse_input(path_obj, &input) < 0)
+        return NULL;
     if (parse_top(top, 1000000, &t) == 0 && parse_extras(unreadable, &x) == 0) {
-        result = report_of(PyBytes_AS_STRING(path_obj), json, t, &x, NULL);
+        result = report_of(&input, json, t, &x, NULL);
         extras_free(&x);
     }
-    Py_DECREF(path_obj);
+    input_free(&input);
     return result;
 }
 
@@ -380,8 +468,9 @@ static PyObject *read_load(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "O&:load", PyUnicode_FSConverter, &path_obj))
         return NULL;
     held_list held = {0};
-    PyObject *text = report_of(PyBytes_AS_STRING(path_obj), 1, 10, NULL, &held);
-    Py_DECREF(path_obj);
+    run_input input = {.path_obj = path_obj, .path = PyBytes_AS_STRING(path_obj)};
+    PyObject *text = report_of(&input, 1, 10, NULL, &held);
+    input_free(&input);
     PyObject *files = text ? PyList_New(0) : NULL;
     for (size_t i = 0; files && i < held.count; i++) {
         const held_file *h = &held.items[i];
@@ -410,34 +499,37 @@ static PyObject *read_diff(PyObject *self, PyObject *args, PyObject *kw)
     PyObject *path_obj[2] = {NULL, NULL}, *unreadable[2] = {NULL, NULL};
     int json = 0, by_path = 0;
     Py_ssize_t top = 30;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|pnpOO:diff", names, PyUnicode_FSConverter,
-                                     &path_obj[0], PyUnicode_FSConverter, &path_obj[1], &json,
-                                     &top, &by_path, &unreadable[0], &unreadable[1]))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|pnpOO:diff", names, &path_obj[0], &path_obj[1],
+                                     &json, &top, &by_path, &unreadable[0], &unreadable[1]))
         return NULL;
     diff_options dopt;
     extras x[2] = {{0}, {0}};
-    if (parse_top(top, 100000000, &dopt.top) < 0 || parse_extras(unreadable[0], &x[0]) < 0 ||
+    run_input input[2] = {{0}, {0}};
+    if (parse_input(path_obj[0], &input[0]) < 0 || parse_input(path_obj[1], &input[1]) < 0 ||
+        parse_top(top, 100000000, &dopt.top) < 0 || parse_extras(unreadable[0], &x[0]) < 0 ||
         parse_extras(unreadable[1], &x[1]) < 0) {
         extras_free(&x[0]);
-        Py_DECREF(path_obj[0]);
-        Py_DECREF(path_obj[1]);
+        input_free(&input[0]);
+        input_free(&input[1]);
         return NULL;
     }
-    const char *paths[2] = {PyBytes_AS_STRING(path_obj[0]), PyBytes_AS_STRING(path_obj[1])};
+    const char *paths[2] = {input[0].path, input[1].path};
     unsigned flags = by_path ? DIFF_BY_PATH : 0;
 
     char err[REASON_LEN] = "";
     int rc = 0, stage = 0, exists = 1, loaded = 0;
     mem_out o = {0};
     run_model m[2];
+    host_view_here here;
+    host_view_fill(&here);
     Py_BEGIN_ALLOW_THREADS
     for (; loaded < 2; loaded++) {
-        rm_options opt = {0};
+        rm_options opt = {.host = &here.view};
         opt.extra_unreadable = x[loaded].items;
         opt.extra_unreadable_count = x[loaded].count;
-        rc = run_model_load(paths[loaded], &opt, &m[loaded], err, sizeof err);
+        rc = input_load(&input[loaded], &opt, &m[loaded], err, sizeof err);
         if (rc) {
-            exists = path_exists(paths[loaded]);
+            exists = input[loaded].files || path_exists(paths[loaded]);
             stage = 1;
             break;
         }
@@ -471,8 +563,8 @@ static PyObject *read_diff(PyObject *self, PyObject *args, PyObject *kw)
     for (int i = 0; i < loaded; i++)
         run_model_free(&m[i]);
     Py_END_ALLOW_THREADS
-    Py_DECREF(path_obj[0]);
-    Py_DECREF(path_obj[1]);
+    input_free(&input[0]);
+    input_free(&input[1]);
     extras_free(&x[0]);
     extras_free(&x[1]);
 

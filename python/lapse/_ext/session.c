@@ -13,16 +13,18 @@ static PyObject *session_start(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
     static char *names[] = {"role", "run_dir", "max_spans", "snapshot_ms", "timeline",
-                            "handle_signals", "cpu", "thread_names", "process",
-                            "process_ms", "share", NULL};
+                            "handle_signals", "cpu", "thread_names", "spans", "io",
+                            "memory", "process_ms", "share", NULL};
     const char *role = NULL, *run_dir = NULL;
     unsigned long long max_spans = 0;
     unsigned int snapshot_ms = 0;
-    int timeline = 1, handle_signals = 1, cpu = 0, thread_names = 0, process = 0, share = 0;
+    int timeline = 1, handle_signals = 1, cpu = 0, thread_names = 0, spans = 1, io = 0,
+        memory = 0, share = 0;
     unsigned int process_ms = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzKIpppppIp:start", names, &role, &run_dir,
-                                     &max_spans, &snapshot_ms, &timeline, &handle_signals, &cpu,
-                                     &thread_names, &process, &process_ms, &share))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzKIpppppppIp:start", names, &role,
+                                     &run_dir, &max_spans, &snapshot_ms, &timeline,
+                                     &handle_signals, &cpu, &thread_names, &spans, &io, &memory,
+                                     &process_ms, &share))
         return NULL;
     lapse_options o;
     lapse_options_init(&o);
@@ -30,8 +32,9 @@ static PyObject *session_start(PyObject *self, PyObject *args, PyObject *kw)
     o.run_dir = run_dir;
     o.max_spans = max_spans;
     o.snapshot_interval_ms = snapshot_ms;
-    o.features = LAPSE_FEATURE_SPANS | (timeline ? LAPSE_FEATURE_TIMELINE : 0) |
-                 (cpu ? LAPSE_FEATURE_CPU : 0) | (process ? LAPSE_FEATURE_PROCESS : 0);
+    o.features = (spans ? LAPSE_FEATURE_SPANS : 0) | (timeline ? LAPSE_FEATURE_TIMELINE : 0) |
+                 (cpu ? LAPSE_FEATURE_CPU : 0) | (io ? LAPSE_FEATURE_IO : 0) |
+                 (memory ? LAPSE_FEATURE_MEMORY : 0);
     o.process_sample_ms = process_ms;
     o.handle_signals = handle_signals;
     o.thread_names = thread_names;
@@ -45,6 +48,10 @@ static PyObject *session_start(PyObject *self, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_RuntimeError,
                         "lapse: a profiling session is already active in this process "
                         "(one Profiler at a time)");
+        return NULL;
+    }
+    if (rc == -EINVAL || rc == -ENOTSUP) { /* features it cannot apply: the caller's error */
+        PyErr_Format(PyExc_ValueError, "lapse: %s", lapse_last_error());
         return NULL;
     }
     if (rc) {
@@ -166,10 +173,11 @@ static PyObject *session_settings_dict(PyObject *self, PyObject *unused)
     PyObject *run_dir = PyUnicode_DecodeFSDefault(st.run_dir);
     if (!run_dir)
         return NULL;
-    return Py_BuildValue("{s:N,s:K,s:I,s:I,s:I,s:O,s:O,s:O}", "run_dir", run_dir, "max_spans",
+    return Py_BuildValue("{s:N,s:K,s:I,s:I,s:I,s:I,s:O,s:O,s:O}", "run_dir", run_dir, "max_spans",
                          (unsigned long long)st.max_spans, "snapshot_ms", st.snapshot_ms,
                          "cpu_sample_ms", st.cpu_sample_ms, "process_sample_ms",
-                         st.process_sample_ms, "thread_names", st.thread_names ? Py_True : Py_False,
+                         st.process_sample_ms, "features", st.features,
+                         "thread_names", st.thread_names ? Py_True : Py_False,
                          "share", st.share ? Py_True : Py_False, "inherited",
                          st.inherited ? Py_True : Py_False);
 }
@@ -187,7 +195,8 @@ static PyObject *session_thread_names(PyObject *self, PyObject *arg)
 PyMethodDef ext_session_methods[] = {
     {"session_settings", session_settings_dict, METH_NOARGS,
      "session_settings() -> dict of what the active session collects and keeps (run_dir, "
-     "max_spans, snapshot_ms, cpu_sample_ms, process_sample_ms, thread_names, share, "
+     "max_spans, snapshot_ms, cpu_sample_ms, process_sample_ms, features (LAPSE_FEATURE_* "
+     "bits), thread_names, share, "
      "inherited), or None without one"},
     {"set_thread_names", session_thread_names, METH_O,
      "set_thread_names(on): readers nest each thread's spans under its name"},
@@ -202,7 +211,8 @@ PyMethodDef ext_session_methods[] = {
      "(LAPSE_PROFILE=1) was active and is now this caller's"},
     {"start", (PyCFunction)(void (*)(void))session_start, METH_VARARGS | METH_KEYWORDS,
      "start(role=None, run_dir=None, max_spans=0, snapshot_ms=0, timeline=True, "
-     "handle_signals=True, cpu=False, thread_names=False, process=False, process_ms=0, "
+     "handle_signals=True, cpu=False, thread_names=False, spans=True, io=False, memory=False, "
+     "process_ms=0, "
      "share=False) -> "
      "path of this process's "
      ".lapse file"},
