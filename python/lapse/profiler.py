@@ -235,15 +235,15 @@ class Profiler:
         options left to the default become the session's."""
         # the session's LAPSE_FEATURE_* bits: SPANS 1, TIMELINE 2, CPU 4, IO 8, MEMORY 16
         bits = session["features"]
-        theirs = Feature(0)
+        collected = Feature(0)
         for flag, bit in ((Feature.SPANS, 1), (Feature.CPU, 4), (Feature.IO, 8), (Feature.MEMORY, 16)):
             if bits & bit:
-                theirs |= flag
+                collected |= flag
         cannot = []
         if "features" in self._given:
             for flag in (Feature.SPANS, Feature.CPU, Feature.IO, Feature.MEMORY):
-                if (flag in self.features) != (flag in theirs):
-                    cannot.append(f"features: {flag.name} ({'on' if flag in theirs else 'off'} "
+                if (flag in self.features) != (flag in collected):
+                    cannot.append(f"features: {flag.name} ({'on' if flag in collected else 'off'} "
                                   f"in the session)")
         fixed = (("max_spans", self.max_spans, session["max_spans"]),
                  ("snapshot_ms", self.snapshot_ms, session["snapshot_ms"]),
@@ -261,7 +261,7 @@ class Profiler:
                                ": leave them out to take the session's")
         # what this Profiler now stands for is the session's
         c_side = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY
-        self.features = theirs | (self.features & ~c_side)
+        self.features = collected | (self.features & ~c_side)
         self.max_spans = session["max_spans"]
         self.snapshot_ms = session["snapshot_ms"]
         self.process_sample_ms = session["process_sample_ms"] or None

@@ -282,7 +282,7 @@ static void choose_file(void)
              store_random_u32() & 0xffff);
 }
 
-const char *session_exported_env_name(unsigned i) { return i < ENV_SAVED ? exported_env[i] : NULL; }
+const char *lapse_session_exported_env_name(unsigned i) { return i < ENV_SAVED ? exported_env[i] : NULL; }
 
 /* The names of LAPSE_FEATURES, as LAPSE_FEATURE_* bits from bit 0 (SPANS). */
 static const char *const feature_names[] = {"spans", "timeline", "cpu", "io", "memory"};
@@ -1001,7 +1001,7 @@ const char *session_run_id(void) { return S.active ? S.run_id : ""; }
 
 unsigned session_store_flags(void) { return S.opts.share ? STORE_SHARE : 0; }
 
-int session_get_settings(session_settings *out)
+int lapse_session_settings(session_settings *out)
 {
     if (!S.active)
         return -EINVAL;
@@ -1012,7 +1012,7 @@ int session_get_settings(session_settings *out)
     return 0;
 }
 
-void session_set_thread_names(int on)
+void lapse_session_set_thread_names(int on)
 {
     pthread_mutex_lock(&S.write_mu);
     S.opts.thread_names = on != 0;

@@ -22,8 +22,9 @@ void session_set_rank(int64_t rank, int64_t world_size);
 const char *session_run_id(void);
 /* The names of the environment variables a session exports to the processes it
  * starts (and restores when it stops), i from 0; NULL past the last. */
-const char *session_exported_env_name(unsigned i);
-/* What the active session collects and keeps, for a binding that joins it. */
+LAPSE_API const char *lapse_session_exported_env_name(unsigned i);
+/* What the active session collects and keeps, for a binding that joins it (these
+ * three: exported from liblapse for the Python extension, as below). */
 typedef struct session_settings {
     const char *run_dir;          /* absolute */
     uint64_t max_spans;           /* 0: no timeline */
@@ -35,10 +36,10 @@ typedef struct session_settings {
     int inherited; /* started by the environment or continued by a fork, not adopted */
 } session_settings;
 /* 0, or -EINVAL without an active session. */
-int session_get_settings(session_settings *out);
+LAPSE_API int lapse_session_settings(session_settings *out);
 /* Sets whether readers nest each thread's spans under its name (from the next write
  * on; the flag is read when the run is read), and exports it to children. */
-void session_set_thread_names(int on);
+LAPSE_API void lapse_session_set_thread_names(int on);
 /* What the session's files are created with: STORE_SHARE when the run is shared
  * with the user's group (lapse_options.share, LAPSE_SHARE=1), else 0. */
 unsigned session_store_flags(void);

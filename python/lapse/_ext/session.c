@@ -153,7 +153,7 @@ static PyObject *session_exported_environment(PyObject *self, PyObject *unused)
     (void)unused;
     PyObject *d = PyDict_New();
     const char *name;
-    for (unsigned i = 0; d && (name = session_exported_env_name(i)); i++) {
+    for (unsigned i = 0; d && (name = lapse_session_exported_env_name(i)); i++) {
         const char *v = getenv(name);
         PyObject *value = v ? PyUnicode_DecodeFSDefault(v) : Py_NewRef(Py_None);
         if (!value || PyDict_SetItemString(d, name, value) < 0)
@@ -168,7 +168,7 @@ static PyObject *session_settings_dict(PyObject *self, PyObject *unused)
     (void)self;
     (void)unused;
     session_settings st;
-    if (session_get_settings(&st) != 0)
+    if (lapse_session_settings(&st) != 0)
         Py_RETURN_NONE;
     PyObject *run_dir = PyUnicode_DecodeFSDefault(st.run_dir);
     if (!run_dir)
@@ -188,7 +188,7 @@ static PyObject *session_thread_names(PyObject *self, PyObject *arg)
     int on = PyObject_IsTrue(arg);
     if (on < 0)
         return NULL;
-    session_set_thread_names(on);
+    lapse_session_set_thread_names(on);
     Py_RETURN_NONE;
 }
 
