@@ -363,6 +363,40 @@ def test_perfetto_writes_chrome_trace_json(tmp_path: pathlib.Path) -> None:
         prof.perfetto(tmp_path / "no" / "such" / "dir" / "trace.json")
 
 
+def test_perfetto_writes_no_temporary_file(multi_role_run: pathlib.Path, tmp_path: pathlib.Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """perfetto() exports the held bytes in memory: with the run's files gone and no
+    temporary file or directory to be had, the trace is what `lapse export` wrote
+    from the files."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    copy = tmp_path / "copy"
+    shutil.copytree(multi_role_run, copy)
+    profile = Profile.load(copy)
+    lapse_cmd = pathlib.Path(os.environ.get("LAPSE_BUILD_DIR", pathlib.Path(__file__).parents[2] / "build")) / "lapse"
+    expected = None
+    if lapse_cmd.exists():
+        subprocess.run([str(lapse_cmd), "export", str(copy), "--perfetto", str(tmp_path / "cli.json")],
+                       capture_output=True, check=True)
+        expected = json.loads((tmp_path / "cli.json").read_text())
+    shutil.rmtree(copy)
+
+    def no_temp(*a: object, **k: object) -> None:
+        raise AssertionError("a temporary file or directory was made")
+
+    for name in ("TemporaryDirectory", "mkdtemp", "mkstemp", "NamedTemporaryFile", "TemporaryFile"):
+        monkeypatch.setattr(tempfile, name, no_temp)
+    out = profile.perfetto(tmp_path / "trace.json")
+    trace = json.loads(out.read_text())
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    slices = [e for e in events if e.get("ph") == "X"]
+    assert len(slices) == 4 + 5 * (2 + 10 + 12 + 14)  # setup, then step > load, compute x3
+    if expected is not None:
+        assert trace == expected
+
+
 def test_repr_str_and_show(tmp_path: pathlib.Path) -> None:
     prof = record(tmp_path, steps=5).result()
     r = repr(prof)
