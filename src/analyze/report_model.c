@@ -363,7 +363,7 @@ int report_model_build(const run_model *m, const report_inputs *in, report_model
         if (rc)
             goto oom;
     }
-    if (caveats_build(m, &r->ranks, &r->caveats))
+    if (caveats_build(m, &r->ranks, &r->caveats) || report_run_paths_build(r))
         goto oom;
     return 0;
 oom:
@@ -382,6 +382,9 @@ void report_model_free(report_model *r)
         free_samples(&r->samples[i]);
     free(r->samples);
     caveats_free(&r->caveats);
+    free(r->run_paths);
+    free(r->run_path_roles);
+    free(r->run_counters);
     run_stats_free(&r->stats);
     run_ranks_free(&r->ranks);
     const run_model *m = r->m;

@@ -18,6 +18,7 @@ import time
 import pytest
 
 from lapse import Profile, ProfileDiff, Profiler, _lapse, count, span
+from lapse.profile import _names_of as _names
 
 
 def busy_us(us: float) -> None:
@@ -529,6 +530,64 @@ def test_rendering_and_diff_write_no_file(multi_role_run: pathlib.Path, tmp_path
         assert text.split("CAVEATS")[0].splitlines()[3:] == expected.split("CAVEATS")[0].splitlines()[3:]
     d = profile.diff(profile)
     assert d.summary["changed"] == 0 and profile.source in str(d)
+
+
+def test_load_run_tree_agrees_with_the_text_and_json(multi_role_run: pathlib.Path) -> None:
+    """lapse.load_run's tree is the report's run_paths (merged over the roles by the C
+    analysis), and each figure is the sum over its roles of what the JSON's phases and
+    the text's DOMINANT PHASES rows (calls, counter totals) say of that path."""
+    import re
+
+    import lapse
+
+    run = lapse.load_run(multi_role_run)
+    doc = json.loads(_lapse.report(str(multi_role_run), json=True))
+    text = _lapse.report(str(multi_role_run), top=100)
+    assert set(run.roles) == {"driver", "worker"}
+
+    paths = doc["run_paths"]
+    assert {names for names in _names(paths)} == set(run.tree) and len(paths) == len(run.tree)
+    for p, names in zip(paths, _names(paths)):
+        t = run.tree[names]
+        assert (t.calls, t.total_ns, t.self_ns, t.estimated) == (p["calls"], p["total_ns"], p["self_ns"],
+                                                                p["estimated"])
+        assert t.roles == tuple(p["roles"])
+        assert dict(t.counters) == {c["name"]: c["sum"] for c in p["counters"]}
+
+    # the same figures, added up over the roles' phases of the JSON ...
+    summed: dict[tuple[str, ...], dict[str, object]] = {}
+    for role in doc["roles"]:
+        for ph, names in zip(role["phases"], _names(role["phases"])):
+            e = summed.setdefault(names, {"calls": 0, "total_ns": 0, "self_ns": 0, "roles": [],
+                                          "counters": {}})
+            for k in ("calls", "total_ns", "self_ns"):
+                e[k] += ph[k]  # type: ignore[operator]
+            e["roles"].append(role["role"])  # type: ignore[attr-defined]
+            for c in ph["counters"]:
+                e["counters"][c["name"]] = e["counters"].get(c["name"], 0) + c["sum"]  # type: ignore[attr-defined,index]
+    assert set(summed) == set(run.tree)
+    for names, e in summed.items():
+        t = run.tree[names]
+        assert (t.calls, t.total_ns, t.self_ns, list(t.roles), dict(t.counters)) == (
+            e["calls"], e["total_ns"], e["self_ns"], e["roles"], e["counters"])
+
+    # ... and of the text: calls per DOMINANT PHASES row, "+ name N total" below it
+    shown: dict[tuple[str, ...], list[int]] = {}
+    counted: dict[tuple[str, ...], dict[str, int]] = {}
+    row = None
+    for line in text.splitlines():
+        if m := re.match(r"^  (\S+)\s+([\d,]+)\s+\S+\s+\d+/\d+\s", line):
+            row = tuple(m.group(1).split("/"))
+            shown.setdefault(row, []).append(int(m.group(2).replace(",", "")))
+        elif (m := re.match(r"^    \+ (\S+)\s+([\d,]+) total", line)) and row is not None:
+            c = counted.setdefault(row, {})
+            c[m.group(1)] = c.get(m.group(1), 0) + int(m.group(2).replace(",", ""))
+        elif not line.startswith("    "):
+            row = None
+    assert set(shown) == set(run.tree)
+    for names, t in run.tree.items():
+        assert sum(shown[names]) == t.calls and len(shown[names]) == len(t.roles)
+        assert counted.get(names, {}) == dict(t.counters)
 
 
 def test_usage_agrees_with_the_text_and_json(multi_role_run: pathlib.Path) -> None:
