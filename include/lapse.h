@@ -36,17 +36,32 @@ typedef struct lapse_site {
     uint32_t id; /* 0 until interned */
 } lapse_site;
 
-/* Feature flags of a session. */
+/* Feature flags of a session: what it may collect. lapse_start refuses a flag it cannot
+ * apply (an error and lapse_last_error() naming it), never drops one in silence. */
 enum lapse_feature {
-    LAPSE_FEATURE_SPANS = 1u << 0,    /* aggregate span tree (always on) */
-    LAPSE_FEATURE_TIMELINE = 1u << 1, /* raw (begin, end) records, bounded by max_spans */
-    LAPSE_FEATURE_CPU = 1u << 2,      /* wait%: a sampler thread reads each thread's CPU
-                                         clock (LAPSE_CPU_SAMPLE_MS, default 10) */
-    LAPSE_FEATURE_PROCESS = 1u << 3,  /* the process sampler: I/O and RSS of the process
-                                         every process_sample_ms (I/O and MEMORY blocks) */
+    LAPSE_FEATURE_SPANS = 1u << 0,    /* spans and counters (the span tree); without it a
+                                         span is one branch and records nothing */
+    LAPSE_FEATURE_TIMELINE = 1u << 1, /* raw (begin, end) records, bounded by max_spans
+                                         (needs SPANS) */
+    LAPSE_FEATURE_CPU = 1u << 2,      /* wait% per span: a sampler thread reads each
+                                         thread's CPU clock (LAPSE_CPU_SAMPLE_MS, default
+                                         10; needs SPANS) */
+    LAPSE_FEATURE_IO = 1u << 3,       /* the process's I/O: the process sampler's I/O
+                                         block (every process_sample_ms) and the bytes of
+                                         LAPSE_IO_SCOPE spans */
+    LAPSE_FEATURE_MEMORY = 1u << 4,   /* RSS: the peak (getrusage, the process sampler)
+                                         and the RSS growth of LAPSE_IO_SCOPE spans */
+    /* Reserved for the GPU collectors, which do not exist yet: lapse_start refuses
+     * them (-ENOTSUP). */
+    LAPSE_FEATURE_MARKERS = 1u << 5,  /* NVTX ranges for spans */
+    LAPSE_FEATURE_DEVICE = 1u << 6,   /* GPU telemetry of the process */
+    LAPSE_FEATURE_ACTIVITY = 1u << 7, /* GPU kernels and copies attributed to spans */
 };
+/* The process sampler's two halves, as one flag (what it was before they split). */
+#define LAPSE_FEATURE_PROCESS (LAPSE_FEATURE_IO | LAPSE_FEATURE_MEMORY)
 #define LAPSE_FEATURES_DEFAULT                                                            \
-    (LAPSE_FEATURE_SPANS | LAPSE_FEATURE_TIMELINE | LAPSE_FEATURE_CPU | LAPSE_FEATURE_PROCESS)
+    (LAPSE_FEATURE_SPANS | LAPSE_FEATURE_TIMELINE | LAPSE_FEATURE_CPU | LAPSE_FEATURE_IO | \
+     LAPSE_FEATURE_MEMORY)
 
 typedef struct lapse_options {
     uint32_t features;             /* LAPSE_FEATURE_* bits; 0 means LAPSE_FEATURES_DEFAULT */
@@ -60,7 +75,7 @@ typedef struct lapse_options {
     int thread_names;              /* report each thread's spans under its name; default
                                       $LAPSE_THREAD_NAMES, else 0 */
     uint32_t process_sample_ms;    /* the process sampler's period (with
-                                      LAPSE_FEATURE_PROCESS); 0: $LAPSE_PROCESS_SAMPLE_MS
+                                      LAPSE_FEATURE_IO or _MEMORY); 0: $LAPSE_PROCESS_SAMPLE_MS
                                       (0 there: off), else 1000; at least 10 */
     int share;                     /* the run readable by the user's group: directories
                                       0750 and files 0640 instead of 0700 and 0600 (the
@@ -109,6 +124,8 @@ LAPSE_API int lapse_adopt_environment_session(void);
 /* Names the calling thread in the files (a binding passes its own name for the
  * thread; C threads are named from the kernel's, pthread_setname_np). */
 LAPSE_API void lapse_set_thread_name(const char *name);
+/* The LAPSE_FEATURE_* bits the active session collects; 0 when none is active. */
+LAPSE_API uint32_t lapse_features(void);
 /* Path of the file this process writes, or NULL when no session is active. */
 LAPSE_API const char *lapse_file_path(void);
 
@@ -188,7 +205,8 @@ static inline void lapse_scope_end_(int *token)
  * (lapse_io_counters) and added to it as the counters io.read_chars,
  * io.write_chars, io.read_bytes and io.write_bytes, and whose RSS growth
  * (lapse_rss_bytes at exit minus at entry, may be negative) is added as mem.rss_growth;
- * four /proc reads a span, for spans that move data. Ends with the enclosing block. */
+ * four /proc reads a span, for spans that move data. Ends with the enclosing block.
+ * Each half only when the session collects it (LAPSE_FEATURE_IO, _MEMORY). */
 typedef struct lapse_io_scope {
     int token;
     int measured;
@@ -197,6 +215,12 @@ typedef struct lapse_io_scope {
     uint64_t rss_at_entry;
 } lapse_io_scope;
 LAPSE_API void lapse_io_scope_begin_(lapse_io_scope *scope, lapse_site *site);
+/* For bindings: an I/O scope's readings without its span. Begin reads at entry, end
+ * (before the span ends) adds the counters to the innermost open span; each reads
+ * only what the session collects (LAPSE_FEATURE_IO: io.*, LAPSE_FEATURE_MEMORY:
+ * mem.*). */
+LAPSE_API void lapse_io_measure_begin_(lapse_io_scope *scope);
+LAPSE_API void lapse_io_measure_end_(lapse_io_scope *scope);
 LAPSE_API void lapse_io_scope_end_(lapse_io_scope *scope);
 
 #define LAPSE_IO_SCOPE(name)                                                                 \

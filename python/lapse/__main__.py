@@ -12,18 +12,26 @@ import sys
 
 from .profiler import Feature, Profiler, run_target
 
-FEATURE_FLAGS = [f for f in Feature if f is not Feature.DEFAULT and f.name]
+#: the features with a collector, each with a --no-NAME switch
+FEATURE_FLAGS = [f for f in Feature if f in Feature.DEFAULT and f is not Feature.DEFAULT and f.name]
+FEATURE_HELP = {
+    Feature.SPANS: "record no spans nor counters (and so no wait%%: CPU needs them)",
+    Feature.CPU: "no wait%% per span (the CPU sampler)",
+    Feature.IO: "no I/O: neither the process sampler's I/O block nor the bytes of io=True "
+                "phases",
+    Feature.MEMORY: "no memory: neither peak RSS nor the RSS growth of io=True phases",
+    Feature.PYTHON: "no Python stack samples (lapse record from outside)",
+}
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with the usage errors of the C commands (docs/cli.md): one line,
-    the usage, where help is, exit 2."""
+    """argparse with the usage errors of the C commands (docs/cli.md): one line that
+    says what is wrong and where help is, exit 2."""
 
     def error(self, message: str):  # type: ignore[override]
         if message.startswith("unrecognized arguments: "):
             message = f"unknown option '{message.split(': ', 1)[1].split()[0].split('=')[0]}'"
-        sys.stderr.write(f"lapse run: {message}\n{self.format_usage()}"
-                         "(lapse run --help explains)\n")
+        sys.stderr.write(f"lapse run: {message} (lapse run --help explains)\n")
         sys.exit(2)
 
 
@@ -50,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "default: $LAPSE_SHARE)")
     for f in FEATURE_FLAGS:
         p.add_argument(f"--no-{f.name.lower()}", dest=f"no_{f.name.lower()}",
-                       action="store_true", help=f"turn the {f.name} feature off")
+                       action="store_true", help=FEATURE_HELP[f])
     p.add_argument("target", nargs="?", help="script.py (or the module's first argument with -m)")
     p.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the target")
     return p
@@ -77,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     for f in FEATURE_FLAGS:
         if getattr(opts, f"no_{f.name.lower()}"):
             features &= ~f
+    if Feature.SPANS not in features:
+        features &= ~Feature.CPU  # wait% is per span
     run_dir = opts.output or os.environ.get("LAPSE_RUN_DIR") or "lapse-runs"
     profiler = Profiler(features=features, role=opts.role, run_dir=run_dir,
                         max_spans=opts.max_spans, share=opts.share)

@@ -20,24 +20,32 @@ if TYPE_CHECKING:
 
 class Feature(enum.Flag):
     """What a Profiler may collect. Flags decide what may be collected; evidence
-    decides what appears: a flag whose collector cannot run adds no section to the
-    result (and with ``strict=True`` the Profiler refuses to start)."""
+    decides what appears: a flag whose collector cannot run here adds no section to the
+    result (and with ``strict=True`` the Profiler refuses to start). MARKERS, DEVICE
+    and ACTIVITY have no collector yet (the GPU collectors are to come): a Profiler
+    refuses them with a ValueError, and they are not in ``DEFAULT``."""
 
-    SPANS = enum.auto()     #: wall time of spans (always available)
-    CPU = enum.auto()       #: wait% per span: a sampler thread reads each thread's CPU clock
+    SPANS = enum.auto()     #: spans and counters: their wall time (without it a span
+                            #: records nothing)
+    CPU = enum.auto()       #: wait% per span (needs SPANS): a sampler thread reads each
+                            #: thread's CPU clock
     IO = enum.auto()        #: bytes read and written: exactly by phase(name, io=True), and
                             #: per interval by the process sampler (the I/O block)
     MEMORY = enum.auto()    #: RSS over time (the process sampler) and per io=True phase
     PYTHON = enum.auto()    #: external sampling of Python stacks
-    MARKERS = enum.auto()   #: NVTX ranges for spans
-    DEVICE = enum.auto()    #: GPU telemetry of this process
-    ACTIVITY = enum.auto()  #: GPU kernels and copies attributed to spans
-    DEFAULT = SPANS | CPU | IO | MEMORY | PYTHON | MARKERS | DEVICE | ACTIVITY
+    MARKERS = enum.auto()   #: NVTX ranges for spans (no collector yet: refused)
+    DEVICE = enum.auto()    #: GPU telemetry of this process (no collector yet: refused)
+    ACTIVITY = enum.auto()  #: GPU kernels and copies attributed to spans (no collector yet:
+                            #: refused)
+    DEFAULT = SPANS | CPU | IO | MEMORY | PYTHON  #: every feature with a collector
 
 
 #: The features this build can always collect. PYTHON joins them where the lapse
 #: command and a supported CPython are at hand (available()).
 AVAILABLE = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY
+
+#: Features with no collector yet: a Profiler refuses them (ValueError).
+NO_COLLECTOR = Feature.MARKERS | Feature.DEVICE | Feature.ACTIVITY
 
 #: What a Profiler collects unless told otherwise: what a C session collects
 #: (LAPSE_FEATURES_DEFAULT: spans, wait%, the process sampler's I/O and RSS), as
@@ -46,8 +54,8 @@ COLLECTED_BY_DEFAULT = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY
 
 
 def available() -> Feature:
-    """The features a Profiler can collect in this process; the others are accepted
-    and add nothing."""
+    """The features a Profiler can collect in this process. PYTHON, when absent, is
+    accepted and adds nothing (``Profiler.missing``); NO_COLLECTOR is refused."""
     from ._python_sampler import unavailable_reason
 
     return AVAILABLE | (Feature.PYTHON if unavailable_reason() is None else Feature(0))
@@ -59,6 +67,8 @@ class Profiler:
     Args:
         features: what may be collected (``Feature`` flags); default
             ``COLLECTED_BY_DEFAULT``: spans, wait% (CPU), I/O and memory, as a C session.
+            A feature with no collector (``NO_COLLECTOR``), or CPU without SPANS, raises
+            ValueError.
         role: this process's role in the report (default ``$LAPSE_ROLE`` or "main").
         run_dir: where runs are written (default ``$LAPSE_RUN_DIR``, else a new
             temporary directory). Children started while the session is active join
@@ -100,6 +110,12 @@ class Profiler:
                  python_hz: int = 100, share: bool = False) -> None:
         if not isinstance(features, Feature):
             raise TypeError(f"features must be lapse.Feature flags, not {type(features).__name__}")
+        refused = [f.name for f in NO_COLLECTOR if f in features]
+        if refused:
+            raise ValueError(f"lapse: no collector yet for {', '.join(map(str, refused))} "
+                             f"(the GPU collectors are to come): leave it out of features")
+        if Feature.CPU in features and Feature.SPANS not in features:
+            raise ValueError("lapse: Feature.CPU (wait% per span) needs Feature.SPANS")
         if max_spans < 0:
             raise ValueError("max_spans must be >= 0")
         self.features = features
@@ -161,11 +177,13 @@ class Profiler:
             run_dir = os.environ.get("LAPSE_RUN_DIR") or tempfile.mkdtemp(prefix="lapse-")
             self.run_dir = run_dir
         try:
+            spans = Feature.SPANS in self.features
             self._file = _lapse.start(role=self.role, run_dir=run_dir, max_spans=self.max_spans,
-                                      timeline=self.max_spans > 0,
+                                      timeline=spans and self.max_spans > 0,
                                       cpu=Feature.CPU in self.features,
-                                      thread_names=self.thread_names,
-                                      process=bool(self.features & (Feature.IO | Feature.MEMORY)),
+                                      thread_names=self.thread_names, spans=spans,
+                                      io=Feature.IO in self.features,
+                                      memory=Feature.MEMORY in self.features,
                                       process_ms=self.process_sample_ms or 0,
                                       snapshot_ms=self.snapshot_ms or 0, share=self.share)
         except OSError as e:
@@ -200,7 +218,8 @@ class Profiler:
 
         self._active = True
         self._live.began()
-        _lapse.timing_enable()
+        if Feature.SPANS in self.features:
+            _lapse.timing_enable()
         hook_multiprocessing()
         if self._lapse_command and Feature.PYTHON not in self.missing and self._file:
             from ._python_sampler import PythonSampler, launcher_files

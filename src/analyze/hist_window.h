@@ -1,6 +1,8 @@
 /* A histogram (core/hist.h buckets) stored as the window of buckets between its
- * lowest and highest non-zero bucket. A merged path keeps one of these instead of
- * a dense HIST_BUCKETS array: most paths occupy a few dozen buckets. */
+ * lowest and highest non-zero bucket, each count in as few bytes as its largest
+ * count needs (1, 2, 4 or 8). A merged path keeps one of these instead of a dense
+ * HIST_BUCKETS array: most paths occupy a few dozen buckets of a few thousand
+ * calls, 2 bytes a bucket. */
 #ifndef LAPSE_ANALYZE_HIST_WINDOW_H
 #define LAPSE_ANALYZE_HIST_WINDOW_H
 
@@ -8,15 +10,19 @@
 #include <stdint.h>
 
 typedef struct hist_window {
-    uint16_t lo; /* first bucket held */
-    uint16_t n;  /* buckets held; 0: empty, c is NULL */
-    uint64_t *c; /* c[i] counts bucket lo + i */
+    uint16_t lo;    /* first bucket held */
+    uint16_t n;     /* buckets held; 0: empty, c is NULL */
+    uint8_t width;  /* bytes of each count: 1, 2, 4 or 8 */
+    void *c;        /* n counts of width bytes: the i-th counts bucket lo + i */
 } hist_window;
 
 /* w += dense (HIST_BUCKETS counts; NULL adds nothing). 0 or -ENOMEM (w unchanged). */
 int hist_window_add_dense(hist_window *w, const uint64_t *dense);
 /* w += src. 0 or -ENOMEM (w unchanged). */
 int hist_window_add(hist_window *w, const hist_window *src);
+/* w += counts[0..n), the counts of buckets lo .. lo + n - 1 (a decoded file's window).
+ * 0, -EINVAL (a window past the last bucket) or -ENOMEM (w unchanged). */
+int hist_window_add_counts(hist_window *w, unsigned lo, unsigned n, const uint64_t *counts);
 /* Number of values held. */
 uint64_t hist_window_count(const hist_window *w);
 /* Writes all HIST_BUCKETS counts into dense. */

@@ -2,6 +2,8 @@
 
 #include "store/sample_set.h"
 
+#include "lapse.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,7 +102,42 @@ static int build_io_phases(const run_model *m, report_role *rr)
     return 0;
 }
 
-static void build_process_io(const rs_io *io, report_process_io *out)
+static report_state process_io_state(const rs_io *io)
+{
+    if (!io->processes)
+        return REPORT_NOT_COLLECTED;
+    if (!io->intervals)
+        return REPORT_UNREADABLE;
+    if (!io->read_chars && !io->write_chars && !io->read_bytes && !io->write_bytes)
+        return REPORT_NONE_MEASURED;
+    return REPORT_MEASURED;
+}
+
+/* NOT_COLLECTED when no process of role r recorded spans, NONE_MEASURED when they
+ * recorded none. */
+static report_state spans_state(const run_model *m, const rs_role *rs, uint32_t r)
+{
+    if (rs->phase_count || m->paths[m->roles[r].root].first_counter != RM_NONE)
+        return REPORT_MEASURED;
+    for (uint32_t i = 0; i < m->worker_count; i++)
+        if (m->workers[i].role_index == r && (m->workers[i].features & LAPSE_FEATURE_SPANS))
+            return REPORT_NONE_MEASURED;
+    return REPORT_NOT_COLLECTED;
+}
+
+const char *report_state_name(report_state s)
+{
+    switch (s) {
+    case REPORT_NOT_COLLECTED: return "not_collected";
+    case REPORT_UNREADABLE: return "unreadable";
+    case REPORT_NONE_MEASURED: return "none_measured";
+    case REPORT_MEASURED: return "measured";
+    }
+    return "unknown";
+}
+
+/* with_phases: the role recorded spans, so "while no phase was open" means something */
+static void build_process_io(const rs_io *io, int with_phases, report_process_io *out)
 {
     memset(out, 0, sizeof *out);
     if (!io->processes || !io->intervals)
@@ -112,7 +149,7 @@ static void build_process_io(const rs_io *io, report_process_io *out)
         io->bin_ns ? (uint64_t)(out->peak_bin / ((double)io->bin_ns / 1e9)) : 0;
     out->read_cache_bytes = io->read_chars > io->read_bytes ? io->read_chars - io->read_bytes : 0;
     uint64_t chars = io->read_chars + io->write_chars;
-    if (chars) {
+    if (chars && with_phases) {
         uint64_t mixed = chars - io->quiet_chars - io->phased_chars;
         out->has_shares = 1;
         out->quiet_share = (double)io->quiet_chars / (double)chars;
@@ -156,23 +193,22 @@ static int build_memory(const run_model *m, uint32_t r, report_role *rr)
         g.per_call_bytes = g.calls ? mag / g.calls : 0;
         mem->growth[mem->growth_count++] = g;
     }
-    mem->shown = mem->rusage_processes || rs->io.rss_peak_bytes || mem->growth_count;
+    int collected = 0;
+    for (uint32_t i = 0; i < m->worker_count && !collected; i++)
+        collected = m->workers[i].role_index == r && (m->workers[i].features & LAPSE_FEATURE_MEMORY);
+    if (mem->rusage_processes || rs->io.rss_peak_bytes || mem->growth_count)
+        mem->state = REPORT_MEASURED;
+    else
+        mem->state = collected ? REPORT_UNREADABLE : REPORT_NOT_COLLECTED;
     return 0;
 }
 
-static int cmp_by_rank_max(const void *a, const void *b, void *ctx)
+/* A role whose every process holds Python stack samples and no span nor counter, and
+ * that has no I/O nor MEMORY block. */
+static int samples_only(const run_model *m, const report_role *rr, uint32_t r)
 {
-    const rs_phase *phases = ctx;
-    const rs_phase *x = &phases[*(const uint32_t *)a], *y = &phases[*(const uint32_t *)b];
-    if (x->across_ranks.max_ns != y->across_ranks.max_ns)
-        return x->across_ranks.max_ns > y->across_ranks.max_ns ? -1 : 1;
-    return x->path < y->path ? -1 : x->path > y->path;
-}
-
-/* A role whose every process holds Python stack samples and no span nor counter. */
-static int samples_only(const run_model *m, const rs_role *rs, uint32_t r)
-{
-    if (rs->phase_count || m->paths[m->roles[r].root].first_counter != RM_NONE)
+    if (rr->spans == REPORT_MEASURED || rr->process_io_state != REPORT_NOT_COLLECTED ||
+        rr->memory.state != REPORT_NOT_COLLECTED)
         return 0;
     uint32_t n = 0;
     for (uint32_t i = 0; i < m->worker_count; i++) {
@@ -218,20 +254,30 @@ static int build_role(const run_model *m, uint32_t r, unsigned top, report_role 
 
     if (role->rank_count >= 2 && rs->phase_count) {
         rr->by_rank_max = malloc(rs->phase_count * sizeof *rr->by_rank_max);
-        if (!rr->by_rank_max)
+        rs_key *keys = malloc(rs->phase_count * sizeof *keys);
+        if (!rr->by_rank_max || !keys) {
+            free(keys);
             return -ENOMEM;
+        }
+        /* the slowest rank's total, largest first; ties in the order the paths were made */
         for (uint32_t i = 0; i < rs->phase_count; i++)
-            rr->by_rank_max[i] = i;
-        qsort_r(rr->by_rank_max, rs->phase_count, sizeof *rr->by_rank_max, cmp_by_rank_max,
-                (void *)rs->phases);
+            keys[i] = (rs_key){rs->phases[i].across_ranks.max_ns, rs->phases[i].path, i};
+        int rc = rs_key_sort(keys, rs->phase_count);
+        for (uint32_t i = 0; i < rs->phase_count && !rc; i++)
+            rr->by_rank_max[i] = keys[i].index;
+        free(keys);
+        if (rc)
+            return rc;
         rr->rank_rows_shown = rs->phase_count < top ? rs->phase_count : top;
     }
     if (build_io_phases(m, rr))
         return -ENOMEM;
-    build_process_io(&rs->io, &rr->process_io);
+    rr->spans = spans_state(m, rs, r);
+    rr->process_io_state = process_io_state(&rs->io);
+    build_process_io(&rs->io, rr->spans != REPORT_NOT_COLLECTED, &rr->process_io);
     if (build_memory(m, r, rr))
         return -ENOMEM;
-    rr->samples_only = samples_only(m, rs, r);
+    rr->samples_only = samples_only(m, rr, r);
     return 0;
 }
 
@@ -286,6 +332,7 @@ static int build_samples(const run_model *m, uint32_t wi, report_samples *out)
             rp->thread_count++;
         }
     }
+    out->has_stacks = out->process_count > 0;
     if (ss_span_totals(s, &out->span_totals, &out->span_total_count))
         goto done;
     out->spans = calloc(out->span_total_count ? out->span_total_count : 1u, sizeof *out->spans);

@@ -47,6 +47,18 @@ void report_usage_of_role(const run_model *m, uint32_t r, report_usage *u);
 
 /* ---- per role ---- */
 
+/* Whether a block of the report has something to show. Decided here, obeyed by every
+ * renderer, so that text and JSON agree: no block without data. */
+typedef enum report_state {
+    REPORT_NOT_COLLECTED = 0, /* no process of the role collected it: no block */
+    REPORT_UNREADABLE = 1,    /* collected, and nothing could be read: one line */
+    REPORT_NONE_MEASURED = 2, /* collected, and what it measured is zero: one line */
+    REPORT_MEASURED = 3,      /* figures: the block */
+} report_state;
+
+/* The state's name in the JSON report: "not_collected", "unreadable", ... */
+const char *report_state_name(report_state s);
+
 typedef enum report_counter_kind {
     REPORT_COUNTER_PLAIN = 0, /* the program's own */
     REPORT_COUNTER_IO = 1,    /* io.*: an io=True phase's bytes (I/O BY PHASE) */
@@ -82,7 +94,8 @@ typedef struct report_process_io {
     double peak_bin;              /* the largest column of the sparkline, bytes */
     uint64_t peak_bytes_per_second; /* that column's rate (0 without columns) */
     uint64_t read_cache_bytes;    /* read_chars beyond read_bytes */
-    int has_shares;               /* some byte moved: the three shares below hold */
+    int has_shares;               /* some byte moved and the role recorded spans: the three
+                                     shares below hold */
     double quiet_share;           /* moved while no phase was open */
     double phased_share;          /* moved with a phase open throughout */
     double mixed_share;           /* in intervals where phases opened or closed */
@@ -100,7 +113,8 @@ typedef struct report_growth {
 } report_growth;
 
 typedef struct report_memory {
-    int shown;                    /* some figure below exists: the MEMORY block is there */
+    report_state state;           /* MEASURED: some figure below exists; else
+                                     NOT_COLLECTED, or UNREADABLE (collected, no figure) */
     uint32_t rusage_processes;    /* processes of the role with a getrusage peak */
     uint32_t rusage_peak_worker;  /* RM_NONE when none */
     uint64_t rusage_peak_bytes;   /* the largest, getrusage's ru_maxrss */
@@ -129,10 +143,14 @@ typedef struct report_role {
     uint32_t rank_rows_shown;
     report_io_phase *io_phases;    /* io=True phases, in phase order */
     uint32_t io_phase_count;
+    report_state spans;            /* NOT_COLLECTED: no process of the role recorded spans;
+                                      NONE_MEASURED: they did, and none was recorded */
+    report_state process_io_state; /* the process sampler's I/O (the I/O block) */
     report_process_io process_io;
     report_memory memory;
     int samples_only;              /* every process holds Python samples and no span nor
-                                      counter (lapse record's files): its samples say it all */
+                                      counter (lapse record's files), and the role has no
+                                      I/O nor MEMORY block: its samples say it all */
 } report_role;
 
 /* ---- the run ---- */
@@ -171,6 +189,8 @@ typedef struct report_samples_span {
 typedef struct report_samples {
     uint32_t worker;
     const store_samples *samples;
+    int has_stacks;     /* some stack was sampled (process_count > 0): else the block is
+                           one line */
     double late_share;  /* late passes / passes; -1 without passes */
     double lost_share;  /* passes lost to read errors / passes */
     int lost_biased;    /* enough lost that shares lean toward callers */

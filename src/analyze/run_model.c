@@ -2,6 +2,8 @@
 #include "run_join.h"
 
 #include "core/hash.h"
+#include "lapse.h"
+
 #include "core/hist.h"
 #include "store/sample_set.h"
 #include "store/codec.h"
@@ -131,6 +133,43 @@ static int grow(void **items, uint32_t *cap, uint32_t count, size_t size)
 
 /* ---- strings ---- */
 
+/* Blocks that names and path strings are cut from, freed together with the model:
+ * no allocation (and no header) per string. A string never spans two blocks. */
+typedef struct rm_block {
+    struct rm_block *next;
+    size_t used, cap;
+    char data[];
+} rm_block;
+
+#define RM_BLOCK_SIZE (1u << 20)
+
+static char *block_alloc(run_model *m, size_t size)
+{
+    rm_block *b = m->blocks;
+    if (!b || b->cap - b->used < size) {
+        size_t cap = size > RM_BLOCK_SIZE ? size : RM_BLOCK_SIZE;
+        rm_block *nb = malloc(sizeof *nb + cap);
+        if (!nb)
+            return NULL;
+        nb->used = 0;
+        nb->cap = cap;
+        nb->next = b;
+        m->blocks = b = nb;
+    }
+    char *p = b->data + b->used;
+    b->used += size;
+    return p;
+}
+
+static char *block_strdup(run_model *m, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = block_alloc(m, n);
+    if (p)
+        memcpy(p, s, n);
+    return p;
+}
+
 static int str_map_grow(run_model *m, str_map *sm)
 {
     uint32_t cap = sm->mask ? (sm->mask + 1u) * 2u : 1024u;
@@ -168,7 +207,7 @@ static uint32_t intern(run_model *m, rm_index *ix, const char *s)
     }
     if (GROW(m, strings, string_count, string_cap))
         return RM_NONE;
-    char *copy = strdup(s);
+    char *copy = block_strdup(m, s);
     if (!copy)
         return RM_NONE;
     uint32_t id = m->string_count++;
@@ -325,15 +364,22 @@ static int64_t rank_slot(run_model *m, rm_index *ix, uint32_t r, int64_t rank)
  * window of slots to hold it. */
 static int add_rank_total(rm_path *p, uint32_t slot, uint64_t total_ns)
 {
-    if (!p->rank_n)
+    if (!p->rank_n) { /* the first: held in place */
         p->rank_lo = slot;
+        p->rank_n = p->rank_cap = 1;
+        p->rank_total = total_ns;
+        return 0;
+    }
     uint32_t lo = slot < p->rank_lo ? slot : p->rank_lo;
     uint32_t end = slot >= p->rank_lo + p->rank_n ? slot + 1 : p->rank_lo + p->rank_n;
     if (end - lo > p->rank_cap) {
         uint32_t cap = p->rank_cap * 2 > end - lo ? p->rank_cap * 2 : end - lo;
-        uint64_t *t = realloc(p->rank_totals, (size_t)cap * sizeof *t);
+        uint64_t *t = p->rank_cap > 1 ? realloc(p->rank_totals, (size_t)cap * sizeof *t)
+                                      : malloc((size_t)cap * sizeof *t);
         if (!t)
             return -ENOMEM;
+        if (p->rank_cap <= 1)
+            t[0] = p->rank_total;
         p->rank_totals = t;
         p->rank_cap = cap;
     }
@@ -345,7 +391,7 @@ static int add_rank_total(rm_path *p, uint32_t slot, uint64_t total_ns)
     }
     p->rank_lo = lo;
     p->rank_n = end - lo;
-    uint64_t *t = &p->rank_totals[slot - lo];
+    uint64_t *t = p->rank_cap > 1 ? &p->rank_totals[slot - lo] : &p->rank_total;
     *t = sat_add(*t, total_ns);
     return 0;
 }
@@ -390,6 +436,25 @@ int run_model_add_duplicate(run_model *m, const char *file, const char *kept)
     }
     m->duplicate_count++;
     return 0;
+}
+
+/* What f's session collected: its record, or for a file without one what was always
+ * collected then: spans (a file with any node or counter beyond its roots), wait%
+ * with a CPU sampler, I/O and RSS with a process sampler, the getrusage peak. */
+static uint32_t file_features(const store_file *f)
+{
+    if (f->meta.features)
+        return f->meta.features;
+    uint32_t bits = 0;
+    if (f->node_count > f->thread_count || f->counter_count || !f->samples)
+        bits |= LAPSE_FEATURE_SPANS | LAPSE_FEATURE_TIMELINE;
+    if (f->meta.cpu_sample_ms)
+        bits |= LAPSE_FEATURE_CPU;
+    if (f->proc.interval_ms)
+        bits |= LAPSE_FEATURE_IO | LAPSE_FEATURE_MEMORY;
+    if (f->meta.max_rss_kb)
+        bits |= LAPSE_FEATURE_MEMORY;
+    return bits;
 }
 
 static int estimated(const store_node *n)
@@ -499,7 +564,8 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     /* the decoder checks this; a model built from memory may not have been */
     for (uint32_t i = 0; i < f->node_count; i++) {
         const store_node *n = &f->nodes[i];
-        if (n->name >= f->name_count || (n->parent >= 0 && (uint32_t)n->parent >= i))
+        if (n->name >= f->name_count || (n->parent >= 0 && (uint32_t)n->parent >= i) ||
+            (unsigned)n->hist_lo + n->hist_n > HIST_BUCKETS)
             return -EINVAL;
     }
     for (uint32_t i = 0; i < f->counter_count; i++)
@@ -563,6 +629,7 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     w->dropped_counters = mt->dropped_counters;
     w->cpu_sampler = (rm_cpu_sampler){mt->cpu_sample_ms, mt->cpu_sampler_rt ? 1u : 0u,
                                       mt->cpu_ticks, mt->cpu_ticks_late, mt->cpu_sampler_ns};
+    w->features = file_features(f);
     if (add_proc(w, f)) {
         worker_free(w);
         return -ENOMEM;
@@ -617,8 +684,7 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
             /* the reader gives the window of non-zero buckets; hist_n 0 is dense */
             if (n->hist && n->hist_n == 0 && hist_window_add_dense(&mp->hist, n->hist))
                 goto out;
-            hist_window window = {n->hist_lo, n->hist_n, n->hist};
-            if (n->hist && n->hist_n && hist_window_add(&mp->hist, &window))
+            if (n->hist && n->hist_n && hist_window_add_counts(&mp->hist, n->hist_lo, n->hist_n, n->hist))
                 goto out;
         }
         mp->calls = sat_add(mp->calls, n->calls);
@@ -699,12 +765,12 @@ static int build_path_strings(run_model *m)
             continue;
         const char *name = m->strings[p->name];
         if (p->parent == RM_NONE || m->paths[p->parent].parent == RM_NONE) {
-            p->path = strdup(p->parent == RM_NONE ? "" : name);
+            p->path = block_strdup(m, p->parent == RM_NONE ? "" : name);
         } else {
             const char *up = m->paths[p->parent].path; /* parents come first */
             size_t a = strlen(up), b = strlen(name);
             if (a + 1 + b <= RM_PATH_SHOWN) {
-                p->path = malloc(a + b + 2);
+                p->path = block_alloc(m, a + b + 2);
                 if (p->path) {
                     memcpy(p->path, up, a);
                     p->path[a] = '/';
@@ -713,7 +779,7 @@ static int build_path_strings(run_model *m)
             } else {
                 /* "..." + the last RM_PATH_SHOWN - 3 bytes of up + "/" + name */
                 size_t keep = RM_PATH_SHOWN - 3;
-                p->path = malloc(RM_PATH_SHOWN + 1);
+                p->path = block_alloc(m, RM_PATH_SHOWN + 1);
                 if (p->path) {
                     char *o = p->path;
                     memcpy(o, "...", 3);
@@ -825,6 +891,8 @@ int rm_pid_gone(const rm_host_view *view, int64_t pid)
 
 int run_model_finish(run_model *m, const rm_options *opt)
 {
+    index_free(m->index); /* loading is over: its maps go before the path strings come */
+    m->index = NULL;
     int rc = sort_roles(m);
     if (!rc)
         rc = build_path_strings(m);
@@ -832,8 +900,6 @@ int run_model_finish(run_model *m, const rm_options *opt)
         rc = build_hosts(m);
     if (rc)
         return rc;
-    index_free(m->index);
-    m->index = NULL;
 
     m->read_real_ns = opt && opt->now_real_ns ? opt->now_real_ns : now_real_ns();
     m->start_real_ns = m->end_real_ns = 0;
@@ -1051,12 +1117,15 @@ void run_model_free(run_model *m)
     free(m->input);
     free(m->dir);
     free(m->run_id);
-    for (uint32_t i = 0; i < m->string_count; i++)
-        free(m->strings[i]);
     free(m->strings);
+    for (rm_block *b = m->blocks; b;) {
+        rm_block *next = b->next;
+        free(b);
+        b = next;
+    }
     for (uint32_t i = 0; i < m->path_count; i++) {
-        free(m->paths[i].path);
-        free(m->paths[i].rank_totals);
+        if (m->paths[i].rank_cap > 1)
+            free(m->paths[i].rank_totals);
         hist_window_free(&m->paths[i].hist);
     }
     free(m->paths);

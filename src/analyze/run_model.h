@@ -55,9 +55,13 @@ typedef struct rm_path {
      * a rank recorded it. The window spans the slots that recorded it: a path of
      * every rank costs 8 bytes a rank, one of a single rank 8 bytes. */
     uint32_t rank_lo, rank_n, rank_cap;
-    uint64_t *rank_totals;
+    union {                  /* rm_rank_totals(p): the array of rank_n totals */
+        uint64_t *rank_totals; /* rank_cap > 1 */
+        uint64_t rank_total;   /* rank_cap <= 1: the one total, held in place */
+    };
     char *path;              /* names joined with "/" ("" for a role root); beyond
-                                RM_PATH_SHOWN bytes "..." and the end */
+                                RM_PATH_SHOWN bytes "..." and the end (in the model's
+                                string blocks) */
     hist_window hist;        /* per-call wall time, ns */
 } rm_path;
 
@@ -109,6 +113,9 @@ typedef struct rm_worker {
     uint64_t stale_limit_ns; /* 2 x snapshot interval + 1 s */
     uint64_t silent_ns;     /* time of reading minus its last write */
     int gone;               /* on the reader's host, and no process has its pid */
+    uint32_t features;      /* what its session collected: LAPSE_FEATURE_* (lapse.h); for a
+                               file that does not record them (older ones, lapse record's)
+                               what its content implies (rm_file_features) */
     rm_proc proc;
     rm_cpu_sampler cpu_sampler;
     struct sample_set *samples; /* its Python stack samples (a copy), NULL when none */
@@ -182,7 +189,8 @@ typedef struct run_model {
     uint64_t start_real_ns, end_real_ns; /* earliest session start, latest write */
     uint64_t read_real_ns;               /* when the model was loaded */
 
-    char **strings; /* interned names; strings[0] is "" */
+    char **strings; /* interned names; strings[0] is "" (in the string blocks) */
+    struct rm_block *blocks; /* the memory behind strings and path strings */
     uint32_t string_count, string_cap;
 
     rm_path *paths; /* parents before children; each role's root first */
@@ -293,6 +301,12 @@ int rm_find_leftovers(run_model *m, const rm_host_view *view, char *const *files
 
 /* Whether a worker takes part in cross-rank figures (a rank a key can hold). */
 static inline int rm_has_rank(const rm_worker *w) { return w->rank >= 0 && w->rank < (int64_t)RM_NONE; }
+
+/* Path p's total in each rank slot of its window: rank_n values, slot rank_lo first. */
+static inline const uint64_t *rm_rank_totals(const rm_path *p)
+{
+    return p->rank_cap > 1 ? p->rank_totals : &p->rank_total;
+}
 
 /* The name of a string id. */
 static inline const char *rm_str(const run_model *m, uint32_t id) { return m->strings[id]; }

@@ -1,35 +1,49 @@
 #include "run_stats.h"
 
+#include "path_order.h"
+#include "lapse.h"
+
 #include "wait_share.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-static _Thread_local const run_model *cmp_model; /* for the qsort comparators */
-static _Thread_local const rs_phase *cmp_phases;
-
-static int cmp_by_path(const void *a, const void *b)
+/* Byte d of the order's sort value: (~key, tie) ascending is (key descending, tie
+ * ascending); bytes 0..3 are the tie's, 4..11 the inverted key's, least first. */
+static inline unsigned digit(const rs_key *k, unsigned d)
 {
-    const rs_phase *x = a, *y = b;
-    return strcmp(cmp_model->paths[x->path].path, cmp_model->paths[y->path].path);
+    return d < 4 ? (k->tie >> (8 * d)) & 0xff : (unsigned)((~k->key >> (8 * (d - 4))) & 0xff);
 }
 
-static int cmp_by_self(const void *a, const void *b)
+/* A least-significant-digit radix sort: twelve passes at most, a byte each, each
+ * stable; a byte that all keys share is skipped. */
+int rs_key_sort(rs_key *keys, uint32_t n)
 {
-    const rs_phase *x = &cmp_phases[*(const uint32_t *)a], *y = &cmp_phases[*(const uint32_t *)b];
-    if (x->self_ns != y->self_ns)
-        return x->self_ns > y->self_ns ? -1 : 1;
-    return strcmp(cmp_model->paths[x->path].path, cmp_model->paths[y->path].path);
-}
-
-static int cmp_by_total(const void *a, const void *b)
-{
-    const rs_phase *x = &cmp_phases[*(const uint32_t *)a], *y = &cmp_phases[*(const uint32_t *)b];
-    uint64_t tx = cmp_model->paths[x->path].total_ns, ty = cmp_model->paths[y->path].total_ns;
-    if (tx != ty)
-        return tx > ty ? -1 : 1;
-    return strcmp(cmp_model->paths[x->path].path, cmp_model->paths[y->path].path);
+    if (n < 2)
+        return 0;
+    rs_key *tmp = malloc((size_t)n * sizeof *tmp);
+    if (!tmp)
+        return -ENOMEM;
+    rs_key *from = keys, *to = tmp;
+    for (unsigned d = 0; d < 12; d++) {
+        uint32_t count[257] = {0};
+        for (uint32_t i = 0; i < n; i++)
+            count[digit(&from[i], d) + 1]++;
+        if (count[digit(&from[0], d) + 1] == n)
+            continue;
+        for (unsigned b = 0; b < 256; b++)
+            count[b + 1] += count[b];
+        for (uint32_t i = 0; i < n; i++)
+            to[count[digit(&from[i], d)]++] = from[i];
+        rs_key *t = from;
+        from = to;
+        to = t;
+    }
+    if (from != keys)
+        memcpy(keys, from, (size_t)n * sizeof *keys);
+    free(tmp);
+    return 0;
 }
 
 uint32_t run_stats_pick_loop(const run_model *m, const rs_phase *phases, uint32_t count)
@@ -59,7 +73,7 @@ uint32_t run_stats_pick_loop(const run_model *m, const rs_phase *phases, uint32_
 /* The spread of path p's per-rank totals over the role's ranks. */
 static int across_ranks(const rm_role *role, const rm_path *p, rank_spread *out)
 {
-    int rc = rank_spread_compute(p->rank_totals, role->slot_ranks + p->rank_lo, p->rank_n,
+    int rc = rank_spread_compute(rm_rank_totals(p), role->slot_ranks + p->rank_lo, p->rank_n,
                                  role->rank_count, out);
     return rc == -EINVAL ? 0 : rc; /* a model built by hand may disagree: no figures */
 }
@@ -73,6 +87,13 @@ static void build_io(const run_model *m, uint32_t r, rs_io *io)
         const rm_proc *p = &w->proc;
         if (w->role_index != r || !p->interval_ms)
             continue;
+        if ((w->features & LAPSE_FEATURE_MEMORY) && p->rss_peak_bytes > io->rss_peak_bytes) {
+            io->rss_peak_bytes = p->rss_peak_bytes;
+            io->rss_peak_worker = i;
+            io->rss_interval_ms = p->interval_ms;
+        }
+        if (!(w->features & LAPSE_FEATURE_IO))
+            continue; /* its sampler read RSS alone */
         io->processes++;
         if (p->interval_ms > io->interval_ms)
             io->interval_ms = p->interval_ms;
@@ -86,10 +107,6 @@ static void build_io(const run_model *m, uint32_t r, rs_io *io)
         io->write_bytes += p->write_bytes;
         io->quiet_chars += p->quiet_chars;
         io->phased_chars += p->phased_chars;
-        if (p->rss_peak_bytes > io->rss_peak_bytes) {
-            io->rss_peak_bytes = p->rss_peak_bytes;
-            io->rss_peak_worker = i;
-        }
         for (uint32_t c = 0; c < m->worker_count; c++)
             io->children_in_run += c != i && m->workers[c].ppid == w->pid &&
                                    !strcmp(m->workers[c].host, w->host);
@@ -106,7 +123,7 @@ static void build_io(const run_model *m, uint32_t r, rs_io *io)
     io->bin_ns = (t1 - t0 + RS_IO_BINS - 1) / RS_IO_BINS;
     for (uint32_t i = 0; i < m->worker_count; i++) {
         const rm_worker *w = &m->workers[i];
-        if (w->role_index != r)
+        if (w->role_index != r || !(w->features & LAPSE_FEATURE_IO))
             continue;
         for (uint32_t k = 0; k < w->proc.series_count; k++) {
             const rm_io_point *pt = &w->proc.series[k];
@@ -151,13 +168,18 @@ static int build_role(const run_model *m, uint32_t r, rs_role *out)
     out->top_level = calloc(n ? n : 1, sizeof *out->top_level);
     if (!out->phases || !out->by_self || !out->top_level)
         return -ENOMEM;
+    /* the role's paths in order of their strings, then each phase filled in its place */
+    uint32_t *order = malloc((n ? n : 1u) * sizeof *order);
+    if (!order || path_order(m, r, order, n)) {
+        free(order);
+        return -ENOMEM;
+    }
     static const double qs[4] = {0.50, 0.90, 0.95, 0.99};
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < m->path_count; i++) {
+    int rc = 0;
+    for (uint32_t k = 0; k < n && !rc; k++) {
+        uint32_t i = order[k];
         const rm_path *p = &m->paths[i];
-        if (p->role != r || i == role->root)
-            continue;
-        rs_phase *ph = &out->phases[k++];
+        rs_phase *ph = &out->phases[k];
         ph->path = i;
         ph->self_ns = p->total_ns > p->child_ns ? p->total_ns - p->child_ns : 0;
         ph->mean_ns = p->calls ? (double)p->total_ns / (double)p->calls : 0.0;
@@ -174,24 +196,36 @@ static int build_role(const run_model *m, uint32_t r, rs_role *out)
                                 : -1.0;
         ph->wait_share = -1.0;
         if (role->rank_count && across_ranks(role, p, &ph->across_ranks))
-            return -ENOMEM;
+            rc = -ENOMEM;
         if (p->cpu_ticks) {
             ph->wait_share = wait_share(p->cpu_ticks, p->cpu_wait_ticks);
             out->has_wait = 1;
         }
     }
+    free(order);
     out->phase_count = n;
-    cmp_model = m;
-    qsort(out->phases, n, sizeof *out->phases, cmp_by_path);
-    cmp_phases = out->phases;
+    if (rc)
+        return rc;
+    rs_key *keys = malloc((n ? n : 1u) * sizeof *keys);
+    if (!keys)
+        return -ENOMEM;
+    /* ties in self or total time go in path order: the order of the phases */
+    for (uint32_t i = 0; i < n; i++)
+        keys[i] = (rs_key){out->phases[i].self_ns, i, i};
+    rc = rs_key_sort(keys, n);
     out->top_level_count = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        out->by_self[i] = i;
+    for (uint32_t i = 0; i < n && !rc; i++) {
+        out->by_self[i] = keys[i].index;
         if (m->paths[out->phases[i].path].depth == 1)
-            out->top_level[out->top_level_count++] = i;
+            keys[out->top_level_count++] = (rs_key){m->paths[out->phases[i].path].total_ns, i, i};
     }
-    qsort(out->by_self, n, sizeof *out->by_self, cmp_by_self);
-    qsort(out->top_level, out->top_level_count, sizeof *out->top_level, cmp_by_total);
+    if (!rc)
+        rc = rs_key_sort(keys, out->top_level_count);
+    for (uint32_t i = 0; i < out->top_level_count && !rc; i++)
+        out->top_level[i] = keys[i].index;
+    free(keys);
+    if (rc)
+        return rc;
     out->loop = run_stats_pick_loop(m, out->phases, n);
     build_io(m, r, &out->io);
     build_wait_sampler(m, r, &out->wait_sampler);

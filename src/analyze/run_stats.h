@@ -21,9 +21,10 @@ typedef struct rs_phase {
 
 #define RS_IO_BINS 48 /* columns of the I/O sparkline */
 
-/* A role's process sampler figures, summed over its processes that ran it. */
+/* A role's process sampler figures, summed over its processes that ran it: the I/O
+ * over those that collected I/O, the RSS peak over those that collected memory. */
 typedef struct rs_io {
-    uint32_t processes;   /* processes of the role with a process sampler */
+    uint32_t processes;   /* processes of the role whose process sampler read I/O */
     uint32_t interval_ms; /* the largest sampler period among them */
     uint64_t intervals, quiet_intervals, unreadable, sampler_cpu_ns;
     uint64_t read_chars, write_chars, read_bytes, write_bytes, quiet_chars, phased_chars;
@@ -32,6 +33,7 @@ typedef struct rs_io {
                                  host): a parent's /proc/self/io includes the I/O of the
                                  children it waited for, so theirs counts twice */
     uint32_t rss_peak_worker; /* RM_NONE when none */
+    uint32_t rss_interval_ms; /* that process's sampler period */
     /* bytes (read_chars + write_chars) per column of the run's time, each record
      * spread evenly over its stretch */
     uint64_t bins_start_real_ns, bin_ns;
@@ -63,6 +65,14 @@ typedef struct run_stats {
     rs_role *roles; /* parallel to run_model.roles */
     uint32_t role_count;
 } run_stats;
+
+/* An order by a figure: key descending, then tie ascending; index is what is ordered. */
+typedef struct rs_key {
+    uint64_t key;
+    uint32_t tie, index;
+} rs_key;
+/* Sorts keys so. 0 or -ENOMEM (keys unchanged). */
+int rs_key_sort(rs_key *keys, uint32_t n);
 
 /* 0 or -ENOMEM. */
 int run_stats_build(const run_model *m, run_stats *s);

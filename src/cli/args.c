@@ -6,22 +6,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cli_bad_usage(const char *cmd, const char *usage_line, const char *fmt, const char *arg)
+int cli_bad_usage(const char *cmd, const char *fmt, const char *arg)
 {
     fprintf(stderr, "lapse %s: ", cmd);
     fprintf(stderr, fmt, arg);
-    fputc('\n', stderr);
-    fputs(usage_line, stderr);
-    fprintf(stderr, "(lapse %s --help explains)\n", cmd);
+    fprintf(stderr, " (lapse %s --help explains)\n", cmd);
     return 2;
 }
 
-void cli_parser_init(cli_parser *p, const char *cmd, const char *usage_line,
+void cli_parser_init(cli_parser *p, const char *cmd,
                      const struct option *options, int in_order, int argc, char **argv)
 {
     memset(p, 0, sizeof *p);
     p->cmd = cmd;
-    p->usage_line = usage_line;
     p->options = options;
     p->argc = argc;
     p->argv = argv;
@@ -64,7 +61,7 @@ int cli_next(cli_parser *p)
     p->option = o;
     snprintf(p->opt, sizeof p->opt, "--%s", o ? o->name : "?");
     if (c == ':') {
-        cli_bad_usage(p->cmd, p->usage_line, "%s needs a value", p->opt);
+        cli_bad_usage(p->cmd, "%s needs a value", p->opt);
         return CLI_USAGE_ERROR;
     }
     if (c == '?') {
@@ -75,15 +72,15 @@ int cli_next(cli_parser *p)
             for (const struct option *f = p->options; f->name; f++)
                 if (token[2 + len] == '=' && f->has_arg == no_argument && strlen(f->name) == len &&
                     !strncmp(f->name, token + 2, len)) {
-                    cli_bad_usage(p->cmd, p->usage_line, "--%s takes no value", f->name);
+                    cli_bad_usage(p->cmd, "--%s takes no value", f->name);
                     return CLI_USAGE_ERROR;
                 }
             char name[128];
             snprintf(name, sizeof name, "%.*s", (int)(len + 2 < sizeof name ? len + 2 : sizeof name - 1), token);
-            cli_bad_usage(p->cmd, p->usage_line, "unknown option '%s'", name);
+            cli_bad_usage(p->cmd, "unknown option '%s'", name);
         } else {
             char name[3] = {'-', (char)(optopt ? optopt : '?'), 0};
-            cli_bad_usage(p->cmd, p->usage_line, "unknown option '%s'", name);
+            cli_bad_usage(p->cmd, "unknown option '%s'", name);
         }
         return CLI_USAGE_ERROR;
     }
@@ -92,9 +89,8 @@ int cli_next(cli_parser *p)
 
 int cli_bad_value(const cli_parser *p, const char *what)
 {
-    fprintf(stderr, "lapse %s: %s needs %s (got '%s')\n", p->cmd, p->opt, what, p->arg ? p->arg : "");
-    fputs(p->usage_line, stderr);
-    fprintf(stderr, "(lapse %s --help explains)\n", p->cmd);
+    fprintf(stderr, "lapse %s: %s needs %s (got '%s') (lapse %s --help explains)\n", p->cmd,
+            p->opt, what, p->arg ? p->arg : "", p->cmd);
     return 2;
 }
 

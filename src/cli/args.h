@@ -14,7 +14,6 @@
  * (>= 256) makes it long only. Every table has {"help", no_argument, NULL, 'h'}. */
 typedef struct cli_parser {
     const char *cmd;        /* "report": the messages say "lapse report: ..." */
-    const char *usage_line; /* printed after a usage error */
     const struct option *options;
     int argc;
     char **argv;            /* argv[0] is the command's name */
@@ -28,7 +27,7 @@ typedef struct cli_parser {
 /* in_order: stop at the first operand (what follows it is a program's own
  * arguments); otherwise options and operands may come in any order, and "--" ends
  * the options either way. */
-void cli_parser_init(cli_parser *p, const char *cmd, const char *usage_line,
+void cli_parser_init(cli_parser *p, const char *cmd,
                      const struct option *options, int in_order, int argc, char **argv);
 
 /* The next option's val; -1 when the options are done (the operands are then
@@ -36,12 +35,13 @@ void cli_parser_init(cli_parser *p, const char *cmd, const char *usage_line,
  * a missing value or a value given to a flag. */
 int cli_next(cli_parser *p);
 
-/* "lapse CMD: OPT needs WHAT (got 'VALUE')" and the usage; returns 2. */
+/* "lapse CMD: OPT needs WHAT (got 'VALUE') (lapse CMD --help explains)", one line;
+ * returns 2. */
 int cli_bad_value(const cli_parser *p, const char *what);
 
-/* Prints "lapse CMD: <fmt with arg>", the usage line and where help is, on stderr;
- * returns 2, the exit status for wrong usage. */
-int cli_bad_usage(const char *cmd, const char *usage_line, const char *fmt, const char *arg);
+/* Prints "lapse CMD: <fmt with arg> (lapse CMD --help explains)", one line on
+ * stderr; returns 2, the exit status for wrong usage. */
+int cli_bad_usage(const char *cmd, const char *fmt, const char *arg);
 
 /* Parses a whole number in [1, max]; 0 on success, -1 otherwise. */
 int cli_parse_count(const char *s, long max, unsigned *out);

@@ -55,7 +55,7 @@ static void help(FILE *out)
 
 static int bad_usage(const char *fmt, const char *arg)
 {
-    return cli_bad_usage("diff", usage_line, fmt, arg);
+    return cli_bad_usage("diff", fmt, arg);
 }
 
 enum { OPT_JSON = 256, OPT_BY_PATH, OPT_TOP };
@@ -75,7 +75,7 @@ int cmd_diff(int argc, char **argv)
     unsigned flags = 0;
     diff_options o = {30};
     cli_parser p;
-    cli_parser_init(&p, "diff", usage_line, options, 0, argc, argv);
+    cli_parser_init(&p, "diff", options, 0, argc, argv);
     for (int c; (c = cli_next(&p)) != -1;) {
         switch (c) {
         case 'h':

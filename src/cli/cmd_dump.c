@@ -131,7 +131,7 @@ int cmd_dump(int argc, char **argv)
 {
     int as_json = 0;
     cli_parser p;
-    cli_parser_init(&p, "dump", usage_line, options, 0, argc, argv);
+    cli_parser_init(&p, "dump", options, 0, argc, argv);
     for (int c; (c = cli_next(&p)) != -1;) {
         switch (c) {
         case 'h':
@@ -146,11 +146,11 @@ int cmd_dump(int argc, char **argv)
     }
     long pid = 0;
     if (p.operands == argc)
-        return cli_bad_usage("dump", usage_line, "%s", "no PID given");
+        return cli_bad_usage("dump", "%s", "no PID given");
     if (argc - p.operands > 1)
-        return cli_bad_usage("dump", usage_line, "one PID only (got also '%s')", argv[p.operands + 1]);
+        return cli_bad_usage("dump", "one PID only (got also '%s')", argv[p.operands + 1]);
     if (cli_parse_pid(argv[p.operands], &pid))
-        return cli_bad_usage("dump", usage_line, "PID must be a positive number (got '%s')", argv[p.operands]);
+        return cli_bad_usage("dump", "PID must be a positive number (got '%s')", argv[p.operands]);
     char msg[512];
     pyread_target *t = NULL;
     if (pyread_open((pid_t)pid, &t, msg, sizeof msg) != PYREAD_OK) {

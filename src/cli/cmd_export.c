@@ -66,7 +66,7 @@ static void usage(FILE *out)
 
 static int usage_error(const char *fmt, const char *arg)
 {
-    return cli_bad_usage("export", usage_line, fmt, arg);
+    return cli_bad_usage("export", fmt, arg);
 }
 
 static void note_to_stderr(void *ctx, const char *line)
@@ -125,7 +125,7 @@ int cmd_export(int argc, char **argv)
 {
     const char *path = NULL, *out_path = NULL, *samples_format = NULL, *samples_out = NULL;
     cli_parser p;
-    cli_parser_init(&p, "export", usage_line, options, 0, argc, argv);
+    cli_parser_init(&p, "export", options, 0, argc, argv);
     for (int c; (c = cli_next(&p)) != -1;) {
         switch (c) {
         case 'h':

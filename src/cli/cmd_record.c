@@ -98,7 +98,7 @@ static void usage(FILE *out)
 
 static int bad_usage(const char *fmt, const char *arg)
 {
-    return cli_bad_usage("record", USAGE_LINE, fmt, arg);
+    return cli_bad_usage("record", fmt, arg);
 }
 
 static volatile sig_atomic_t stop_flag;
@@ -324,7 +324,7 @@ int cmd_record(int argc, char **argv)
     const char *out = NULL, *format = NULL;
     long pid = 0;
     cli_parser p;
-    cli_parser_init(&p, "record", USAGE_LINE, options, 1, argc, argv);
+    cli_parser_init(&p, "record", options, 1, argc, argv);
     for (int c; (c = cli_next(&p)) != -1;) {
         int done = cli_sampler_option(&p, c, &o);
         if (done == 2)

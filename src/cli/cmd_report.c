@@ -85,7 +85,7 @@ static void help(FILE *out)
 
 static int bad_usage(const char *fmt, const char *arg)
 {
-    return cli_bad_usage("report", usage_line, fmt, arg);
+    return cli_bad_usage("report", fmt, arg);
 }
 
 enum { OPT_JSON = 256, OPT_TOP, OPT_ASCII };
@@ -105,7 +105,7 @@ int cmd_report(int argc, char **argv)
     report_options ro = {0};
     report_inputs in = {10};
     cli_parser p;
-    cli_parser_init(&p, "report", usage_line, options, 0, argc, argv);
+    cli_parser_init(&p, "report", options, 0, argc, argv);
     for (int c; (c = cli_next(&p)) != -1;) {
         switch (c) {
         case 'h':

@@ -53,7 +53,7 @@ static void usage(FILE *out)
 
 static int bad_usage(const char *fmt, const char *arg)
 {
-    return cli_bad_usage("top", USAGE_LINE, fmt, arg);
+    return cli_bad_usage("top", fmt, arg);
 }
 
 static volatile sig_atomic_t stop_flag;
@@ -144,7 +144,7 @@ int cmd_top(int argc, char **argv)
     double interval = 1, rows = 20;
     long pid = 0;
     cli_parser p;
-    cli_parser_init(&p, "top", USAGE_LINE, options, 0, argc, argv);
+    cli_parser_init(&p, "top", options, 0, argc, argv);
     for (int c; (c = cli_next(&p)) != -1;) {
         int done = cli_sampler_option(&p, c, &o);
         if (done == 2)

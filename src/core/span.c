@@ -23,7 +23,7 @@ static inline core_thread *thread_state(void)
 
 static inline uint32_t path_hash(uint64_t key, uint32_t mask)
 {
-    return (uint32_t)hash_mix(key) & mask;
+    return hash_index(key, mask);
 }
 
 /* The node of (parent, name), created on first sight; UINT32_MAX when the thread

@@ -6,6 +6,8 @@
 #include "report_ranks.h"
 #include "report_samples.h"
 
+#include "lapse.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,7 +110,8 @@ static void io_json(json_out *j, const run_model *m, const report_role *rr)
 {
     const rs_io *io = &rr->stats->io;
     const report_process_io *pio = &rr->process_io;
-    if (!io->processes) {
+    json_str(j, "io_state", report_state_name(rr->process_io_state));
+    if (rr->process_io_state == REPORT_NOT_COLLECTED) {
         json_null(j, "io");
         return;
     }
@@ -162,6 +165,7 @@ static void io_json(json_out *j, const run_model *m, const report_role *rr)
 static void memory_json(json_out *j, const run_model *m, const report_role *rr)
 {
     const report_memory *mem = &rr->memory;
+    json_str(j, "memory_state", report_state_name(mem->state));
     json_begin_object(j, "memory");
     if (mem->rusage_peak_worker != RM_NONE) {
         json_u64(j, "peak_rss_getrusage_bytes", mem->rusage_peak_bytes);
@@ -233,6 +237,7 @@ static int role_json(json_out *j, const report_model *rep, uint32_t r)
     json_str(j, "role", role->name);
     json_u64(j, "processes", role->processes);
     usage_json(j, &rr->usage);
+    json_str(j, "spans_state", report_state_name(rr->spans));
     if (role->imbalance > 0.0)
         json_double(j, "imbalance", role->imbalance, 6);
     else
@@ -325,6 +330,13 @@ static void run_path_json(json_out *j, const report_model *r, const report_run_p
     json_end_object(j);
 }
 
+static const struct {
+    uint32_t bit;
+    const char *name;
+} feature_names[] = {{LAPSE_FEATURE_SPANS, "spans"},   {LAPSE_FEATURE_TIMELINE, "timeline"},
+                     {LAPSE_FEATURE_CPU, "cpu"},       {LAPSE_FEATURE_IO, "io"},
+                     {LAPSE_FEATURE_MEMORY, "memory"}};
+
 static void worker_json(json_out *j, const rm_worker *w, const report_usage *u)
 {
     json_begin_object(j, NULL);
@@ -358,6 +370,11 @@ static void worker_json(json_out *j, const rm_worker *w, const report_usage *u)
     json_u64(j, "written_real_ns", w->written_real_ns);
     json_u64(j, "wall_ns", w->wall_ns);
     json_u64(j, "cpu_user_ns", w->cpu_user_ns);
+    json_begin_array(j, "features");
+    for (size_t f = 0; f < sizeof feature_names / sizeof feature_names[0]; f++)
+        if (w->features & feature_names[f].bit)
+            json_str(j, NULL, feature_names[f].name);
+    json_end_array(j);
     json_u64(j, "cpu_sys_ns", w->cpu_sys_ns);
     json_u64(j, "max_rss_kb", w->max_rss_kb);
     usage_json(j, u);

@@ -68,6 +68,14 @@ static void file_text(FILE *out, const run_model *m, const report_samples *rs, u
     const rm_worker *w = &m->workers[rs->worker];
     const store_samples *s = rs->samples;
     char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], d[FMT_BUF], line[800];
+    if (!rs->has_stacks) {
+        fprintf(out, "\nPYTHON SAMPLES  %s: no stack sampled (mode %s, %s sampling passes in %s, "
+                     "%s read error%s)\n",
+                w->file, *s->mode ? s->mode : "?", fmt_count(a, sizeof a, s->samples),
+                fmt_duration(b, sizeof b, (double)s->duration_ns),
+                fmt_count(c, sizeof c, s->read_errors), s->read_errors == 1 ? "" : "s");
+        return;
+    }
     fprintf(out, "\nPYTHON SAMPLES  %s  (estimates from sampling: counts of samples and the time\n"
                  "  they stand for, not measured time)\n",
             w->file);
@@ -81,8 +89,6 @@ static void file_text(FILE *out, const run_model *m, const report_samples *rs, u
             rs->late_share >= 0 ? fmt_percent(b, sizeof b, rs->late_share) : "n/a",
             fmt_count(c, sizeof c, s->read_errors), s->read_errors == 1 ? "" : "s",
             s->samples ? fmt_percent(d, sizeof d, rs->lost_share) : "n/a");
-    if (rs->process_count == 0)
-        fputs("  no stack was sampled\n", out);
     for (uint32_t p = 0; p < rs->process_count; p++) {
         const report_samples_process *rp = &rs->processes[p];
         const ss_group *g = &rp->group;
@@ -167,6 +173,7 @@ static void file_json(json_out *j, const run_model *m, const report_samples *rs,
     json_begin_object(j, NULL);
     json_str(j, "file", w->file);
     json_i64(j, "pid", w->pid);
+    json_str(j, "state", report_state_name(rs->has_stacks ? REPORT_MEASURED : REPORT_NONE_MEASURED));
     json_bool(j, "estimated", 1);
     json_str(j, "mode", s->mode);
     json_double(j, "rate_asked_hz", s->rate_asked_hz, 9);

@@ -272,13 +272,21 @@ static void process_io_block(FILE *out, const report_role *rr, int ascii)
 {
     const rs_io *io = &rr->stats->io;
     const report_process_io *pio = &rr->process_io;
-    if (!io->processes)
+    if (rr->process_io_state == REPORT_NOT_COLLECTED)
         return;
     char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], d[FMT_BUF];
+    if (rr->process_io_state == REPORT_NONE_MEASURED) {
+        fprintf(out, "\nI/O  none measured: no byte read or written in %s interval%s of %s "
+                     "(%u process%s; lapse's own writes left out)\n",
+                fmt_count(b, sizeof b, io->intervals), io->intervals == 1 ? "" : "s",
+                fmt_duration(a, sizeof a, (double)io->interval_ms * 1e6), io->processes,
+                io->processes == 1 ? "" : "es");
+        return;
+    }
     fprintf(out, "\nI/O  (process sampler, every %s, %u process%s)\n",
             fmt_duration(a, sizeof a, (double)io->interval_ms * 1e6), io->processes,
             io->processes == 1 ? "" : "es");
-    if (!io->intervals) {
+    if (rr->process_io_state == REPORT_UNREADABLE) {
         fprintf(out, "  no interval could be read (%llu unreadable): nothing to show\n",
                 (unsigned long long)io->unreadable);
         return;
@@ -318,8 +326,12 @@ static void memory_block(FILE *out, const run_model *m, const report_role *rr)
     const report_memory *mem = &rr->memory;
     const rs_io *io = &rr->stats->io;
     char a[FMT_BUF], b[FMT_BUF], pbuf[512];
-    if (!mem->shown)
+    if (mem->state == REPORT_NOT_COLLECTED)
         return;
+    if (mem->state == REPORT_UNREADABLE) {
+        fputs("\nMEMORY  could not be read (no RSS reading succeeded)\n", out);
+        return;
+    }
     fputs("\nMEMORY\n", out);
     if (mem->rusage_peak_worker != RM_NONE) {
         const rm_worker *top = &m->workers[mem->rusage_peak_worker];
@@ -335,7 +347,7 @@ static void memory_block(FILE *out, const run_model *m, const report_role *rr)
         fprintf(out, "  peak RSS sampled: %s (pid %lld on %s; read every %s, a peak between two\n"
                      "  readings is missed)\n",
                 fmt_bytes(a, sizeof a, io->rss_peak_bytes), (long long)w->pid, w->host,
-                fmt_duration(b, sizeof b, (double)io->interval_ms * 1e6));
+                fmt_duration(b, sizeof b, (double)io->rss_interval_ms * 1e6));
     }
     if (!mem->growth_count)
         return;
@@ -473,14 +485,18 @@ static void role_block(FILE *out, const report_model *r, uint32_t ri, int ascii)
     const rs_role *rs = rr->stats;
     char name[256], a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], pbuf[512];
     upper(name, sizeof name, *role->name ? role->name : "(no role)");
-    if (role->imbalance > 0.0)
-        snprintf(a, sizeof a, "%.2f*", role->imbalance);
+    if (rr->spans == REPORT_NOT_COLLECTED) /* no busy time to compare */
+        snprintf(a, sizeof a, "spans not collected");
+    else if (role->imbalance > 0.0)
+        snprintf(a, sizeof a, "imbalance %.2f*", role->imbalance);
     else
-        snprintf(a, sizeof a, "n/a*");
-    fprintf(out, "\n%s  (%u process%s, imbalance %s)\n", name, role->processes,
+        snprintf(a, sizeof a, "imbalance n/a*");
+    fprintf(out, "\n%s  (%u process%s, %s)\n", name, role->processes,
             role->processes == 1 ? "" : "es", a);
     rule(out);
-    if (!rs->phase_count) {
+    if (rr->spans == REPORT_NOT_COLLECTED) {
+        /* the header says so */
+    } else if (!rs->phase_count) {
         fputs("no spans recorded in this role\n", out);
     } else {
         int width = PATH_MIN;
@@ -504,7 +520,7 @@ static void role_block(FILE *out, const report_model *r, uint32_t ri, int ascii)
             fprintf(out, "  ... %u more top-level spans: %s (%s)\n", rr->rest_count,
                     fmt_percent(a, sizeof a, rr->rest_share), fmt_duration(b, sizeof b, (double)rr->rest_ns));
     }
-    if (role->processes > 1) {
+    if (role->processes > 1 && rr->spans != REPORT_NOT_COLLECTED) {
         const rm_worker *mw = role->busy_max_worker != RM_NONE ? &m->workers[role->busy_max_worker] : NULL;
         fprintf(out, "busy per process: min %s, mean %s, max %s", fmt_duration(a, sizeof a, (double)role->busy_min_ns),
                 fmt_duration(b, sizeof b, rr->busy_mean_ns),
@@ -569,7 +585,7 @@ int report_write_text(FILE *out, const report_model *r, const report_options *o)
         if (r->roles[i].samples_only)
             continue; /* its PYTHON SAMPLES block says it all */
         role_block(out, r, i, o && o->ascii);
-        any_role_block = 1;
+        any_role_block |= r->roles[i].spans != REPORT_NOT_COLLECTED;
     }
     if (any_role_block)
         fputs("\n* imbalance = max / mean of per-process busy time in the role; busy time = sum of\n"

@@ -106,26 +106,25 @@ static uint32_t io_counter_id(unsigned which)
     return id;
 }
 
-void lapse_io_scope_begin_(lapse_io_scope *scope, lapse_site *site)
+void lapse_io_measure_begin_(lapse_io_scope *scope)
 {
-    scope->token = 0;
-    scope->measured = 0;
-    if (!lapse_enabled_)
-        return;
-    scope->measured = lapse_io_counters(scope->at_entry) == 0;
-    scope->rss_measured = lapse_rss_bytes(&scope->rss_at_entry) == 0;
-    scope->token = lapse_span_begin_site_(site);
+    uint32_t f = lapse_features();
+    scope->measured = f & LAPSE_FEATURE_IO ? lapse_io_counters(scope->at_entry) == 0 : 0;
+    scope->rss_measured = f & LAPSE_FEATURE_MEMORY ? lapse_rss_bytes(&scope->rss_at_entry) == 0 : 0;
 }
 
-void lapse_io_scope_end_(lapse_io_scope *scope)
+void lapse_io_measure_end_(lapse_io_scope *scope)
 {
-    if (!scope->token)
-        return;
+    uint32_t f = lapse_features();
     uint64_t at_exit[4], rss;
-    if (scope->rss_measured && lapse_rss_bytes(&rss) == 0)
-        lapse_count_id(io_counter_id(5), (int64_t)(rss - scope->rss_at_entry));
-    else
-        lapse_count_id(io_counter_id(6), 1);
+    if (f & LAPSE_FEATURE_MEMORY) {
+        if (scope->rss_measured && lapse_rss_bytes(&rss) == 0)
+            lapse_count_id(io_counter_id(5), (int64_t)(rss - scope->rss_at_entry));
+        else
+            lapse_count_id(io_counter_id(6), 1);
+    }
+    if (!(f & LAPSE_FEATURE_IO))
+        return;
     if (scope->measured && lapse_io_counters(at_exit) == 0) {
         for (unsigned i = 0; i < 4; i++)
             lapse_count_id(io_counter_id(i), at_exit[i] > scope->at_entry[i]
@@ -134,5 +133,22 @@ void lapse_io_scope_end_(lapse_io_scope *scope)
     } else {
         lapse_count_id(io_counter_id(4), 1); /* could not measure: nothing recorded */
     }
+}
+
+void lapse_io_scope_begin_(lapse_io_scope *scope, lapse_site *site)
+{
+    scope->token = 0;
+    scope->measured = 0;
+    if (!lapse_enabled_)
+        return;
+    lapse_io_measure_begin_(scope);
+    scope->token = lapse_span_begin_site_(site);
+}
+
+void lapse_io_scope_end_(lapse_io_scope *scope)
+{
+    if (!scope->token)
+        return;
+    lapse_io_measure_end_(scope);
     lapse_span_end_token_(scope->token);
 }

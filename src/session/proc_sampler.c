@@ -146,8 +146,8 @@ void proc_sampler_tick(int (*read_io)(uint64_t out[4]), int (*read_rss)(uint64_t
     uint64_t cpu0 = thread_cpu_ns();
     reading now;
     memset(&now, 0, sizeof now);
-    now.ok = read_io(now.io) == 0;
-    now.ok = read_rss(&now.rss_bytes) == 0 && now.ok;
+    now.ok = !read_io || read_io(now.io) == 0;
+    now.ok = (!read_rss || read_rss(&now.rss_bytes) == 0) && now.ok;
     now.mono_ns = core_mono_ns();
     now.phase_open = core_phase_state(&now.top_closed_ns);
     pthread_mutex_lock(&P.mu);

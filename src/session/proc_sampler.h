@@ -12,7 +12,7 @@
  * in a forked child. */
 void proc_sampler_reset(uint32_t interval_ms);
 /* Takes one reading (read_io: the process's I/O counters less lapse's own; read_rss:
- * its RSS; each 0 or -1); the interval since the previous reading is recorded, or
+ * its RSS; each 0 or -1; NULL: that half is not collected and reads 0); the interval since the previous reading is recorded, or
  * counted as unreadable when either reading failed. One thread calls it. */
 void proc_sampler_tick(int (*read_io)(uint64_t out[4]), int (*read_rss)(uint64_t *out));
 /* Copies the records (malloc'd, out->records; free it) for a write. 0 or -1. */

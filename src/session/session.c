@@ -327,9 +327,10 @@ static void fill_meta(store_meta *m, int final, const char *reason)
     m->wall_ns = mono - S.start_mono_ns;
     m->cpu_user_ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000ull + (uint64_t)ru.ru_utime.tv_usec * 1000ull;
     m->cpu_sys_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000ull + (uint64_t)ru.ru_stime.tv_usec * 1000ull;
-    m->max_rss_kb = (uint64_t)ru.ru_maxrss;
+    m->max_rss_kb = S.opts.features & LAPSE_FEATURE_MEMORY ? (uint64_t)ru.ru_maxrss : 0;
     m->ctx_voluntary = (int64_t)ru.ru_nvcsw;
     m->ctx_involuntary = (int64_t)ru.ru_nivcsw;
+    m->features = S.opts.features;
     m->tsc_hz = core_clock_g.tsc_hz;
     m->write_seq = ++S.write_seq;
     m->write_failures = S.write_failures;
@@ -630,6 +631,13 @@ static void flusher_stop(int at_exit)
     sem_destroy(&S.flusher_done);
 }
 
+/* One reading of the process sampler: the halves the session collects. */
+static void proc_tick(void)
+{
+    proc_sampler_tick(S.opts.features & LAPSE_FEATURE_IO ? lapse_io_counters : NULL,
+                      S.opts.features & LAPSE_FEATURE_MEMORY ? lapse_rss_bytes : NULL);
+}
+
 /* One thread for both samplers: the CPU sampler every cpu_sample_ms, the process
  * sampler every proc_sample_ms (its first reading at once: the baseline). */
 static void *sampler_main(void *arg)
@@ -640,7 +648,7 @@ static void *sampler_main(void *arg)
     uint64_t now = core_mono_ns();
     uint64_t next_proc = S.proc_sample_ms ? now + ms_to_ns(S.proc_sample_ms) : UINT64_MAX;
     if (S.proc_sample_ms)
-        proc_sampler_tick(lapse_io_counters, lapse_rss_bytes);
+        proc_tick();
     for (;;) {
         /* the CPU sampler waits a jittered period after each tick; the process
          * sampler keeps to its own schedule */
@@ -663,7 +671,7 @@ static void *sampler_main(void *arg)
             cpu_sampler_tick(due);
         now = core_mono_ns();
         if (now >= next_proc) {
-            proc_sampler_tick(lapse_io_counters, lapse_rss_bytes);
+            proc_tick();
             next_proc += ms_to_ns(S.proc_sample_ms);
             if (next_proc <= now)
                 next_proc = now + ms_to_ns(S.proc_sample_ms);
@@ -704,7 +712,7 @@ static void end_session(const char *reason, int at_exit)
     lapse_enabled_ = 0;
     sampler_stop(at_exit);
     if (S.proc_sample_ms)
-        proc_sampler_tick(lapse_io_counters, lapse_rss_bytes); /* the last, partial interval */
+        proc_tick(); /* the last, partial interval */
     flusher_stop(at_exit);
     int rc = session_write(1, reason);
     (void)rc;
@@ -772,6 +780,33 @@ static void install_process_hooks(void)
     pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
+/* 0 when a session can collect every feature asked for; else the error of the first
+ * one it cannot (lapse_last_error names it). */
+static int check_features(uint32_t features)
+{
+    static const struct {
+        uint32_t bit;
+        const char *name;
+    } reserved[] = {{LAPSE_FEATURE_MARKERS, "MARKERS"},
+                    {LAPSE_FEATURE_DEVICE, "DEVICE"},
+                    {LAPSE_FEATURE_ACTIVITY, "ACTIVITY"}};
+    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+        if (features & reserved[i].bit)
+            return set_error(-ENOTSUP, "lapse_start: feature ", reserved[i].name);
+    uint32_t known = LAPSE_FEATURE_SPANS | LAPSE_FEATURE_TIMELINE | LAPSE_FEATURE_CPU |
+                     LAPSE_FEATURE_IO | LAPSE_FEATURE_MEMORY;
+    if (features & ~known) {
+        char bits[32];
+        snprintf(bits, sizeof bits, "0x%x", features & ~known);
+        return set_error(-EINVAL, "lapse_start: unknown feature bits ", bits);
+    }
+    if (!(features & LAPSE_FEATURE_SPANS) && (features & LAPSE_FEATURE_TIMELINE))
+        return set_error(-EINVAL, "lapse_start: feature TIMELINE needs SPANS", NULL);
+    if (!(features & LAPSE_FEATURE_SPANS) && (features & LAPSE_FEATURE_CPU))
+        return set_error(-EINVAL, "lapse_start: feature CPU (wait% per span) needs SPANS", NULL);
+    return 0;
+}
+
 int lapse_start(const lapse_options *options)
 {
     if (S.active)
@@ -783,6 +818,9 @@ int lapse_start(const lapse_options *options)
         lapse_options_init(&o);
     if (o.features == 0)
         o.features = LAPSE_FEATURES_DEFAULT;
+    int rc = check_features(o.features);
+    if (rc)
+        return rc;
     if (!o.role)
         o.role = env_or("LAPSE_ROLE", "main");
     if (!o.run_dir)
@@ -804,7 +842,7 @@ int lapse_start(const lapse_options *options)
         o.process_sample_ms = (uint32_t)env_u64("LAPSE_PROCESS_SAMPLE_MS", 1000);
     if (o.process_sample_ms && o.process_sample_ms < 10)
         o.process_sample_ms = 10;
-    S.proc_sample_ms = o.features & LAPSE_FEATURE_PROCESS ? o.process_sample_ms : 0;
+    S.proc_sample_ms = o.features & (LAPSE_FEATURE_IO | LAPSE_FEATURE_MEMORY) ? o.process_sample_ms : 0;
     io_file = env_or("LAPSE_TEST_IO_FILE", "/proc/self/io");
 
     memset(S.role, 0, sizeof S.role);
@@ -841,7 +879,7 @@ int lapse_start(const lapse_options *options)
     if (snprintf(S.dir, sizeof S.dir, "%s/%s/%s", S.run_dir, S.run_id, host_dir) >=
         (int)sizeof S.dir)
         return set_error(-ENAMETOOLONG, "lapse_start: run directory too long: ", S.run_dir);
-    int rc = store_make_dirs(S.dir, o.share ? STORE_SHARE : 0);
+    rc = store_make_dirs(S.dir, o.share ? STORE_SHARE : 0);
     if (rc)
         return set_error(rc, "lapse_start: cannot create ", S.dir);
     choose_file();
@@ -868,9 +906,12 @@ int lapse_start(const lapse_options *options)
      * first file when it takes a role: one that execs at once, the usual fork, would
      * leave the file of a process that never ran.) */
     session_write(0, "");
-    __atomic_store_n(&lapse_enabled_, 1, __ATOMIC_RELEASE);
+    if (o.features & LAPSE_FEATURE_SPANS) /* without it every span stays dormant */
+        __atomic_store_n(&lapse_enabled_, 1, __ATOMIC_RELEASE);
     return 0;
 }
+
+uint32_t lapse_features(void) { return S.active ? S.opts.features : 0; }
 
 void session_mark_from_environment(void) { S.inherited = 1; }
 

@@ -68,6 +68,7 @@ static const meta_field meta_fields[] = {
     M("cpu_sampler_ns", META_U64, cpu_sampler_ns),
     M("cpu_sampler_rt", META_U32, cpu_sampler_rt),
     M("thread_names", META_U32, thread_names),
+    M("features", META_U32, features),
     M("timeline_dropped", META_U64, timeline_dropped),
     M("folded_depth", META_U64, folded_depth),
     M("folded_paths", META_U64, folded_paths),

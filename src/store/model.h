@@ -38,6 +38,8 @@ typedef struct store_meta {
     uint64_t cpu_sampler_ns; /* the sampler thread's CPU time on them */
     uint32_t cpu_sampler_rt; /* 1: the sampler thread had real-time priority */
     uint32_t thread_names;  /* 1: readers nest each thread's spans under its name */
+    uint32_t features;      /* the session's LAPSE_FEATURE_* bits; 0 in files written before
+                               they were recorded (and by lapse record) */
     uint64_t timeline_dropped; /* completed spans the timeline had no room for */
     uint64_t folded_depth;     /* spans folded into their parent: depth bound */
     uint64_t folded_paths;     /* spans folded into their parent: path bound */

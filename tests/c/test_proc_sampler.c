@@ -7,6 +7,7 @@
 #include "../../src/store/file_io.h"
 #include "check.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,6 +236,84 @@ static void test_off(void)
     store_file_free(&f);
 }
 
+/* Each half of the process sampler, and the spans, switch off alone: the file holds
+ * nothing of what was left out; features with no collector, and wait% without spans,
+ * are refused with a message naming them. */
+static void test_features(void)
+{
+    lapse_options o;
+    lapse_options_init(&o);
+    o.run_dir = run_dir;
+    o.handle_signals = 0;
+    o.process_sample_ms = 10;
+    char data[300];
+    snprintf(data, sizeof data, "%s/features.bin", run_dir);
+    int fd = open(data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    CHECK(fd >= 0);
+    o.features = LAPSE_FEATURE_SPANS | LAPSE_FEATURE_MARKERS;
+    CHECK(lapse_start(&o) == -ENOTSUP);
+    CHECK(strstr(lapse_last_error(), "MARKERS") != NULL);
+    CHECK(!lapse_is_active());
+    o.features = LAPSE_FEATURE_CPU | LAPSE_FEATURE_IO;
+    CHECK(lapse_start(&o) == -EINVAL);
+    CHECK(strstr(lapse_last_error(), "needs SPANS") != NULL);
+
+    o.features = LAPSE_FEATURE_SPANS | LAPSE_FEATURE_MEMORY; /* no I/O */
+    CHECK(lapse_start(&o) == 0);
+    CHECK_EQ_U64(lapse_features(), LAPSE_FEATURE_SPANS | LAPSE_FEATURE_MEMORY);
+    sleep_ms(30); /* past the sampler's first reading */
+    {
+        LAPSE_IO_SCOPE("save");
+        write_bytes(fd, 100000);
+        sleep_ms(40);
+    }
+    store_file f;
+    stop_and_read(&f);
+    CHECK_EQ_U64(f.meta.features, LAPSE_FEATURE_SPANS | LAPSE_FEATURE_MEMORY);
+    CHECK(f.meta.max_rss_kb > 0);
+    CHECK(f.proc.count > 0);
+    for (uint32_t i = 0; i < f.proc.count; i++) {
+        CHECK_EQ_U64(f.proc.records[i].write_chars + f.proc.records[i].read_chars, 0);
+        CHECK(f.proc.records[i].rss_max_bytes > 0);
+    }
+    for (uint32_t i = 0; i < f.counter_count; i++)
+        CHECK(strncmp(f.names[f.counters[i].name], "io.", 3) != 0);
+    store_file_free(&f);
+
+    o.features = LAPSE_FEATURE_SPANS | LAPSE_FEATURE_IO; /* no memory */
+    CHECK(lapse_start(&o) == 0);
+    sleep_ms(30); /* past the sampler's first reading */
+    {
+        LAPSE_IO_SCOPE("save");
+        write_bytes(fd, 100000);
+        sleep_ms(40);
+    }
+    stop_and_read(&f);
+    CHECK_EQ_U64(f.meta.max_rss_kb, 0);
+    uint64_t written = 0;
+    for (uint32_t i = 0; i < f.proc.count; i++) {
+        written += f.proc.records[i].write_chars;
+        CHECK_EQ_U64(f.proc.records[i].rss_max_bytes, 0);
+    }
+    CHECK(written >= 100000);
+    for (uint32_t i = 0; i < f.counter_count; i++)
+        CHECK(strncmp(f.names[f.counters[i].name], "mem.", 4) != 0);
+    store_file_free(&f);
+
+    o.features = LAPSE_FEATURE_IO; /* no spans */
+    CHECK(lapse_start(&o) == 0);
+    {
+        LAPSE_SCOPE("never");
+        lapse_count("nothing", 1);
+    }
+    stop_and_read(&f);
+    CHECK_EQ_U64(f.node_count, f.thread_count); /* the thread roots alone */
+    CHECK_EQ_U64(f.counter_count, 0);
+    CHECK_EQ_U64(f.span_count, 0);
+    store_file_free(&f);
+    close(fd);
+}
+
 int main(void)
 {
     snprintf(run_dir, sizeof run_dir, "/tmp/lapse-test-proc-XXXXXX");
@@ -245,6 +324,7 @@ int main(void)
     test_rss_growth();
     test_unreadable();
     test_off();
+    test_features();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", run_dir);
     if (system(cmd) != 0)

@@ -136,14 +136,14 @@ def forms(name: str, short: str | None, value: str) -> list[list[str]]:
 
 
 def usage_error(r, cmd: str) -> str:
-    """The first line of a usage error, after checking its form: exit 2, the usage,
-    and where help is."""
+    """A usage error's message, after checking its form: exit 2 and one line, naming
+    the command and where help is."""
     assert r.returncode == 2, (r.args, r.returncode, r.stderr)
     lines = r.stderr.splitlines()
-    assert lines[0].startswith(f"lapse {cmd}: "), r.stderr
-    assert lines[1].startswith(f"usage: lapse {cmd}"), r.stderr
-    assert lines[-1] == f"(lapse {cmd} --help explains)", r.stderr
-    return lines[0]
+    hint = f" (lapse {cmd} --help explains)"
+    assert len(lines) == 1 and lines[0].startswith(f"lapse {cmd}: "), r.stderr
+    assert lines[0].endswith(hint), r.stderr
+    return lines[0][: -len(hint)]
 
 
 def operands(cmd: str, name: str) -> list[str]:

@@ -331,7 +331,9 @@ def test_launch_missing_program(lapse, tmp_path):
 def test_bad_usage(lapse, args):
     r = lapse.run("record", *args)
     assert r.returncode == 2, (args, r.returncode, r.stderr)
-    assert "usage: lapse record" in r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("lapse record: "), r.stderr
+    assert lines[0].endswith(" (lapse record --help explains)"), r.stderr
 
 
 def test_span_paths(lapse, tmp_path):

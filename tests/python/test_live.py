@@ -115,7 +115,7 @@ def test_a_raising_callback_is_counted_and_never_stops_the_flush(tmp_path):
 
 def test_io_and_memory_blocks(tmp_path):
     data = tmp_path / "data.bin"
-    with Profiler(run_dir=tmp_path / "run", features=Feature.IO | Feature.MEMORY,
+    with Profiler(run_dir=tmp_path / "run", features=Feature.SPANS | Feature.IO | Feature.MEMORY,
                   process_sample_ms=20, install=True) as p:
         with open(data, "wb", buffering=0) as f:
             time.sleep(0.05)
@@ -161,7 +161,7 @@ def test_io_and_memory_blocks(tmp_path):
 
 def test_unreadable_intervals_count_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("LAPSE_TEST_IO_FILE", str(tmp_path / "missing"))
-    with Profiler(run_dir=tmp_path, features=Feature.IO, process_sample_ms=20):
+    with Profiler(run_dir=tmp_path, features=Feature.SPANS | Feature.IO, process_sample_ms=20):
         time.sleep(0.15)
     io = report(tmp_path)["roles"][0]["io"]
     assert io["intervals"] == 0 and io["unreadable_intervals"] >= 5

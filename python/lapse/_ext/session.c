@@ -10,16 +10,18 @@ static PyObject *session_start(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
     static char *names[] = {"role", "run_dir", "max_spans", "snapshot_ms", "timeline",
-                            "handle_signals", "cpu", "thread_names", "process",
-                            "process_ms", "share", NULL};
+                            "handle_signals", "cpu", "thread_names", "spans", "io",
+                            "memory", "process_ms", "share", NULL};
     const char *role = NULL, *run_dir = NULL;
     unsigned long long max_spans = 0;
     unsigned int snapshot_ms = 0;
-    int timeline = 1, handle_signals = 1, cpu = 0, thread_names = 0, process = 0, share = 0;
+    int timeline = 1, handle_signals = 1, cpu = 0, thread_names = 0, spans = 1, io = 0,
+        memory = 0, share = 0;
     unsigned int process_ms = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzKIpppppIp:start", names, &role, &run_dir,
-                                     &max_spans, &snapshot_ms, &timeline, &handle_signals, &cpu,
-                                     &thread_names, &process, &process_ms, &share))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzKIpppppppIp:start", names, &role,
+                                     &run_dir, &max_spans, &snapshot_ms, &timeline,
+                                     &handle_signals, &cpu, &thread_names, &spans, &io, &memory,
+                                     &process_ms, &share))
         return NULL;
     lapse_options o;
     lapse_options_init(&o);
@@ -27,8 +29,9 @@ static PyObject *session_start(PyObject *self, PyObject *args, PyObject *kw)
     o.run_dir = run_dir;
     o.max_spans = max_spans;
     o.snapshot_interval_ms = snapshot_ms;
-    o.features = LAPSE_FEATURE_SPANS | (timeline ? LAPSE_FEATURE_TIMELINE : 0) |
-                 (cpu ? LAPSE_FEATURE_CPU : 0) | (process ? LAPSE_FEATURE_PROCESS : 0);
+    o.features = (spans ? LAPSE_FEATURE_SPANS : 0) | (timeline ? LAPSE_FEATURE_TIMELINE : 0) |
+                 (cpu ? LAPSE_FEATURE_CPU : 0) | (io ? LAPSE_FEATURE_IO : 0) |
+                 (memory ? LAPSE_FEATURE_MEMORY : 0);
     o.process_sample_ms = process_ms;
     o.handle_signals = handle_signals;
     o.thread_names = thread_names;
@@ -42,6 +45,10 @@ static PyObject *session_start(PyObject *self, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_RuntimeError,
                         "lapse: a profiling session is already active in this process "
                         "(one Profiler at a time)");
+        return NULL;
+    }
+    if (rc == -EINVAL || rc == -ENOTSUP) { /* features it cannot apply: the caller's error */
+        PyErr_Format(PyExc_ValueError, "lapse: %s", lapse_last_error());
         return NULL;
     }
     if (rc) {
@@ -144,7 +151,8 @@ PyMethodDef ext_session_methods[] = {
      "(LAPSE_PROFILE=1) was active and is now this caller's"},
     {"start", (PyCFunction)(void (*)(void))session_start, METH_VARARGS | METH_KEYWORDS,
      "start(role=None, run_dir=None, max_spans=0, snapshot_ms=0, timeline=True, "
-     "handle_signals=True, cpu=False, thread_names=False, process=False, process_ms=0, "
+     "handle_signals=True, cpu=False, thread_names=False, spans=True, io=False, memory=False, "
+     "process_ms=0, "
      "share=False) -> "
      "path of this process's "
      ".lapse file"},

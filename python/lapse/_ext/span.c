@@ -454,31 +454,26 @@ static PyObject *sampled_span_entry(PyObject *module, PyObject *args)
  * The process's I/O counters read at the phase's own entry and exit (less what
  * lapse's own writes moved): the bytes are the phase's exactly, added as counters
  * io.read_chars, io.write_chars (syscalls, page cache included), io.read_bytes and
- * io.write_bytes (the block device) on the phase. Two /proc reads a phase: for
- * phases that move data, not for inner loops. A new object per phase: it holds the
- * entry reading. */
+ * io.write_bytes (the block device) on the phase, and its RSS growth (mem.*): each
+ * only when the session collects it (Feature.IO, Feature.MEMORY). Two /proc reads a
+ * phase: for phases that move data, not for inner loops. A new object per phase: it
+ * holds the entry reading. */
 
 typedef struct {
     PyObject_HEAD
     uint32_t id;
-    int ok;
-    uint64_t at_entry[4];
-    int rss_ok;
-    uint64_t rss_at_entry;
+    int open; /* a session recorded its entry */
+    lapse_io_scope scope; /* the readings at entry (lapse_io_measure_begin_) */
 } IoSpanObject;
-
-/* read_chars, write_chars, read_bytes, write_bytes, unreadable; then the RSS growth
- * (exit minus entry, the whole process's) and the phases whose RSS was unreadable */
-static uint32_t io_counter_ids[7];
 
 static PyObject *IoSpan_enter(IoSpanObject *s, PyObject *unused)
 {
     (void)unused;
-    s->ok = 0;
+    s->open = 0;
     if (lapse_enabled_) {
-        s->ok = lapse_io_counters(s->at_entry) == 0;
-        s->rss_ok = lapse_rss_bytes(&s->rss_at_entry) == 0;
+        lapse_io_measure_begin_(&s->scope);
         lapse_span_begin_keyed(current_key(), s->id);
+        s->open = 1;
     }
     Py_INCREF(s);
     return (PyObject *)s;
@@ -488,20 +483,10 @@ static PyObject *IoSpan_exit(IoSpanObject *s, PyObject *const *args, Py_ssize_t 
 {
     (void)args;
     (void)nargs;
-    if (!lapse_enabled_)
+    if (!lapse_enabled_ || !s->open)
         Py_RETURN_FALSE;
-    uint64_t at_exit[4], rss;
-    if (s->rss_ok && lapse_rss_bytes(&rss) == 0)
-        lapse_count_id(io_counter_ids[5], (int64_t)(rss - s->rss_at_entry));
-    else
-        lapse_count_id(io_counter_ids[6], 1);
-    if (s->ok && lapse_io_counters(at_exit) == 0) {
-        for (int i = 0; i < 4; i++)
-            lapse_count_id(io_counter_ids[i],
-                           at_exit[i] > s->at_entry[i] ? (int64_t)(at_exit[i] - s->at_entry[i]) : 0);
-    } else {
-        lapse_count_id(io_counter_ids[4], 1); /* could not measure: nothing recorded */
-    }
+    s->open = 0;
+    lapse_io_measure_end_(&s->scope);
     lapse_span_end_keyed_name(current_key(), s->id);
     Py_RETURN_FALSE;
 }
@@ -527,19 +512,11 @@ static PyObject *io_span_for(PyObject *name)
     uint32_t id;
     if (ext_name_id(name, &id) < 0)
         return NULL;
-    if (!io_counter_ids[0]) {
-        static const char *const names[7] = {"io.read_chars", "io.write_chars", "io.read_bytes",
-                                              "io.write_bytes", "io.unreadable", "mem.rss_growth",
-                                              "mem.unreadable"};
-        for (int i = 0; i < 7; i++)
-            io_counter_ids[i] = lapse_intern(names[i]);
-    }
     IoSpanObject *s = PyObject_New(IoSpanObject, &IoSpan_Type);
     if (!s)
         return NULL;
     s->id = id;
-    s->ok = 0;
-    s->rss_ok = 0;
+    s->open = 0;
     return (PyObject *)s;
 }
 
