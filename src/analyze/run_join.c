@@ -84,9 +84,11 @@ int run_join_build(const store_run_listing *l, const char *path, run_join *j)
         const store_attempt *a = &l->attempts[i];
         if (!j->attempts[i].joined)
             continue;
-        memcpy(r->files + r->file_count, a->files, a->file_count * sizeof *a->files);
+        if (a->file_count) /* memcpy from NULL is undefined even for 0 bytes */
+            memcpy(r->files + r->file_count, a->files, a->file_count * sizeof *a->files);
         r->file_count += a->file_count;
-        memcpy(r->skipped + r->skipped_count, a->skipped, a->skipped_count * sizeof *a->skipped);
+        if (a->skipped_count)
+            memcpy(r->skipped + r->skipped_count, a->skipped, a->skipped_count * sizeof *a->skipped);
         r->skipped_count += a->skipped_count;
         if (a->newest_mtime_ns > r->newest_mtime_ns)
             r->newest_mtime_ns = a->newest_mtime_ns;
