@@ -8,8 +8,8 @@ Each interval is computed in C (analyze/live_delta.h) from the session's cumulat
 state, taken in memory (no file is read): calls, totals and counters are differences,
 and the quantiles come from the difference of the two histograms (the core's
 496-bucket log-linear histograms, bucket by bucket), so they are the quantiles of the
-calls completed in the interval, within one bucket (< 1/8 of the value). A phase that completed
-no call and changed no counter in the interval is absent from it, not zero.
+calls completed in the interval, within one bucket (< 1/8 of the value). A phase that
+completed no call and changed no counter in the interval is absent from it, not zero.
 """
 
 from __future__ import annotations
