@@ -2,8 +2,9 @@
  * computed here, once. Render formats it (render/report_render.h) and chooses no
  * number of its own; `lapse diff` and the Python package read the same model.
  *
- * Built from a merged run model (run_model.h): run_stats holds each path's figures
- * per role (self time, quantiles, shares, wait%, the spread across ranks); this adds
+ * Built from a merged run model (run_model.h): run_stats orders each role's paths and
+ * makes each path's figures (self time, quantiles, shares, wait%, the spread across
+ * ranks) on demand (run_stats_phase), for the rows a renderer prints; this adds
  * what the blocks of a role show around them (counters with rates, I/O by phase,
  * the process sampler's I/O, memory, the top-level rest, the order by slowest rank),
  * the run's header and ranks, the CAVEATS, the Python samples' tables, and the run's
@@ -138,8 +139,9 @@ typedef struct report_role {
     uint32_t counter_count;
     report_counter_range *phase_counters; /* parallel to stats->phases */
     report_counter_range root_counters;   /* outside any span */
-    uint32_t *by_rank_max;         /* phase indices, largest slowest-rank total first;
-                                      NULL unless the role has 2 ranks or more */
+    uint32_t *by_rank_max;         /* phase indices, largest slowest-rank total first: the
+                                      first rank_rows_shown (at most top); NULL unless the
+                                      role has 2 ranks or more */
     uint32_t rank_rows_shown;
     report_io_phase *io_phases;    /* io=True phases, in phase order */
     uint32_t io_phase_count;

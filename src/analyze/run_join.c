@@ -84,7 +84,7 @@ int run_join_build(const store_run_listing *l, const char *path, run_join *j)
         const store_attempt *a = &l->attempts[i];
         if (!j->attempts[i].joined)
             continue;
-        if (a->file_count) /* memcpy from NULL is undefined even for 0 bytes */
+        if (a->file_count)
             memcpy(r->files + r->file_count, a->files, a->file_count * sizeof *a->files);
         r->file_count += a->file_count;
         if (a->skipped_count)

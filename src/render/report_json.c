@@ -54,10 +54,13 @@ static void counters_json(json_out *j, const run_model *m, const report_role *rr
 static void phase_json(json_out *j, const run_model *m, const report_role *rr, uint32_t k,
                        uint32_t parent)
 {
-    const rs_phase *ph = &rr->stats->phases[k];
+    rs_phase phase;
+    run_stats_phase(m, rr->stats, k, &phase);
+    const rs_phase *ph = &phase;
     const rm_path *p = &m->paths[ph->path];
+    char path[RM_PATH_BUF];
     json_begin_object(j, NULL);
-    json_str(j, "path", p->path);
+    json_str(j, "path", rm_path_str(m, ph->path, path));
     json_str(j, "name", rm_str(m, p->name));
     if (parent != RM_NONE)
         json_u64(j, "parent", parent);
@@ -164,6 +167,7 @@ static void io_json(json_out *j, const run_model *m, const report_role *rr)
 /* MEMORY: peak RSS by getrusage, and the RSS growth of io=True phases. */
 static void memory_json(json_out *j, const run_model *m, const report_role *rr)
 {
+    char path[RM_PATH_BUF];
     const report_memory *mem = &rr->memory;
     json_str(j, "memory_state", report_state_name(mem->state));
     json_begin_object(j, "memory");
@@ -182,7 +186,7 @@ static void memory_json(json_out *j, const run_model *m, const report_role *rr)
     for (uint32_t i = 0; i < mem->growth_count; i++) {
         const report_growth *g = &mem->growth[i];
         json_begin_object(j, NULL);
-        json_str(j, "path", m->paths[rr->stats->phases[g->phase].path].path);
+        json_str(j, "path", rm_path_str(m, rr->stats->phases[g->phase], path));
         json_i64(j, "rss_growth_bytes", g->growth_bytes);
         json_u64(j, "calls", g->calls);
         json_i64(j, "unmeasured_calls", g->unmeasured);
@@ -232,7 +236,7 @@ static int role_json(json_out *j, const report_model *rep, uint32_t r)
     if (!phase_of)
         return -ENOMEM;
     for (uint32_t i = 0; i < rs->phase_count; i++)
-        phase_of[rs->phases[i].path] = i;
+        phase_of[rs->phases[i]] = i;
     json_begin_object(j, NULL);
     json_str(j, "role", role->name);
     json_u64(j, "processes", role->processes);
@@ -265,20 +269,23 @@ static int role_json(json_out *j, const report_model *rep, uint32_t r)
     json_u64(j, "unranked_processes", role->unranked);
     json_begin_array(j, "phases");
     for (uint32_t i = 0; i < rs->phase_count; i++) {
-        uint32_t up = m->paths[rs->phases[i].path].parent;
+        uint32_t up = m->paths[rs->phases[i]].parent;
         phase_json(j, m, rr, i, up == role->root ? RM_NONE : phase_of[up]);
     }
     json_end_array(j);
     free(phase_of);
+    char path[RM_PATH_BUF];
     json_begin_array(j, "dominant");
     for (uint32_t i = 0; i < rr->dominant_shown; i++)
-        json_str(j, NULL, m->paths[rs->phases[rs->by_self[i]].path].path);
+        json_str(j, NULL, rm_path_str(m, rs->phases[rs->by_self[i]], path));
     json_end_array(j);
     if (rs->loop != RM_NONE) {
-        const rs_phase *ph = &rs->phases[rs->loop];
+        rs_phase phase;
+        run_stats_phase(m, rs, rs->loop, &phase);
+        const rs_phase *ph = &phase;
         const rm_path *p = &m->paths[ph->path];
         json_begin_object(j, "loop");
-        json_str(j, "path", p->path);
+        json_str(j, "path", rm_path_str(m, ph->path, path));
         json_u64(j, "calls", p->calls);
         json_ns(j, "mean_ns", ph->mean_ns);
         json_ns(j, "p50_ns", ph->p50_ns);
