@@ -221,7 +221,7 @@ typedef struct report_run_path {
     uint32_t parent; /* index in report_model.run_paths; RM_NONE for a top-level span */
     uint32_t name;   /* string id */
     uint64_t calls, total_ns;
-    uint64_t self_ns; /* the sum of its roles' self times (rs_phase.self_ns) */
+    uint64_t self_ns; /* the sum of its roles' self times (rm_self_ns) */
     int estimated;    /* in some role its figures are estimates (a sampled phase) */
     uint32_t roles_first, role_count; /* report_model.run_path_roles[first .. first + count):
                                          the roles that have it, in role order */

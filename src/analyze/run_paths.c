@@ -76,7 +76,7 @@ static int merge_counters(report_model *r, const uint32_t *run_of)
     for (uint32_t ro = 0; ro < m->role_count; ro++) {
         const rs_role *rs = &r->stats.roles[ro];
         for (uint32_t k = 0; k < rs->phase_count; k++) {
-            uint32_t p = rs->phases[k].path;
+            uint32_t p = rs->phases[k];
             for (uint32_t c = m->paths[p].first_counter; c != RM_NONE; c = m->counters[c].next)
                 refs[n++] = (counter_ref){run_of[p], c};
         }
@@ -126,7 +126,7 @@ int report_run_paths_build(report_model *r)
     for (uint32_t ro = 0; ro < m->role_count; ro++) {
         const rs_role *rs = &r->stats.roles[ro];
         for (uint32_t k = 0; k < rs->phase_count; k++) {
-            uint32_t p = rs->phases[k].path, id = id_of[p];
+            uint32_t p = rs->phases[k], id = id_of[p];
             if (order[id] == RM_NONE) {
                 order[id] = r->run_path_count++;
                 report_run_path *rp = &r->run_paths[order[id]];
@@ -137,7 +137,7 @@ int report_run_paths_build(report_model *r)
             run_of[p] = order[id];
             rp->calls += m->paths[p].calls;
             rp->total_ns += m->paths[p].total_ns;
-            rp->self_ns += rs->phases[k].self_ns;
+            rp->self_ns += rm_self_ns(&m->paths[p]);
             rp->estimated |= m->paths[p].sample_stride != 0;
             rp->role_count++;
         }
@@ -154,7 +154,7 @@ int report_run_paths_build(report_model *r)
     for (uint32_t ro = 0; ro < m->role_count; ro++) {
         const rs_role *rs = &r->stats.roles[ro];
         for (uint32_t k = 0; k < rs->phase_count; k++) {
-            report_run_path *rp = &r->run_paths[run_of[rs->phases[k].path]];
+            report_run_path *rp = &r->run_paths[run_of[rs->phases[k]]];
             r->run_path_roles[rp->roles_first + rp->role_count++] = ro;
         }
     }
