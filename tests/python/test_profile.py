@@ -605,3 +605,18 @@ def test_usage_agrees_with_the_text_and_json(multi_role_run: pathlib.Path) -> No
         assert w.usage is not None and dataclasses.asdict(w.usage) == jw["usage"]
         shown.append([f"{w.usage.ctx_voluntary:,}", "/", f"{w.usage.ctx_involuntary:,}"])
     assert sorted(rows) == sorted(shown)  # one row per process (all of this test's pid)
+
+
+def test_usage_is_the_sessions_own(tmp_path: pathlib.Path) -> None:
+    """CPU time and context switches count from the session's start, as its wall time
+    does: work the process did before Profiler() is not in "cores busy" (it read 2.9
+    cores for a session that only slept, after 0.6 s of work before it)."""
+    start = time.process_time()
+    while time.process_time() - start < 0.6:
+        pass
+    with Profiler(run_dir=tmp_path) as p:
+        with span("nap"):
+            time.sleep(0.2)
+    (w,) = Profile.load(p.file).workers
+    assert w.usage is not None and w.usage.cpu_ns is not None, w.usage
+    assert w.usage.cpu_ns < 3 * 10**8 and w.usage.cores_busy < 1.0, w.usage
