@@ -222,7 +222,8 @@ typedef struct report_run_path {
     uint32_t name;   /* string id */
     uint64_t calls, total_ns;
     uint64_t self_ns; /* the sum of its roles' self times (rm_self_ns) */
-    int estimated;    /* in some role its figures are estimates (a sampled phase) */
+    int estimated;    /* in some role its figures are estimates (a sampled phase, or the
+                         self time of a parent of one) */
     uint32_t roles_first, role_count; /* report_model.run_path_roles[first .. first + count):
                                          the roles that have it, in role order */
     uint32_t counters_first, counter_count; /* report_model.run_counters[...], by name */
