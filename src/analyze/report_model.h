@@ -129,6 +129,7 @@ typedef struct report_role {
     const rs_role *stats;
     report_usage usage;            /* the four numbers over its processes */
     double busy_mean_ns;           /* busy time per process */
+    int busy_estimated;            /* a top-level span is sampled: busy time is an estimate */
     uint32_t top_shown;            /* top-level spans shown (at most top) */
     uint32_t rest_count;           /* the others */
     uint64_t rest_ns;              /* their total */

@@ -183,3 +183,23 @@ def test_a_parent_of_a_sampled_phase_is_estimated_in_the_run(tmp_path):
     assert got["outer"]["self_estimated"] and not got["outer"]["estimated"], got["outer"]
     tree = lapse.load_run(p.file).tree
     assert tree[("outer",)].estimated and tree[("outer", "inner")].estimated
+
+
+def test_busy_time_of_a_sampled_top_level_phase_is_an_estimate(tmp_path):
+    """A sampled top-level phase makes the role's busy time (the denominator of every
+    share) an estimate: marked in the JSON and with ~ in the text, never shown as
+    measured."""
+    with Profiler(run_dir=tmp_path) as p:
+        for _ in range(40):
+            with lapse.phase("step", sample=0.1):
+                pass
+    text = lapse._lapse.report(p.file)
+    (role,) = lapse.Profile.load(p.file).to_dict()["roles"]
+    assert role["busy_estimated"] is True, role
+    (line,) = [l for l in text.splitlines() if l.startswith("share of ")]
+    assert "): ~" in line, line
+    with Profiler(run_dir=tmp_path / "exact") as p:
+        with lapse.phase("step"):
+            pass
+    (role,) = lapse.Profile.load(p.file).to_dict()["roles"]
+    assert role["busy_estimated"] is False
