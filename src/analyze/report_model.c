@@ -227,6 +227,10 @@ static int build_role(const run_model *m, uint32_t r, unsigned top, report_role 
     const rs_role *rs = rr->stats;
     rr->role = role;
     rr->busy_mean_ns = role->processes ? (double)role->busy_ns / role->processes : 0.0;
+    for (uint32_t i = 0; i < rs->phase_count && !rr->busy_estimated; i++) {
+        const rm_path *p = &m->paths[rs->phases[i]];
+        rr->busy_estimated = p->depth == 1 && p->sample_stride;
+    }
     rr->top_shown = rs->top_level_shown;
     rr->rest_count = rs->top_level_count - rr->top_shown;
     rr->rest_ns = rs->top_level_ns;
@@ -416,7 +420,7 @@ int report_model_build(const run_model *m, const report_inputs *in, report_model
         if (rc)
             goto oom;
     }
-    if (caveats_build(m, &r->ranks, &r->caveats))
+    if (caveats_build(m, &r->ranks, &r->caveats) || report_run_paths_build(r))
         goto oom;
     return 0;
 oom:
@@ -435,6 +439,9 @@ void report_model_free(report_model *r)
         free_samples(&r->samples[i]);
     free(r->samples);
     caveats_free(&r->caveats);
+    free(r->run_paths);
+    free(r->run_path_roles);
+    free(r->run_counters);
     run_stats_free(&r->stats);
     run_ranks_free(&r->ranks);
     const run_model *m = r->m;

@@ -326,5 +326,10 @@ int rm_path_cut(const run_model *m, uint32_t i);
 
 /* The name of a string id. */
 static inline const char *rm_str(const run_model *m, uint32_t id) { return m->strings[id]; }
+/* A path's self time: its total minus its child spans' time, never below 0. */
+static inline uint64_t rm_self_ns(const rm_path *p)
+{
+    return p->total_ns > p->child_ns ? p->total_ns - p->child_ns : 0;
+}
 
 #endif

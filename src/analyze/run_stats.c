@@ -148,7 +148,7 @@ void run_stats_phase(const run_model *m, const rs_role *rs, uint32_t k, rs_phase
     const rm_path *p = &m->paths[i];
     memset(out, 0, sizeof *out);
     out->path = i;
-    out->self_ns = p->total_ns > p->child_ns ? p->total_ns - p->child_ns : 0;
+    out->self_ns = rm_self_ns(p);
     out->mean_ns = p->calls ? (double)p->total_ns / (double)p->calls : 0.0;
     double q[4];
     hist_window_quantiles(&p->hist, qs, 4, q);
@@ -269,8 +269,7 @@ static int build_role(const run_model *m, uint32_t r, uint32_t top, rs_role *out
     /* ties in self or total time go in path order: the order of the phases */
     for (uint32_t k = 0; k < n && !rc; k++) {
         const rm_path *p = &m->paths[out->phases[k]];
-        uint64_t self_ns = p->total_ns > p->child_ns ? p->total_ns - p->child_ns : 0;
-        rc = rs_top_push(&self, (rs_key){self_ns, k, k});
+        rc = rs_top_push(&self, (rs_key){rm_self_ns(p), k, k});
         if (!rc && p->depth == 1) {
             out->top_level_count++;
             out->top_level_ns += p->total_ns;

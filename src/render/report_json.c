@@ -249,6 +249,7 @@ static int role_json(json_out *j, const report_model *rep, uint32_t r)
     json_str(j, "imbalance_definition",
              "max / mean of per-process busy_ns over the role's processes (1 = even)");
     json_u64(j, "busy_ns", role->busy_ns);
+    json_bool(j, "busy_estimated", rr->busy_estimated);
     json_str(j, "busy_definition",
              "sum of the top-level spans of every thread of every process of the role; "
              "the denominator of share_of_busy");
@@ -303,6 +304,38 @@ static int role_json(json_out *j, const report_model *rep, uint32_t r)
     memory_json(j, m, rr);
     json_end_object(j);
     return 0;
+}
+
+/* A span path merged over every role: it names its own span and its parent's place in
+ * "run_paths", never its "/" path (each role's phases have those). */
+static void run_path_json(json_out *j, const report_model *r, const report_run_path *rp)
+{
+    const run_model *m = r->m;
+    json_begin_object(j, NULL);
+    json_str(j, "name", rm_str(m, rp->name));
+    if (rp->parent != RM_NONE)
+        json_u64(j, "parent", rp->parent);
+    else
+        json_null(j, "parent");
+    json_u64(j, "calls", rp->calls);
+    json_u64(j, "total_ns", rp->total_ns);
+    json_u64(j, "self_ns", rp->self_ns);
+    json_bool(j, "estimated", rp->estimated);
+    json_begin_array(j, "roles");
+    for (uint32_t i = 0; i < rp->role_count; i++)
+        json_str(j, NULL, m->roles[r->run_path_roles[rp->roles_first + i]].name);
+    json_end_array(j);
+    json_begin_array(j, "counters");
+    for (uint32_t i = 0; i < rp->counter_count; i++) {
+        const report_run_counter *c = &r->run_counters[rp->counters_first + i];
+        json_begin_object(j, NULL);
+        json_str(j, "name", rm_str(m, c->name));
+        json_i64(j, "sum", c->sum);
+        json_bool(j, "overflowed", c->overflowed);
+        json_end_object(j);
+    }
+    json_end_array(j);
+    json_end_object(j);
 }
 
 static const struct {
@@ -431,6 +464,11 @@ int report_write_json(FILE *out, const report_model *r, const report_options *o)
     for (uint32_t i = 0; i < m->role_count; i++)
         if (role_json(&j, r, i))
             return -ENOMEM;
+    json_end_array(&j);
+
+    json_begin_array(&j, "run_paths");
+    for (uint32_t i = 0; i < r->run_path_count; i++)
+        run_path_json(&j, r, &r->run_paths[i]);
     json_end_array(&j);
 
     json_begin_array(&j, "workers");
