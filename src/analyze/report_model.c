@@ -420,7 +420,8 @@ int report_model_build(const run_model *m, const report_inputs *in, report_model
         if (rc)
             goto oom;
     }
-    if (caveats_build(m, &r->ranks, &r->caveats) || report_run_paths_build(r))
+    r->run_paths_built = in && in->run_paths;
+    if (caveats_build(m, &r->ranks, &r->caveats) || (r->run_paths_built && report_run_paths_build(r)))
         goto oom;
     return 0;
 oom:

@@ -23,6 +23,8 @@
 typedef struct report_inputs {
     unsigned top; /* rows of the top lists (top-level spans, dominant phases, ACROSS
                      RANKS, functions): 0 means 10 */
+    int run_paths; /* also the paths merged over every role (the JSON report's
+                      run_paths; the text shows none: ~100 bytes a distinct path) */
 } report_inputs;
 
 /* ---- the four numbers of a process or a role ---- */
@@ -244,6 +246,7 @@ typedef struct report_model {
     report_run_path *run_paths; /* in order of first sight: the roles in order, each
                                    role's phases in order (a parent before its children) */
     uint32_t run_path_count;
+    int run_paths_built;        /* report_inputs.run_paths asked for them */
     uint32_t *run_path_roles;   /* role indices */
     report_run_counter *run_counters;
     uint32_t run_counter_count;

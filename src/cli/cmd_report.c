@@ -103,7 +103,7 @@ int cmd_report(int argc, char **argv)
     const char *path = NULL;
     int json = 0, ascii = 0;
     report_options ro = {0};
-    report_inputs in = {10};
+    report_inputs in = {10, 0};
     cli_parser p;
     cli_parser_init(&p, "report", options, 0, argc, argv);
     for (int c; (c = cli_next(&p)) != -1;) {
@@ -143,6 +143,7 @@ int cmd_report(int argc, char **argv)
         return 1;
     }
     report_model r;
+    in.run_paths = json;
     if (report_model_build(&m, &in, &r)) {
         fprintf(stderr, "lapse report: out of memory building the report of %s\n", path);
         run_model_free(&m);

@@ -466,10 +466,14 @@ int report_write_json(FILE *out, const report_model *r, const report_options *o)
             return -ENOMEM;
     json_end_array(&j);
 
-    json_begin_array(&j, "run_paths");
-    for (uint32_t i = 0; i < r->run_path_count; i++)
-        run_path_json(&j, r, &r->run_paths[i]);
-    json_end_array(&j);
+    if (r->run_paths_built) {
+        json_begin_array(&j, "run_paths");
+        for (uint32_t i = 0; i < r->run_path_count; i++)
+            run_path_json(&j, r, &r->run_paths[i]);
+        json_end_array(&j);
+    } else {
+        json_null(&j, "run_paths"); /* not built: never an empty list that reads as none */
+    }
 
     json_begin_array(&j, "workers");
     for (uint32_t i = 0; i < m->worker_count; i++)

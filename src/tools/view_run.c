@@ -131,7 +131,7 @@ void view_run_write(const char *path, const char *out_path, unsigned flags, int 
         run_model_free(&m);
         return;
     }
-    report_inputs in = {10};
+    report_inputs in = {10, 1};
     report_model rm;
     if (report_model_build(&m, &in, &rm)) {
         fail(r, -ENOMEM, "%s: out of memory building the report%s", path, "");

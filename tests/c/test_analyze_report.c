@@ -194,7 +194,7 @@ static int32_t b_node(builder *b, int32_t parent, const char *name, uint64_t eac
 static char *render(const run_model *m, int json, unsigned top)
 {
     report_model r;
-    report_inputs in = {top};
+    report_inputs in = {top, json}; /* as lapse report: the run paths for JSON */
     CHECK(report_model_build(m, &in, &r) == 0);
     char *buf = NULL;
     size_t len = 0;
@@ -409,7 +409,8 @@ static void test_run_paths(void)
     CHECK(run_model_finish(&m, NULL) == 0);
 
     report_model r;
-    CHECK(report_model_build(&m, NULL, &r) == 0);
+    report_inputs in = {.run_paths = 1};
+    CHECK(report_model_build(&m, &in, &r) == 0);
     CHECK(r.run_path_count == 4);
     uint32_t step = run_path_named(&r, RM_NONE, "step");
     uint32_t act_p = run_path_named(&r, step, "act");

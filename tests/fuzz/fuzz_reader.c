@@ -226,7 +226,7 @@ static int fuzz_image(const uint8_t *data, size_t size)
         FUZZ_ASSERT(arc == 0 || arc == -ERANGE); /* -ERANGE: sums no writer makes */
         FUZZ_ASSERT(run_model_finish(&m, NULL) == 0);
         report_model rep;
-        report_inputs in = {.top = 3};
+        report_inputs in = {.top = 3, .run_paths = 1};
         FUZZ_ASSERT(report_model_build(&m, &in, &rep) == 0);
         report_options ro = {0};
         FUZZ_ASSERT(report_write_text(devnull, &rep, &ro) == 0);

@@ -385,7 +385,7 @@ static PyObject *report_of(const run_input *input, int json, unsigned top, const
 {
     const char *path = input->path;
     report_options ro = {0};
-    report_inputs in = {.top = top};
+    report_inputs in = {.top = top, .run_paths = json};
     host_view_here here;
     host_view_fill(&here);
     rm_options opt = {.host = &here.view};
