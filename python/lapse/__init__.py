@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ._lapse import count, current, phase, span
 from .accounting import installed_profiler
+from .lines import LineProfiler
 from .profile import Profile, ProfileDiff
 from .profiler import Feature, Profiler
 from .run import Run, load_run
@@ -26,5 +27,5 @@ from ._processes import flush_at_multiprocessing_exit as _flush_at_multiprocessi
 _flush_at_multiprocessing_exit()  # a spawn or forkserver child whose session the environment started
 
 __all__ = ["Feature", "Profile", "ProfileDiff", "Profiler", "Run", "count", "current",
-           "installed_profiler", "load_run", "phase", "span"]
+           "installed_profiler", "LineProfiler", "load_run", "phase", "span"]
 __version__ = "0.1.0"
