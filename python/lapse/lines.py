@@ -134,8 +134,9 @@ class _ImportHook:
 
 
 class LineProfiler:
-    """Hits and time per line of the code under `root` (default: the nearest folder
-    holding `.git` above the file that creates the profiler), while active.
+    """Hits and time per line of the code under the folder `root` (default: the
+    nearest folder holding `.git` above the file that creates the profiler), while
+    active.
 
     Traced: the functions, methods, closures and class bodies of project modules
     already imported, the frames that run the block itself, and project modules
@@ -147,12 +148,11 @@ class LineProfiler:
     def __init__(self, root: StrPath | None = None):
         if root is None:
             caller = sys._getframe(1).f_code.co_filename
-            root = caller if os.path.exists(caller) else os.getcwd()
+            self.root = find_project_root(caller if os.path.exists(caller) else os.getcwd())
         elif not os.path.isdir(os.fspath(root)):
             raise ValueError(f"LineProfiler: root {os.fspath(root)!r} is not a folder")
         else:
-            root = os.path.join(os.fspath(root), "")
-        self.root = find_project_root(root)
+            self.root = os.path.abspath(os.fspath(root))
         self._prefix = os.path.join(self.root, "")
         self._excluded = tuple(d for d in _excluded_dirs() if not self._prefix.startswith(d))
         self._hook: _ImportHook | None = None

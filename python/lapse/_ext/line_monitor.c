@@ -537,7 +537,9 @@ static int trace(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
             /* a generator or coroutine resumed goes on from its line */
             int resumed = (code->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)) &&
                           PyFrame_GetLasti(frame) > 0;
-            frame_enter(frame, c, resumed ? PyFrame_GetLineNumber(frame) : -1, 0);
+            int line = resumed ? PyFrame_GetLineNumber(frame) : -1;
+            /* the first resume of a generator leaves its prologue, on the def line */
+            frame_enter(frame, c, line == code->co_firstlineno ? -1 : line, 0);
         }
         Py_DECREF(code);
         break;
