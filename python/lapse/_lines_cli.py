@@ -92,18 +92,20 @@ def main(argv: list[str]) -> int:
         print("lapse lines: --top must be at least 1 (lapse lines --help explains)",
               file=sys.stderr)
         return 2
+    saved_argv, saved_path, saved_main = sys.argv, sys.path, sys.modules.get("__main__")
+    # as python script.py (its folder) and python -m (the working directory) do
+    sys.path = [os.getcwd() if module else os.path.dirname(os.path.abspath(target)),
+                *saved_path]
     try:
         code, namespace = _code_of(target, module)
     except (ImportError, OSError, SyntaxError, ValueError) as e:
+        sys.path = saved_path
         print(f"lapse lines: cannot run {target}: {e}", file=sys.stderr)
         return 1
     profiler = LineProfiler(root=opts.root or find_project_root(os.getcwd() if module else target))
     main_module = types.ModuleType("__main__")
     main_module.__dict__.update(namespace)
-    saved_argv, saved_path, saved_main = sys.argv, sys.path, sys.modules.get("__main__")
-    sys.argv = [namespace["__file__"] or target, *args]  # type: ignore[list-item]
-    sys.path = [os.getcwd() if module else os.path.dirname(os.path.abspath(target)),
-                *saved_path]
+    sys.argv = [str(namespace["__file__"] or target), *args]
     sys.modules["__main__"] = main_module
     status = 0
     profiler.add_code(code)

@@ -314,6 +314,13 @@ def test_lapse_lines_command(tmp_path):
     twice = r.stderr[r.stderr.index("twice at util.py:1"):].splitlines()[2]
     assert twice.split()[:2] == ["2", "7"]
     assert page.exists()
+    # -m: a module of the working directory, its project found from there
+    r = subprocess.run([lapse_command(), "lines", "--top", "1", "-m", "job", "3"],
+                       capture_output=True, text=True, timeout=120, cwd=project)
+    assert r.returncode == 0, r.stderr
+    assert "result 6" in r.stdout
+    top = r.stderr.splitlines()
+    assert len(top) == 2 and top[1].split()[0] == "1" and "job.py:7 <module>" in top[1], top
     r = subprocess.run([lapse_command(), "lines", str(tmp_path / "nope.py")], capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 1 and r.stderr.strip() == f"lapse lines: {tmp_path / 'nope.py'}: no such file"
