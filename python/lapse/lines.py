@@ -164,7 +164,8 @@ class LineProfiler:
         known = self._known.get(filename)
         if known is None:
             path = os.path.abspath(filename)
-            known = (path.startswith(self._prefix) and not path.startswith(self._excluded)
+            known = (not filename.startswith("<")  # <frozen runpy>, <string>, <stdin>
+                     and path.startswith(self._prefix) and not path.startswith(self._excluded)
                      and os.sep + "site-packages" + os.sep not in path)
             self._known[filename] = known
         return known

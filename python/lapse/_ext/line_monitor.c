@@ -15,17 +15,18 @@
  * Everything runs under the GIL (free-threaded builds are refused). */
 #include "ext.h"
 
+#include "core/clock.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define LM_MAX_REGIONS 64
 #define LM_MONITORING (PY_VERSION_HEX >= 0x030C0000)
 
 typedef struct lm_cell {
     uint64_t hits;
-    uint64_t ns;
+    uint64_t ticks; /* of lapse's clock (core/clock.h), converted when read */
 } lm_cell;
 
 /* One chosen code object: its lines first_line .. first_line + nlines - 1, and one
@@ -65,11 +66,9 @@ static PyObject *region_names; /* list of str; index 0 is "" (no region) */
 static int active;
 static uint64_t lost_events; /* events whose line lay outside its code's range */
 
-static inline uint64_t now_ns(void)
+static inline uint64_t ticks_now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return core_ticks();
 }
 
 static inline size_t slot_of(const void *p, size_t cap)
@@ -157,7 +156,7 @@ static inline void bill(lm_frame *f, uint64_t now)
         return;
     lm_cell *row = row_of(f->code, f->region);
     if (row)
-        row[f->line].ns += now - f->t;
+        row[f->line].ticks += now - f->t;
 }
 
 /* The frame starts `line` (a line number) at `now`; hit counts it. */
@@ -189,7 +188,7 @@ static void frame_enter(const void *key, lm_code *c, int line, int hit)
     f->code = c;
     f->line = -1;
     if (line >= 0)
-        begin_line(t, f, line, now_ns(), hit);
+        begin_line(t, f, line, ticks_now(), hit);
 }
 
 /* The frame of `key` leaves (returns, yields, unwinds): its line ends. */
@@ -198,18 +197,18 @@ static void frame_leave(const void *key)
     lm_thread *t = my_thread;
     if (!t || !t->depth || t->stack[t->depth - 1].key != key)
         return;
-    bill(&t->stack[t->depth - 1], now_ns());
+    bill(&t->stack[t->depth - 1], ticks_now());
     t->depth--;
 }
 
 static void frame_line(const void *key, lm_code *c, int line)
 {
-    uint64_t now = now_ns();
+    uint64_t t_now = ticks_now();
     lm_thread *t = my_thread;
     lm_frame *f;
     if (t && t->depth && t->stack[t->depth - 1].key == key) {
         f = &t->stack[t->depth - 1];
-        bill(f, now);
+        bill(f, t_now);
     } else { /* a frame that was running before it was chosen (another thread's) */
         if (!c)
             return;
@@ -220,7 +219,7 @@ static void frame_line(const void *key, lm_code *c, int line)
         f->key = key;
         f->code = c;
     }
-    begin_line(t, f, line, now, 1);
+    begin_line(t, f, line, t_now, 1);
 }
 
 /* ---- choosing code objects ---- */
@@ -615,6 +614,12 @@ static PyObject *py_enable(PyObject *self, PyObject *unused)
                         "LineProfiler: another LineProfiler is active in this process");
         return NULL;
     }
+    static int calibrated;
+    if (!calibrated) { /* once: the ticks counted so far keep their meaning */
+        const char *clock = getenv("LAPSE_CLOCK");
+        core_clock_calibrate(5, clock && strcmp(clock, "monotonic") == 0);
+        calibrated = 1;
+    }
     active = 1;
     if (engine_start() < 0) {
         active = 0;
@@ -638,9 +643,9 @@ static PyObject *py_disable(PyObject *self, PyObject *unused)
         Py_RETURN_NONE;
     /* this thread's open lines end now; other threads' lines in flight are not billed */
     lm_thread *t = my_thread;
-    uint64_t now = now_ns();
+    uint64_t t_now = ticks_now();
     for (size_t i = 0; t && i < t->depth; i++)
-        bill(&t->stack[i], now);
+        bill(&t->stack[i], t_now);
     active = 0;
     drop_stacks();
     if (engine_stop() < 0)
@@ -713,12 +718,13 @@ static PyObject *py_stats(PyObject *self, PyObject *unused)
             PyObject *lines = PyList_New(0);
             uint64_t total = 0;
             for (int l = 0; lines && l < c->nlines; l++) {
-                if (!row[l].hits && !row[l].ns)
+                if (!row[l].hits && !row[l].ticks)
                     continue;
-                total += row[l].ns;
+                uint64_t ns = core_ticks_to_ns(row[l].ticks);
+                total += ns;
                 PyObject *item = Py_BuildValue("(iKK)", c->first_line + l,
                                                (unsigned long long)row[l].hits,
-                                               (unsigned long long)row[l].ns);
+                                               (unsigned long long)ns);
                 if (!item || PyList_Append(lines, item) < 0)
                     Py_CLEAR(lines);
                 Py_XDECREF(item);
