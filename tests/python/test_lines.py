@@ -166,6 +166,36 @@ def test_threads_have_their_own_frames(tmp_path):
     assert 200_000_000 <= lines[8][1] < 400_000_000
 
 
+def test_threads_that_overlap_out_of_order(tmp_path):
+    # spinner starts first and ends last, sleeper starts later and ends first: one stack
+    # for both threads would lose sleeper's line to spinner's frames
+    stats = run_target(tmp_path, """\
+        import threading, time
+        from lapse import LineProfiler
+
+        def spinner():
+            for _ in range(3):
+                time.sleep(0.1)
+
+        def sleeper():
+            time.sleep(0.1)
+            return 1
+
+        with LineProfiler() as profiler:
+            a = threading.Thread(target=spinner)
+            b = threading.Thread(target=sleeper)
+            a.start()
+            time.sleep(0.03)
+            b.start()
+            b.join()
+            a.join()
+    """)
+    assert hits(function(stats, "spinner")) == {5: 4, 6: 3}
+    assert 300_000_000 <= function(stats, "spinner")[6][1] < 500_000_000
+    assert hits(function(stats, "sleeper")) == {9: 1, 10: 1}
+    assert 100_000_000 <= function(stats, "sleeper")[9][1] < 250_000_000
+
+
 def test_suspended_generator_is_not_billed(tmp_path):
     stats = run_target(tmp_path, """\
         import time
