@@ -33,6 +33,7 @@ from . import _lapse
 
 StrPath = Union[str, "os.PathLike[str]"]
 _SORTS = ("line", "time", "hits")
+_owner: LineProfiler | None = None  # the profiler whose counts the engine holds
 _LAPSE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
@@ -157,6 +158,9 @@ class LineProfiler:
         self._excluded = tuple(d for d in _excluded_dirs() if not self._prefix.startswith(d))
         self._hook: _ImportHook | None = None
         self._known: dict[str, bool] = {}
+        self._active = False
+        # what the engine counted for this profiler, kept (in C) while another one has it
+        self._kept: object | None = None
 
     # -- what is traced --
 
@@ -213,13 +217,29 @@ class LineProfiler:
     # -- control --
 
     def start(self) -> LineProfiler:
+        global _owner
+        if self._active:
+            raise RuntimeError("LineProfiler: this profiler is already active")
         self._add_loaded()
-        _lapse.lines_enable()
+        _lapse.lines_enable()  # raises while another profiler is active
+        if _owner is not self:  # the engine's counts become this profiler's
+            kept = _lapse.lines_take()
+            if _owner is not None:
+                _owner._kept = kept
+            if self._kept is not None:
+                _lapse.lines_give(self._kept)
+                self._kept = None
+            _owner = self
+        self._active = True
         self._hook = _ImportHook(self)
         sys.meta_path.insert(0, self._hook)
         return self
 
     def stop(self) -> None:
+        """Stops counting (a profiler not active: nothing to do)."""
+        if not self._active:
+            return
+        self._active = False
         _lapse.lines_disable()
         if self._hook is not None:
             with contextlib.suppress(ValueError):
@@ -244,17 +264,31 @@ class LineProfiler:
 
     def clear(self) -> None:
         """Forgets every hit and time counted so far."""
-        _lapse.lines_clear()
+        if _owner is self:
+            _lapse.lines_clear()
+        self._kept = None
 
     reset = clear
 
     # -- results --
 
+    @property
+    def lost_events(self) -> int:
+        """Events not counted (a line outside its code object's lines, or no memory
+        for a thread's stack); the printed statistics say so when there are any."""
+        if _owner is self:
+            return _lapse.lines_lost()
+        return 0 if self._kept is None else _lapse.lines_lost(self._kept)
+
     def get_stats(self) -> list[FunctionStats]:
         """Every function (code object) with a line run, per region, in source order:
         by file, first line, then region (outside every region first)."""
         out = []
-        for region, code, first_line, lines, total in _lapse.lines_stats():
+        if _owner is self:
+            rows = _lapse.lines_stats()
+        else:
+            rows = [] if self._kept is None else _lapse.lines_stats(self._kept)
+        for region, code, first_line, lines, total in rows:
             filename = code.co_filename
             out.append(FunctionStats(
                 name=code.co_qualname if hasattr(code, "co_qualname") else code.co_name,
@@ -276,6 +310,7 @@ class LineProfiler:
         each function that way; top_n_lines keeps the first N of them."""
         _check_sort(sort_by)
         out = sys.stdout if file is None else file
+        self._write_lost(out)
         for f in self.get_stats():
             lines = [line for line in f.lines if line.time_ns / 1e3 >= min_time_us]
             if not lines:
@@ -297,6 +332,7 @@ class LineProfiler:
         or source order with sort_by="line")."""
         _check_sort(sort_by)
         out = sys.stdout if file is None else file
+        self._write_lost(out)
         rows = [(f, line) for f in self.get_stats() for line in f.lines
                 if line.time_ns / 1e3 >= min_time_us]
         key = {"time": lambda r: -r[1].time_ns, "hits": lambda r: -r[1].hits,
@@ -308,6 +344,12 @@ class LineProfiler:
             out.write(f"{line.hits:>10} {_ms(line.time_ns):>12} {_per_hit(line):>13}  "
                       f"{self._display_name(f.filename)}:{line.lineno} {f.name}{region}: "
                       f"{line.source.strip()}\n")
+
+    def _write_lost(self, out: IO[str]) -> None:
+        lost = self.lost_events
+        if lost:
+            out.write(f"lapse lines: {lost} line events were not counted (a line outside "
+                      "its function's lines, or no memory): the figures below miss them\n")
 
     def to_html(self, path: StrPath) -> None:
         """Writes one self-contained HTML page: each function's whole source, every

@@ -16,6 +16,7 @@ from conftest import lapse_command
 # a target's epilogue: its line statistics as JSON on stdout
 DUMP = textwrap.dedent("""
     import json as _json
+    assert profiler.lost_events == 0, profiler.lost_events
     print("STATS" + _json.dumps([
         {"name": f.name, "file": f.filename, "region": f.region, "total_ns": f.total_ns,
          "lines": {l.lineno: [l.hits, l.time_ns] for l in f.lines}}
@@ -317,9 +318,37 @@ def test_sort_is_checked(tmp_path):
 
 def test_one_profiler_at_a_time(tmp_path):
     from lapse import LineProfiler
-    with LineProfiler(root=tmp_path):
+    first, second = LineProfiler(root=tmp_path), LineProfiler(root=tmp_path)
+    with first:
         with pytest.raises(RuntimeError, match="another LineProfiler"):
-            LineProfiler(root=tmp_path).start()
+            second.start()
+        with pytest.raises(RuntimeError, match="already active"):
+            first.start()
+        second.stop()  # not active: nothing to do, and first goes on
+        assert first._active
+
+
+def test_each_profiler_keeps_its_own_counts(tmp_path):
+    stats = run_target(tmp_path, """\
+        from lapse import LineProfiler
+
+        def f(n):
+            for _ in range(n):
+                pass
+
+        first = LineProfiler()
+        with first:
+            f(2)
+        second = LineProfiler()
+        with second:
+            f(5)
+        with first:  # started again: adds to its own counts
+            f(1)
+        assert {l.lineno: l.hits for s in second.get_stats() if s.name == "f"
+                for l in s.lines} == {4: 6, 5: 5}
+        profiler = first
+    """)
+    assert hits(function(stats, "f")) == {4: 5, 5: 3}
 
 
 def test_lapse_lines_command(tmp_path):

@@ -64,7 +64,9 @@ static size_t table_cap, table_used;
 
 static PyObject *region_names; /* list of str; index 0 is "" (no region) */
 static int active;
-static uint64_t lost_events; /* events whose line lay outside its code's range */
+/* events not counted: a line outside its code's range, or no memory for a thread's
+ * stack or a row */
+static uint64_t lost_events;
 
 static inline uint64_t ticks_now(void)
 {
@@ -157,6 +159,8 @@ static inline void bill(lm_frame *f, uint64_t now)
     lm_cell *row = row_of(f->code, f->region);
     if (row)
         row[f->line].ticks += now - f->t;
+    else
+        lost_events++;
 }
 
 /* The frame starts `line` (a line number) at `now`; hit counts it. */
@@ -175,6 +179,8 @@ static inline void begin_line(lm_thread *t, lm_frame *f, int line, uint64_t now,
         lm_cell *row = row_of(f->code, t->region);
         if (row)
             row[index].hits++;
+        else
+            lost_events++;
     }
 }
 
@@ -182,8 +188,10 @@ static void frame_enter(const void *key, lm_code *c, int line, int hit)
 {
     lm_thread *t = thread_state();
     lm_frame *f = t ? push(t) : NULL;
-    if (!f)
+    if (!f) {
+        lost_events++;
         return;
+    }
     f->key = key;
     f->code = c;
     f->line = -1;
@@ -214,8 +222,10 @@ static void frame_line(const void *key, lm_code *c, int line)
             return;
         t = thread_state();
         f = t ? push(t) : NULL;
-        if (!f)
+        if (!f) {
+            lost_events++;
             return;
+        }
         f->key = key;
         f->code = c;
     }
@@ -373,9 +383,10 @@ static PyObject *on_resume(PyObject *self, PyObject *const *args, Py_ssize_t nar
         lm_code *c = lookup(args[0]);
         if (c) {
             int offset = (int)PyLong_AsLong(args[1]);
-            if (offset < 0 && PyErr_Occurred())
+            if (offset < 0 && PyErr_Occurred()) {
                 PyErr_Clear();
-            else
+                lost_events++;
+            } else
                 frame_enter(args[0], c, PyCode_Addr2Line((PyCodeObject *)args[0], offset), 0);
         }
     }
@@ -399,8 +410,13 @@ static PyObject *on_line(PyObject *self, PyObject *const *args, Py_ssize_t nargs
         lm_code *c = t && t->depth && t->stack[t->depth - 1].key == args[0]
                          ? t->stack[t->depth - 1].code
                          : lookup(args[0]);
-        if (c)
-            frame_line(args[0], c, (int)PyLong_AsLong(args[1]));
+        int line = (int)PyLong_AsLong(args[1]);
+        if (line < 0 && PyErr_Occurred()) { /* never raised into the program */
+            PyErr_Clear();
+            lost_events++;
+        } else if (c) {
+            frame_line(args[0], c, line);
+        }
     }
     Py_RETURN_NONE;
 }
@@ -702,56 +718,158 @@ static PyObject *py_region(PyObject *self, PyObject *arg)
     return PyLong_FromUnsignedLong(previous);
 }
 
-/* lines_stats() -> [(region, code, first_line, ((line, hits, ns), ...), total_ns)],
- * one per code object and region that has a line hit or billed */
-static PyObject *py_stats(PyObject *self, PyObject *unused)
+/* The counts of a profiler that another one took the engine from (lines_take), kept
+ * until it starts again (lines_give) or is dropped. The code objects are the table's,
+ * never freed. */
+typedef struct lm_kept_row {
+    lm_code *code;
+    unsigned region;
+    lm_cell *row; /* owned */
+} lm_kept_row;
+
+typedef struct lm_kept {
+    size_t n;
+    lm_kept_row *rows;
+    uint64_t lost;
+} lm_kept;
+
+#define LM_KEPT "lapse.lines_kept"
+
+static void kept_free(PyObject *capsule)
+{
+    lm_kept *k = PyCapsule_GetPointer(capsule, LM_KEPT);
+    if (!k)
+        return;
+    for (size_t i = 0; i < k->n; i++)
+        free(k->rows[i].row);
+    free(k->rows);
+    free(k);
+}
+
+static lm_kept *kept_of(PyObject *capsule)
+{
+    return PyCapsule_GetPointer(capsule, LM_KEPT); /* sets TypeError/ValueError */
+}
+
+/* Appends (region, code, first_line, [(line, hits, ns)], total_ns) for one row with a
+ * line that ran. */
+static int append_row(PyObject *out, lm_code *c, unsigned r, const lm_cell *row)
+{
+    PyObject *lines = PyList_New(0);
+    uint64_t total = 0;
+    for (int l = 0; lines && l < c->nlines; l++) {
+        if (!row[l].hits && !row[l].ticks)
+            continue;
+        uint64_t ns = core_ticks_to_ns(row[l].ticks);
+        total += ns;
+        PyObject *item = Py_BuildValue("(iKK)", c->first_line + l, (unsigned long long)row[l].hits,
+                                       (unsigned long long)ns);
+        if (!item || PyList_Append(lines, item) < 0)
+            Py_CLEAR(lines);
+        Py_XDECREF(item);
+    }
+    if (!lines)
+        return -1;
+    int rc = 0;
+    if (PyList_GET_SIZE(lines)) {
+        PyObject *item = Py_BuildValue("(OOiOK)", PyList_GET_ITEM(region_names, r), c->code,
+                                       c->first_line, lines, (unsigned long long)total);
+        rc = item && PyList_Append(out, item) == 0 ? 0 : -1;
+        Py_XDECREF(item);
+    }
+    Py_DECREF(lines);
+    return rc;
+}
+
+/* lines_stats([kept]) -> [(region, code, first_line, [(line, hits, ns)], total_ns)]:
+ * one per code object and region with a line that ran, of the engine or of `kept` */
+static PyObject *py_stats(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    (void)unused;
+    lm_kept *k = NULL;
+    if (nargs > 1 || (nargs == 1 && !(k = kept_of(args[0]))))
+        return nargs > 1 ? PyErr_Format(PyExc_TypeError, "lines_stats([kept])") : NULL;
     PyObject *out = PyList_New(0);
-    for (size_t i = 0; out && i < table_cap; i++) {
-        lm_code *c = table[i];
-        for (int r = 0; c && r < LM_MAX_REGIONS && out; r++) {
-            lm_cell *row = c->rows[r];
-            if (!row)
-                continue;
-            PyObject *lines = PyList_New(0);
-            uint64_t total = 0;
-            for (int l = 0; lines && l < c->nlines; l++) {
-                if (!row[l].hits && !row[l].ticks)
-                    continue;
-                uint64_t ns = core_ticks_to_ns(row[l].ticks);
-                total += ns;
-                PyObject *item = Py_BuildValue("(iKK)", c->first_line + l,
-                                               (unsigned long long)row[l].hits,
-                                               (unsigned long long)ns);
-                if (!item || PyList_Append(lines, item) < 0)
-                    Py_CLEAR(lines);
-                Py_XDECREF(item);
-            }
-            if (!lines) {
+    if (k) {
+        for (size_t i = 0; out && i < k->n; i++)
+            if (k->rows[i].row &&
+                append_row(out, k->rows[i].code, k->rows[i].region, k->rows[i].row) < 0)
                 Py_CLEAR(out);
-                break;
-            }
-            if (PyList_GET_SIZE(lines)) {
-                PyObject *item = Py_BuildValue("(OOiOK)", PyList_GET_ITEM(region_names, r),
-                                               c->code, c->first_line, lines,
-                                               (unsigned long long)total);
-                if (!item || PyList_Append(out, item) < 0)
-                    Py_CLEAR(out);
-                Py_XDECREF(item);
-            }
-            Py_DECREF(lines);
-        }
+        return out;
     }
+    for (size_t i = 0; out && i < table_cap; i++)
+        for (unsigned r = 0; table[i] && r < LM_MAX_REGIONS && out; r++)
+            if (table[i]->rows[r] && append_row(out, table[i], r, table[i]->rows[r]) < 0)
+                Py_CLEAR(out);
     return out;
 }
 
-static PyObject *py_lost(PyObject *self, PyObject *unused)
+/* lines_take() -> kept: moves every count out of the engine (it starts empty) */
+static PyObject *py_take(PyObject *self, PyObject *unused)
 {
     (void)self;
     (void)unused;
-    return PyLong_FromUnsignedLongLong(lost_events);
+    lm_kept *k = calloc(1, sizeof *k);
+    size_t n = 0;
+    for (size_t i = 0; i < table_cap; i++)
+        for (unsigned r = 0; table[i] && r < LM_MAX_REGIONS; r++)
+            n += table[i]->rows[r] != NULL;
+    if (!k || (n && !(k->rows = calloc(n, sizeof *k->rows)))) {
+        free(k);
+        return PyErr_NoMemory();
+    }
+    PyObject *capsule = PyCapsule_New(k, LM_KEPT, kept_free);
+    if (!capsule) {
+        free(k->rows);
+        free(k);
+        return NULL;
+    }
+    for (size_t i = 0; i < table_cap; i++)
+        for (unsigned r = 0; table[i] && r < LM_MAX_REGIONS; r++)
+            if (table[i]->rows[r]) {
+                k->rows[k->n++] = (lm_kept_row){table[i], r, table[i]->rows[r]};
+                table[i]->rows[r] = NULL; /* a frame on a stack allocates a new one */
+            }
+    k->lost = lost_events;
+    lost_events = 0;
+    return capsule;
+}
+
+/* lines_give(kept): adds the kept counts back into the engine (kept is left empty) */
+static PyObject *py_give(PyObject *self, PyObject *capsule)
+{
+    (void)self;
+    lm_kept *k = kept_of(capsule);
+    if (!k)
+        return NULL;
+    for (size_t i = 0; i < k->n; i++) {
+        lm_kept_row *kr = &k->rows[i];
+        if (!kr->row)
+            continue;
+        lm_cell *row = row_of(kr->code, kr->region);
+        if (!row)
+            return PyErr_NoMemory(); /* what is not given back stays kept */
+        for (int l = 0; l < kr->code->nlines; l++) {
+            row[l].hits += kr->row[l].hits;
+            row[l].ticks += kr->row[l].ticks;
+        }
+        free(kr->row);
+        kr->row = NULL;
+    }
+    k->n = 0;
+    lost_events += k->lost;
+    k->lost = 0;
+    Py_RETURN_NONE;
+}
+
+/* lines_lost([kept]) -> events not counted, by the engine or in `kept` */
+static PyObject *py_lost(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    lm_kept *k = NULL;
+    if (nargs > 1 || (nargs == 1 && !(k = kept_of(args[0]))))
+        return nargs > 1 ? PyErr_Format(PyExc_TypeError, "lines_lost([kept])") : NULL;
+    return PyLong_FromUnsignedLongLong(k ? k->lost : lost_events);
 }
 
 PyMethodDef ext_line_monitor_methods[] = {
@@ -762,10 +880,13 @@ PyMethodDef ext_line_monitor_methods[] = {
     {"lines_clear", py_clear, METH_NOARGS, "lines_clear(): forget every hit and time"},
     {"lines_region", py_region, METH_O,
      "lines_region(name or index) -> previous index: this thread's current region"},
-    {"lines_stats", py_stats, METH_NOARGS,
-     "lines_stats() -> [(region, code, first_line, [(line, hits, ns)], total_ns)]"},
-    {"lines_lost", py_lost, METH_NOARGS,
-     "lines_lost() -> line events outside their code object's line range"},
+    {"lines_stats", (PyCFunction)(void (*)(void))py_stats, METH_FASTCALL,
+     "lines_stats([kept]) -> [(region, code, first_line, [(line, hits, ns)], total_ns)]"},
+    {"lines_lost", (PyCFunction)(void (*)(void))py_lost, METH_FASTCALL,
+     "lines_lost([kept]) -> events not counted (a line outside its code's lines, no memory)"},
+    {"lines_take", py_take, METH_NOARGS,
+     "lines_take() -> kept: every count moved out of the engine"},
+    {"lines_give", py_give, METH_O, "lines_give(kept): the kept counts added back"},
     {NULL, NULL, 0, NULL},
 };
 
