@@ -197,6 +197,32 @@ def test_threads_that_overlap_out_of_order(tmp_path):
     assert 100_000_000 <= function(stats, "sleeper")[9][1] < 250_000_000
 
 
+def test_thread_started_before_the_profiler(tmp_path):
+    stats = run_target(tmp_path, """\
+        import threading
+        from lapse import LineProfiler
+
+        go, done = threading.Event(), threading.Event()
+
+        def work(n):
+            return sum(range(n))
+
+        def loop():
+            go.wait()
+            work(10)
+            work(20)
+            done.set()
+
+        t = threading.Thread(target=loop)
+        t.start()
+        with LineProfiler() as profiler:
+            go.set()
+            done.wait()
+        t.join()
+    """)
+    assert hits(function(stats, "work")) == {7: 2}
+
+
 def test_suspended_generator_is_not_billed(tmp_path):
     stats = run_target(tmp_path, """\
         import time

@@ -8,9 +8,10 @@
  * 3.12+: sys.monitoring, LINE / PY_START / PY_RESUME / PY_RETURN / PY_YIELD enabled
  * only on the chosen code objects (set_local_events), PY_UNWIND / PY_THROW globally
  * (they cannot be local) and filtered at once; the callbacks are C functions called
- * by vectorcall. 3.11: a C trace function (PyEval_SetTrace) that drops every frame
- * whose code is not chosen at its call event, and a line event of such a frame by one
- * pointer compare.
+ * by vectorcall. 3.11: a C trace function on every thread (and, through
+ * threading.settrace, on threads started later) that drops every frame whose code is
+ * not chosen at its call event, and a line event of such a frame by one pointer
+ * compare.
  *
  * Everything runs under the GIL (free-threaded builds are refused). */
 #include "ext.h"
@@ -594,18 +595,28 @@ static int set_thread_hook(int on)
     return r ? 0 : -1;
 }
 
+/* Every thread of the interpreter, as 3.12's PyEval_SetTraceAllThreads does: the
+ * others wait for the GIL, which this one holds. */
+static int set_trace_all(Py_tracefunc fn)
+{
+    PyInterpreterState *interp = PyThreadState_GetInterpreter(PyThreadState_Get());
+    for (PyThreadState *ts = PyInterpreterState_ThreadHead(interp); ts; ts = PyThreadState_Next(ts))
+        if (_PyEval_SetTrace(ts, fn, NULL) < 0)
+            return -1;
+    return 0;
+}
+
 static int engine_start(void)
 {
     if (set_thread_hook(1) < 0)
         return -1;
-    PyEval_SetTrace(trace, NULL);
-    return 0;
+    return set_trace_all(trace);
 }
 
 static int engine_stop(void)
 {
-    PyEval_SetTrace(NULL, NULL);
-    return set_thread_hook(0);
+    int rc = set_trace_all(NULL);
+    return set_thread_hook(0) < 0 ? -1 : rc;
 }
 #endif
 
