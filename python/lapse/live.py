@@ -4,12 +4,12 @@
 ``Profiler.on_snapshot(callback)`` calls ``callback(interval)`` on a thread of
 its own after each periodic snapshot the session writes (every ``snapshot_ms``).
 
-Each interval is computed from the session's cumulative state, taken in memory
-(no file is read): calls, totals and counters are differences, and the quantiles
-come from the difference of the two histograms (the core's 496-bucket log-linear
-histograms, bucket by bucket), so they are the quantiles of the calls completed
-in the interval, within one bucket (< 1/8 of the value). A phase that completed
-no call and changed no counter in the interval is absent from it, not zero.
+Each interval is computed in C (analyze/live_delta.h) from the session's cumulative
+state, taken in memory (no file is read): calls, totals and counters are differences,
+and the quantiles come from the difference of the two histograms (the core's
+496-bucket log-linear histograms, bucket by bucket), so they are the quantiles of the
+calls completed in the interval, within one bucket (< 1/8 of the value). A phase that
+completed no call and changed no counter in the interval is absent from it, not zero.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from . import _lapse
 
 __all__ = ["Interval", "PhaseDelta"]
 
-_QS = (0.5, 0.9, 0.99)
 _ERRORS_COUNTER = "lapse.snapshot_callback_errors"
 
 
@@ -67,53 +66,31 @@ class Interval:
 
 
 class _Baseline:
-    """The cumulative state at the end of the previous interval of one consumer."""
+    """One consumer's baseline: the cumulative state at the end of its previous
+    interval, held by the extension (the interval is computed in C,
+    analyze/live_delta.h)."""
 
-    def __init__(self, start_ns: int) -> None:
-        self.state: dict[tuple[str, ...], list[Any]] = {}
+    def __init__(self, start_ns: int, take: bool = False) -> None:
+        self.base = _lapse.live_baseline(take)
         self.at_ns = start_ns
         self.seq = 0
 
     def advance(self, callback_errors: int) -> Interval | None:
-        state = _lapse.live_state()
+        got = _lapse.live_advance(self.base)
         now = time.monotonic_ns()
-        if state is None:
+        if got is None:
             return None
+        rows, outside, restarted = got
         phases: dict[str, PhaseDelta] = {}
-        outside: dict[str, int] = {}
-        restarted = False
-        for names, (calls, total, hist, counters) in state.items():
-            old = self.state.get(names)
-            if old is not None and (calls < old[0] or total < old[1]):
-                restarted = True
-                old = None
-            d_calls = calls - (old[0] if old else 0)
-            d_total = total - (old[1] if old else 0)
-            d_counters = {k: v - (old[3].get(k, 0) if old else 0) for k, v in counters.items()}
-            d_counters = {k: v for k, v in d_counters.items() if v}
-            if not names:
-                outside.update(d_counters)
-                continue
-            if not d_calls and not d_counters:
-                continue  # idle in the interval: absent, not zero
-            quantiles: tuple[int | None, ...] = (None,) * len(_QS)
-            if d_calls:
-                delta = _lapse.hist_delta(bytes(hist), bytes(old[2]) if old else None, _QS)
-                if delta is None:  # the base is not contained: a new session
-                    restarted = True
-                    delta = _lapse.hist_delta(bytes(hist), None, _QS)
-                quantiles = delta[1]
+        for names, calls, total_ns, mean_ns, p50_ns, p90_ns, p99_ns, counters in rows:
             dotted = ".".join(names)
             phases[dotted] = PhaseDelta(
-                path=dotted, names=names, calls=d_calls, total_ns=d_total,
-                mean_ns=round(d_total / d_calls) if d_calls else None,
-                p50_ns=quantiles[0], p90_ns=quantiles[1], p99_ns=quantiles[2],
-                counters=MappingProxyType(d_counters))
+                path=dotted, names=names, calls=calls, total_ns=total_ns, mean_ns=mean_ns,
+                p50_ns=p50_ns, p90_ns=p90_ns, p99_ns=p99_ns, counters=MappingProxyType(counters))
         self.seq += 1
         interval = Interval(seq=self.seq, start_ns=self.at_ns, end_ns=now,
                             phases=MappingProxyType(phases), outside=MappingProxyType(outside),
                             callback_errors=callback_errors, restarted=restarted)
-        self.state = state
         self.at_ns = now
         return interval
 
@@ -159,8 +136,7 @@ class LiveExport:
         if self._thread is not None and self._thread.is_alive():
             return
         self._stop.clear()
-        baseline = _Baseline(time.monotonic_ns())
-        baseline.state = _lapse.live_state() or {}
+        baseline = _Baseline(time.monotonic_ns(), take=True)
         self._thread = threading.Thread(target=self._run, args=(baseline,),
                                         name="lapse-live", daemon=True)
         self._thread.start()

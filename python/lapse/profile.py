@@ -34,17 +34,15 @@ never 0.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import html
 import json
 import os
 import pathlib
 import sys
-import tempfile
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import IO, Any, Iterator, Mapping, NamedTuple, TypeAlias
+from typing import IO, Any, Mapping, NamedTuple, TypeAlias
 
 from . import _lapse
 
@@ -378,11 +376,10 @@ class Profile:
     returns is a copy or a frozen record, so nothing you do to a result changes the
     profile.
 
-    Rendering (``show()``, ``str()``, ``diff()``) runs the same C code as the
-    ``lapse`` command on the held bytes, in memory (no file is written); file and
-    directory names in the text are those the profile was loaded from.
-    ``perfetto()`` writes the held bytes into a temporary directory and exports
-    from there. States that depend on the time of reading (a process ``running`` or
+    Rendering (``show()``, ``str()``, ``diff()``, ``perfetto()``) runs the same C
+    code as the ``lapse`` command on the held bytes, in memory (no temporary file is
+    written); file and directory names in the text are those the profile was loaded
+    from. States that depend on the time of reading (a process ``running`` or
     ``ended_unseen``) are derived again when the text is rendered; the numbers never
     change.
     """
@@ -503,23 +500,6 @@ class Profile:
                               self._sizes.get(rel, 0))
         return target
 
-    @contextlib.contextmanager
-    def _on_disk(self, root: pathlib.Path) -> Iterator[tuple[str, str]]:
-        """Writes the held files under root; yields (the path to give the C layer,
-        what to put in its place in rendered text)."""
-        run = self._doc["run"]
-        original = run["dir"].rstrip("/") or run["dir"]
-        if run.get("single_file") and len(self._files) == 1:
-            ((rel, data),) = self._files.items()
-            where = root / pathlib.PurePosixPath(rel).name
-            _lapse.write_file(os.fspath(where), data, self._sizes.get(rel, 0))
-        else:
-            where = root / (pathlib.PurePath(original).name or "run")
-            for rel, data in self._files.items():
-                _lapse.write_file(os.fspath(where.joinpath(*pathlib.PurePosixPath(rel).parts)), data,
-                                  self._sizes.get(rel, 0))
-        yield str(where), original
-
     def _unheld(self) -> list[tuple[str, str]]:
         """(file, reason) of the unreadable files the report names and the profile
         holds nothing of: a rendering names them as the report did."""
@@ -630,9 +610,7 @@ class Profile:
         ``dropped_spans`` property says how many.
         """
         target = pathlib.Path(path)
-        with tempfile.TemporaryDirectory(prefix="lapse-profile-") as tmp:
-            with self._on_disk(pathlib.Path(tmp)) as (where, _):
-                _lapse.export_perfetto(where, os.fspath(target))
+        _lapse.export_perfetto(self._in_memory(), os.fspath(target))
         return target
 
     def to_dict(self) -> dict[str, Any]:

@@ -23,7 +23,8 @@ from .profile import Profile, Worker, _names_of
 
 @dataclass(frozen=True)
 class RunPath:
-    """One span path merged over every role, thread and process of the run."""
+    """One span path merged over every role, thread and process of the run, as the
+    report's ``run_paths`` hold it (the C analysis merges them)."""
 
     names: tuple[str, ...]
     calls: int
@@ -52,25 +53,13 @@ def load_run(path: str | os.PathLike[str]) -> Run:
     """Loads a run directory (its newest attempt), a directory of runs, or a file."""
     profile = Profile.load(path)
     doc = profile.to_dict()
-    merged: dict[tuple[str, ...], dict[str, object]] = {}
-    for role in doc["roles"]:
-        for ph, names in zip(role["phases"], _names_of(role["phases"])):
-            entry = merged.setdefault(names, {"calls": 0, "total_ns": 0, "self_ns": 0,
-                                              "roles": [], "counters": {}, "estimated": False})
-            entry["calls"] += ph["calls"]  # type: ignore[operator]
-            entry["total_ns"] += ph["total_ns"]  # type: ignore[operator]
-            entry["self_ns"] += ph["self_ns"]  # type: ignore[operator]
-            entry["roles"].append(role["role"])  # type: ignore[attr-defined]
-            entry["estimated"] = bool(entry["estimated"] or ph.get("estimated"))
-            counters = entry["counters"]
-            for c in ph.get("counters", ()):
-                counters[c["name"]] = counters.get(c["name"], 0) + c["sum"]  # type: ignore[index,attr-defined]
+    paths = doc["run_paths"]  # merged over the roles by the C analysis (docs/report.md)
     tree = {
-        names: RunPath(names=names, calls=e["calls"], total_ns=e["total_ns"],  # type: ignore[arg-type]
-                       self_ns=e["self_ns"], roles=tuple(e["roles"]),  # type: ignore[arg-type]
-                       counters=MappingProxyType(dict(e["counters"])),  # type: ignore[arg-type]
-                       estimated=bool(e["estimated"]))
-        for names, e in merged.items()
+        names: RunPath(names=names, calls=p["calls"], total_ns=p["total_ns"], self_ns=p["self_ns"],
+                       roles=tuple(p["roles"]),
+                       counters=MappingProxyType({c["name"]: c["sum"] for c in p["counters"]}),
+                       estimated=bool(p["estimated"]))
+        for p, names in zip(paths, _names_of(paths))
     }
     workers = profile.workers
     return Run(

@@ -110,14 +110,15 @@ static caveat *summed(caveat_list *l, caveat_kind kind, const run_model *m,
     return c;
 }
 
-static int cmp_folded(const void *a, const void *b, void *ctx)
+static int cmp_folded(const void *a_, const void *b_, void *ctx)
 {
     const run_model *m = ctx;
-    const rm_path *x = &m->paths[*(const uint32_t *)a], *y = &m->paths[*(const uint32_t *)b];
+    const rm_path *x = &m->paths[*(const uint32_t *)a_], *y = &m->paths[*(const uint32_t *)b_];
     if (x->folded != y->folded)
         return x->folded > y->folded ? -1 : 1;
     int r = strcmp(m->roles[x->role].name, m->roles[y->role].name);
-    return r ? r : strcmp(x->path, y->path);
+    char a[RM_PATH_BUF], b[RM_PATH_BUF];
+    return r ? r : strcmp(rm_path_str(m, *(const uint32_t *)a_, a), rm_path_str(m, *(const uint32_t *)b_, b));
 }
 
 static int add_folded(caveat_list *l, const run_model *m)

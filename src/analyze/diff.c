@@ -73,23 +73,25 @@ static int side_rows(const run_model *m, unsigned flags, side_row **out, size_t 
     if (!rows)
         return -ENOMEM;
     size_t n = 0;
+    char buf[RM_PATH_BUF];
     for (uint32_t i = 0; i < m->path_count; i++) {
         const rm_path *p = &m->paths[i];
         if (p->parent == RM_NONE)
             continue;
         side_row *r = &rows[n++];
         const char *role = m->roles[p->role].name;
+        const char *path = rm_path_str(m, i, buf);
         if (flags & DIFF_BY_PATH) {
-            r->key = strdup(p->path);
+            r->key = strdup(path);
             r->role = strdup("");
         } else {
-            size_t len = strlen(role) + strlen(p->path) + 2;
+            size_t len = strlen(role) + strlen(path) + 2;
             r->key = malloc(len);
             if (r->key)
-                snprintf(r->key, len, "%s:%s", role, p->path);
+                snprintf(r->key, len, "%s:%s", role, path);
             r->role = strdup(role);
         }
-        r->path = strdup(p->path);
+        r->path = strdup(path);
         r->calls = p->calls;
         r->total_ns = p->total_ns;
         r->min_ns = p->min_ns;

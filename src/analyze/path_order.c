@@ -35,20 +35,50 @@ static int cmp_name(const void *a, const void *b, void *ctx)
                   rm_str(m, m->paths[*(const uint32_t *)b].name));
 }
 
+/* The paths' strings made once into one buffer, sorted, freed: only for a tree whose
+ * walk is not the strings' order. */
 static int by_strings(const run_model *m, uint32_t r, uint32_t *out, uint32_t n)
 {
     path_key *keys = malloc((n ? n : 1u) * sizeof *keys);
-    if (!keys)
-        return -ENOMEM;
+    size_t *at = malloc((n ? n : 1u) * sizeof *at);
+    char buf[RM_PATH_BUF];
+    size_t used = 0, cap = 0;
+    char *text = NULL;
+    int rc = -ENOMEM;
+    if (!keys || !at)
+        goto out;
     uint32_t k = 0;
-    for (uint32_t i = 0; i < m->path_count && k < n; i++)
-        if (m->paths[i].role == r && i != m->roles[r].root)
-            keys[k++] = (path_key){m->paths[i].path, i};
+    for (uint32_t i = 0; i < m->path_count && k < n; i++) {
+        if (m->paths[i].role != r || i == m->roles[r].root)
+            continue;
+        const char *s = rm_path_str(m, i, buf);
+        size_t len = strlen(s) + 1;
+        if (cap - used < len) {
+            size_t ncap = cap ? cap * 2 : 1u << 16;
+            while (ncap - used < len)
+                ncap *= 2;
+            char *t = realloc(text, ncap);
+            if (!t)
+                goto out;
+            text = t;
+            cap = ncap;
+        }
+        memcpy(text + used, s, len);
+        at[k] = used;
+        keys[k++].index = i;
+        used += len;
+    }
+    for (uint32_t i = 0; i < k; i++)
+        keys[i].path = text + at[i];
     qsort(keys, k, sizeof *keys, cmp_path_key);
     for (uint32_t i = 0; i < k; i++)
         out[i] = keys[i].index;
+    rc = 0;
+out:
     free(keys);
-    return 0;
+    free(at);
+    free(text);
+    return rc;
 }
 
 /* Whether a sorted group of siblings is in string order as the tree walks it. */
@@ -56,7 +86,8 @@ static int tree_order_holds(const run_model *m, const uint32_t *kids, uint32_t c
 {
     for (uint32_t i = 0; i < count; i++) {
         const char *a = rm_str(m, m->paths[kids[i]].name);
-        if (strchr(a, '/') || !strncmp(m->paths[kids[i]].path, "...", 3))
+        if (strchr(a, '/') || rm_path_cut(m, kids[i]) ||
+            (m->paths[kids[i]].depth == 1 && !strncmp(a, "...", 3)))
             return 0;
         if (i + 1 == count)
             break;

@@ -45,7 +45,7 @@ static void select_nth(uint64_t *a, uint32_t n, uint32_t j)
 }
 
 int rank_spread_compute(const uint64_t *totals, const int64_t *ranks_of, uint32_t k,
-                        uint32_t ranks, rank_spread *out)
+                        uint32_t ranks, uint64_t *scratch, rank_spread *out)
 {
     memset(out, 0, sizeof *out);
     out->slowest_rank = -1;
@@ -54,9 +54,7 @@ int rank_spread_compute(const uint64_t *totals, const int64_t *ranks_of, uint32_
         return -EINVAL;
     if (ranks == 0)
         return 0;
-    uint64_t *v = malloc((k ? k : 1u) * sizeof *v);
-    if (!v)
-        return -ENOMEM;
+    uint64_t *v = scratch;
     uint64_t least = UINT64_MAX;
     for (uint32_t i = 0; i < k; i++) {
         v[i] = totals[i];
@@ -83,6 +81,5 @@ int rank_spread_compute(const uint64_t *totals, const int64_t *ranks_of, uint32_
             lower = v[i] > lower ? v[i] : lower;
     }
     out->median_ns = ranks % 2 ? (double)upper : ((double)lower + (double)upper) / 2.0;
-    free(v);
     return 0;
 }

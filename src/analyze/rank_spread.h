@@ -16,8 +16,8 @@ typedef struct rank_spread {
 
 /* totals[i]: the total of rank ranks_of[i], for k distinct ranks of the role (any
  * order; totals of 0 allowed, they count as not entered); ranks: n, the ranks of
- * the role, n >= k. Returns 0, or -EINVAL when k > n, or -ENOMEM. */
+ * the role, n >= k; scratch: room for k values. Returns 0, or -EINVAL when k > n. */
 int rank_spread_compute(const uint64_t *totals, const int64_t *ranks_of, uint32_t k,
-                        uint32_t ranks, rank_spread *out);
+                        uint32_t ranks, uint64_t *scratch, rank_spread *out);
 
 #endif

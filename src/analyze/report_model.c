@@ -92,7 +92,7 @@ static int build_io_phases(const run_model *m, report_role *rr)
         sum_of(m, rr, i, "io.write_bytes", &io.write_bytes);
         sum_of(m, rr, i, "io.unreadable", &io.unreadable);
         io.cache_read_bytes = io.read_chars > io.read_bytes ? (uint64_t)(io.read_chars - io.read_bytes) : 0;
-        double secs = (double)m->paths[rs->phases[i].path].total_ns / 1e9;
+        double secs = (double)m->paths[rs->phases[i]].total_ns / 1e9;
         if (secs > 0) {
             io.has_disk_rate = 1;
             io.disk_bytes_per_second = (uint64_t)((double)(io.read_bytes + io.write_bytes) / secs);
@@ -188,7 +188,7 @@ static int build_memory(const run_model *m, uint32_t r, report_role *rr)
         if (!sum_of(m, rr, i, "mem.rss_growth", &g.growth_bytes))
             continue;
         sum_of(m, rr, i, "mem.unreadable", &g.unmeasured);
-        g.calls = m->paths[rs->phases[i].path].calls;
+        g.calls = m->paths[rs->phases[i]].calls;
         uint64_t mag = g.growth_bytes < 0 ? (uint64_t)(-g.growth_bytes) : (uint64_t)g.growth_bytes;
         g.per_call_bytes = g.calls ? mag / g.calls : 0;
         mem->growth[mem->growth_count++] = g;
@@ -227,20 +227,21 @@ static int build_role(const run_model *m, uint32_t r, unsigned top, report_role 
     const rs_role *rs = rr->stats;
     rr->role = role;
     rr->busy_mean_ns = role->processes ? (double)role->busy_ns / role->processes : 0.0;
-    rr->top_shown = rs->top_level_count < top ? rs->top_level_count : top;
+    rr->top_shown = rs->top_level_shown;
     rr->rest_count = rs->top_level_count - rr->top_shown;
-    for (uint32_t i = rr->top_shown; i < rs->top_level_count; i++)
-        rr->rest_ns += m->paths[rs->phases[rs->top_level[i]].path].total_ns;
+    rr->rest_ns = rs->top_level_ns;
+    for (uint32_t i = 0; i < rr->top_shown; i++)
+        rr->rest_ns -= m->paths[rs->phases[rs->top_level[i]]].total_ns;
     rr->rest_share = role->busy_ns ? (double)rr->rest_ns / (double)role->busy_ns : -1.0;
-    rr->dominant_shown = rs->phase_count < top ? rs->phase_count : top;
+    rr->dominant_shown = rs->by_self_count;
     for (uint32_t i = 0; i < rr->dominant_shown; i++) {
-        const rm_path *p = &m->paths[rs->phases[rs->by_self[i]].path];
+        const rm_path *p = &m->paths[rs->phases[rs->by_self[i]]];
         rr->estimated_shown += p->sample_stride || p->child_estimated;
     }
 
     uint32_t counters = 0;
     for (uint32_t i = 0; i < rs->phase_count; i++)
-        for (uint32_t c = m->paths[rs->phases[i].path].first_counter; c != RM_NONE; c = m->counters[c].next)
+        for (uint32_t c = m->paths[rs->phases[i]].first_counter; c != RM_NONE; c = m->counters[c].next)
             counters++;
     for (uint32_t c = m->paths[role->root].first_counter; c != RM_NONE; c = m->counters[c].next)
         counters++;
@@ -249,26 +250,31 @@ static int build_role(const run_model *m, uint32_t r, unsigned top, report_role 
     if (!rr->counters || !rr->phase_counters)
         return -ENOMEM;
     for (uint32_t i = 0; i < rs->phase_count; i++)
-        add_counters(m, &m->paths[rs->phases[i].path], rr, &rr->phase_counters[i]);
+        add_counters(m, &m->paths[rs->phases[i]], rr, &rr->phase_counters[i]);
     add_counters(m, &m->paths[role->root], rr, &rr->root_counters);
 
     if (role->rank_count >= 2 && rs->phase_count) {
-        rr->by_rank_max = malloc(rs->phase_count * sizeof *rr->by_rank_max);
-        rs_key *keys = malloc(rs->phase_count * sizeof *keys);
-        if (!rr->by_rank_max || !keys) {
-            free(keys);
-            return -ENOMEM;
-        }
         /* the slowest rank's total, largest first; ties in the order the paths were made */
-        for (uint32_t i = 0; i < rs->phase_count; i++)
-            keys[i] = (rs_key){rs->phases[i].across_ranks.max_ns, rs->phases[i].path, i};
-        int rc = rs_key_sort(keys, rs->phase_count);
-        for (uint32_t i = 0; i < rs->phase_count && !rc; i++)
-            rr->by_rank_max[i] = keys[i].index;
-        free(keys);
+        rs_top t;
+        int rc = rs_top_init(&t, top);
+        for (uint32_t i = 0; i < rs->phase_count && !rc; i++) {
+            const rm_path *p = &m->paths[rs->phases[i]];
+            const uint64_t *totals = rm_rank_totals(p);
+            uint64_t max = 0; /* across_ranks.max_ns (none for more ranks than the role's) */
+            for (uint32_t k = 0; p->rank_n <= role->rank_count && k < p->rank_n; k++)
+                max = totals[k] > max ? totals[k] : max;
+            rc = rs_top_push(&t, (rs_key){max, rs->phases[i], i});
+        }
+        if (!rc)
+            rc = rs_top_sort(&t);
+        if (!rc && !(rr->by_rank_max = malloc((t.n ? t.n : 1u) * sizeof *rr->by_rank_max)))
+            rc = -ENOMEM;
+        for (uint32_t i = 0; i < t.n && !rc; i++)
+            rr->by_rank_max[i] = t.keys[i].index;
+        rr->rank_rows_shown = t.n;
+        rs_top_free(&t);
         if (rc)
             return rc;
-        rr->rank_rows_shown = rs->phase_count < top ? rs->phase_count : top;
     }
     if (build_io_phases(m, rr))
         return -ENOMEM;
@@ -382,7 +388,7 @@ int report_model_build(const run_model *m, const report_inputs *in, report_model
         r->header.not_final += !m->workers[i].final;
     }
     r->header.mixed_run_ids = m->run_ids > (m->joined_count ? m->joined_count : 1u);
-    if (run_ranks_build(m, &r->ranks) || run_stats_build(m, &r->stats))
+    if (run_ranks_build(m, &r->ranks) || run_stats_build(m, r->top, &r->stats))
         goto oom;
     r->roles = calloc(m->role_count ? m->role_count : 1u, sizeof *r->roles);
     r->worker_usage = calloc(m->worker_count ? m->worker_count : 1u, sizeof *r->worker_usage);
@@ -410,7 +416,7 @@ int report_model_build(const run_model *m, const report_inputs *in, report_model
         if (rc)
             goto oom;
     }
-    if (caveats_build(m, &r->ranks, &r->caveats))
+    if (caveats_build(m, &r->ranks, &r->caveats) || report_run_paths_build(r))
         goto oom;
     return 0;
 oom:
@@ -429,6 +435,9 @@ void report_model_free(report_model *r)
         free_samples(&r->samples[i]);
     free(r->samples);
     caveats_free(&r->caveats);
+    free(r->run_paths);
+    free(r->run_path_roles);
+    free(r->run_counters);
     run_stats_free(&r->stats);
     run_ranks_free(&r->ranks);
     const run_model *m = r->m;

@@ -2,11 +2,13 @@
  * computed here, once. Render formats it (render/report_render.h) and chooses no
  * number of its own; `lapse diff` and the Python package read the same model.
  *
- * Built from a merged run model (run_model.h): run_stats holds each path's figures
- * per role (self time, quantiles, shares, wait%, the spread across ranks); this adds
+ * Built from a merged run model (run_model.h): run_stats orders each role's paths and
+ * makes each path's figures (self time, quantiles, shares, wait%, the spread across
+ * ranks) on demand (run_stats_phase), for the rows a renderer prints; this adds
  * what the blocks of a role show around them (counters with rates, I/O by phase,
  * the process sampler's I/O, memory, the top-level rest, the order by slowest rank),
- * the run's header and ranks, the CAVEATS, and the Python samples' tables. */
+ * the run's header and ranks, the CAVEATS, the Python samples' tables, and the run's
+ * paths merged over every role. */
 #ifndef LAPSE_ANALYZE_REPORT_MODEL_H
 #define LAPSE_ANALYZE_REPORT_MODEL_H
 
@@ -137,8 +139,9 @@ typedef struct report_role {
     uint32_t counter_count;
     report_counter_range *phase_counters; /* parallel to stats->phases */
     report_counter_range root_counters;   /* outside any span */
-    uint32_t *by_rank_max;         /* phase indices, largest slowest-rank total first;
-                                      NULL unless the role has 2 ranks or more */
+    uint32_t *by_rank_max;         /* phase indices, largest slowest-rank total first: the
+                                      first rank_rows_shown (at most top); NULL unless the
+                                      role has 2 ranks or more */
     uint32_t rank_rows_shown;
     report_io_phase *io_phases;    /* io=True phases, in phase order */
     uint32_t io_phase_count;
@@ -201,6 +204,30 @@ typedef struct report_samples {
     uint32_t span_total_count;
 } report_samples;
 
+/* ---- the run's paths: each span path merged over every role ---- */
+
+/* A counter of a run path: the counters of that name of its roles' paths, added. */
+typedef struct report_run_counter {
+    uint32_t name;  /* string id */
+    int64_t sum;    /* at INT64_MAX or INT64_MIN when it overflowed */
+    int overflowed; /* some role's sum overflowed, or their total does */
+} report_run_counter;
+
+/* One span path (its chain of names from a top-level span) merged over every role,
+ * thread and process of the run: what the Python package's lapse.load_run(...).tree
+ * holds. Two roles' paths are the same run path when their names are the same, name
+ * by name (not their "/"-joined strings). */
+typedef struct report_run_path {
+    uint32_t parent; /* index in report_model.run_paths; RM_NONE for a top-level span */
+    uint32_t name;   /* string id */
+    uint64_t calls, total_ns;
+    uint64_t self_ns; /* the sum of its roles' self times (rm_self_ns) */
+    int estimated;    /* in some role its figures are estimates (a sampled phase) */
+    uint32_t roles_first, role_count; /* report_model.run_path_roles[first .. first + count):
+                                         the roles that have it, in role order */
+    uint32_t counters_first, counter_count; /* report_model.run_counters[...], by name */
+} report_run_path;
+
 typedef struct report_model {
     const run_model *m;
     unsigned top;
@@ -212,11 +239,20 @@ typedef struct report_model {
     report_samples *samples; /* files with Python samples, in worker order */
     uint32_t samples_count;
     caveat_list caveats;
+    report_run_path *run_paths; /* in order of first sight: the roles in order, each
+                                   role's phases in order (a parent before its children) */
+    uint32_t run_path_count;
+    uint32_t *run_path_roles;   /* role indices */
+    report_run_counter *run_counters;
+    uint32_t run_counter_count;
 } report_model;
 
 /* Builds the report of m. 0, or -ENOMEM (r is then empty: no partial report). */
 int report_model_build(const run_model *m, const report_inputs *in, report_model *r);
 void report_model_free(report_model *r);
+
+/* The run paths of r (r->stats and r->m built): 0 or -ENOMEM (run_paths.c). */
+int report_run_paths_build(report_model *r);
 
 /* The counter of a role by name on a phase (index in stats->phases), or NULL. */
 const report_counter *report_counter_named(const report_model *r, uint32_t role, uint32_t phase,

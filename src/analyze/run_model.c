@@ -30,9 +30,17 @@ typedef struct str_map { /* string id by content */
     uint32_t mask, used;
 } str_map;
 
+/* Paths by (parent, name): a slot holds a path id and 32 bits of its key's hash (8
+ * bytes a slot, not the 12 of a key and a value); a probe looks at a path only when
+ * the hash bits agree. */
+typedef struct path_map {
+    uint64_t *slots; /* hash bits << 32 | path id; UINT64_MAX: empty */
+    uint32_t mask, used;
+} path_map;
+
 typedef struct rm_index {
     str_map strings;
-    u64_map paths;    /* (parent << 32 | name) -> path */
+    path_map paths;
     u64_map counters; /* (path << 32 | name) -> counter */
     u64_map rank_slots; /* (role << 32 | rank) -> the role's rank slot */
 } rm_index;
@@ -106,7 +114,7 @@ static void index_free(rm_index *ix)
     if (!ix)
         return;
     free(ix->strings.ids);
-    u64_map_free(&ix->paths);
+    free(ix->paths.slots);
     u64_map_free(&ix->counters);
     u64_map_free(&ix->rank_slots);
     free(ix);
@@ -133,7 +141,7 @@ static int grow(void **items, uint32_t *cap, uint32_t count, size_t size)
 
 /* ---- strings ---- */
 
-/* Blocks that names and path strings are cut from, freed together with the model:
+/* Blocks that names are cut from, freed together with the model:
  * no allocation (and no header) per string. A string never spans two blocks. */
 typedef struct rm_block {
     struct rm_block *next;
@@ -216,6 +224,8 @@ static uint32_t intern(run_model *m, rm_index *ix, const char *s)
     return id;
 }
 
+static int path_map_grow(path_map *pm);
+
 static rm_index *index_of(run_model *m)
 {
     if (m->index)
@@ -224,7 +234,7 @@ static rm_index *index_of(run_model *m)
     if (!ix)
         return NULL;
     m->index = ix;
-    if (u64_map_grow(&ix->paths) || u64_map_grow(&ix->counters) || u64_map_grow(&ix->rank_slots) ||
+    if (path_map_grow(&ix->paths) || u64_map_grow(&ix->counters) || u64_map_grow(&ix->rank_slots) ||
         intern(m, ix, "") != 0) {
         index_free(ix);
         m->index = NULL;
@@ -251,21 +261,60 @@ static uint32_t new_path(run_model *m, uint32_t parent, uint32_t name, uint32_t 
     return idx;
 }
 
+static inline uint64_t path_key(uint32_t parent, uint32_t name)
+{
+    return ((uint64_t)parent << 32) | name;
+}
+
+static int path_map_grow(path_map *pm)
+{
+    uint32_t cap = pm->mask ? (pm->mask + 1u) * 2u : 1024u;
+    uint64_t *slots = malloc((size_t)cap * sizeof *slots);
+    if (!slots)
+        return -ENOMEM;
+    memset(slots, 0xff, (size_t)cap * sizeof *slots);
+    uint32_t mask = cap - 1u;
+    for (uint32_t i = 0; pm->slots && i <= pm->mask; i++) {
+        uint64_t v = pm->slots[i];
+        if (v == UINT64_MAX)
+            continue;
+        /* the slot's bits are the hash's high half; its index comes from the low */
+        uint32_t s = (uint32_t)(v >> 32) & mask;
+        while (slots[s] != UINT64_MAX)
+            s = (s + 1u) & mask;
+        slots[s] = v;
+    }
+    free(pm->slots);
+    pm->slots = slots;
+    pm->mask = mask;
+    return 0;
+}
+
+/* Brings the first slot of (parent, name) toward the cache: a file's nodes look up
+ * distinct paths at random slots of a table far larger than the cache. */
+static inline void path_map_prefetch(const path_map *pm, uint32_t parent, uint32_t name)
+{
+    __builtin_prefetch(&pm->slots[(uint32_t)(hash_mix(path_key(parent, name)) >> 32) & pm->mask]);
+}
+
 static uint32_t child_path(run_model *m, rm_index *ix, uint32_t parent, uint32_t name)
 {
-    u64_map *pm = &ix->paths;
-    if ((pm->used + 1u) * 2u > pm->mask + 1u && u64_map_grow(pm))
+    path_map *pm = &ix->paths;
+    if ((pm->used + 1u) * 2u > pm->mask + 1u && path_map_grow(pm))
         return RM_NONE;
-    uint64_t key = ((uint64_t)parent << 32) | name;
-    int found;
-    uint32_t slot = u64_map_slot(pm, key, &found);
-    if (found)
-        return pm->vals[slot];
+    uint64_t h = hash_mix(path_key(parent, name));
+    uint64_t bits = h & 0xffffffff00000000ull;
+    uint32_t slot = (uint32_t)(h >> 32) & pm->mask;
+    for (uint64_t v; (v = pm->slots[slot]) != UINT64_MAX; slot = (slot + 1u) & pm->mask) {
+        uint32_t id = (uint32_t)v;
+        if ((v & 0xffffffff00000000ull) == bits && m->paths[id].parent == parent &&
+            m->paths[id].name == name)
+            return id;
+    }
     uint32_t idx = new_path(m, parent, name, m->paths[parent].role);
     if (idx == RM_NONE)
         return RM_NONE;
-    pm->keys[slot] = key;
-    pm->vals[slot] = idx;
+    pm->slots[slot] = bits | idx;
     pm->used++;
     return idx;
 }
@@ -650,6 +699,12 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
             goto out;
     for (uint32_t i = 0; i < f->node_count; i++) {
         const store_node *n = &f->nodes[i];
+        enum { AHEAD = 8 }; /* the lookup of the node AHEAD on, if its parent is merged */
+        if (i + AHEAD < f->node_count) {
+            const store_node *a = &f->nodes[i + AHEAD];
+            if (a->parent >= 0 && (uint32_t)a->parent < i)
+                path_map_prefetch(&ix->paths, nodes[a->parent], names[a->name]);
+        }
         uint32_t p;
         if (n->parent < 0) {
             p = m->roles[role].root;
@@ -755,54 +810,53 @@ static int sort_roles(run_model *m)
     return 0;
 }
 
-/* Builds "parent/name"; a path longer than RM_PATH_SHOWN bytes keeps its end behind
- * "...", so that a hostile chain of a million nodes costs a bounded string each. */
-static int build_path_strings(run_model *m)
+/* Fills buf backwards from its end with path i's names and separators, at most
+ * RM_PATH_SHOWN + 1 bytes (one more than a string keeps: then it is cut). Returns
+ * how many bytes it wrote, ending at buf + RM_PATH_SHOWN + 1. */
+static size_t path_tail(const run_model *m, uint32_t i, char *buf)
 {
-    for (uint32_t i = 0; i < m->path_count; i++) {
-        rm_path *p = &m->paths[i];
-        if (p->path)
-            continue;
-        const char *name = m->strings[p->name];
-        if (p->parent == RM_NONE || m->paths[p->parent].parent == RM_NONE) {
-            p->path = block_strdup(m, p->parent == RM_NONE ? "" : name);
-        } else {
-            const char *up = m->paths[p->parent].path; /* parents come first */
-            size_t a = strlen(up), b = strlen(name);
-            if (a + 1 + b <= RM_PATH_SHOWN) {
-                p->path = block_alloc(m, a + b + 2);
-                if (p->path) {
-                    memcpy(p->path, up, a);
-                    p->path[a] = '/';
-                    memcpy(p->path + a + 1, name, b + 1);
-                }
-            } else {
-                /* "..." + the last RM_PATH_SHOWN - 3 bytes of up + "/" + name */
-                size_t keep = RM_PATH_SHOWN - 3;
-                p->path = block_alloc(m, RM_PATH_SHOWN + 1);
-                if (p->path) {
-                    char *o = p->path;
-                    memcpy(o, "...", 3);
-                    o += 3;
-                    if (b >= keep) {
-                        memcpy(o, name + (b - keep), keep);
-                    } else {
-                        size_t from_up = keep - b - 1;
-                        const char *tail = a > from_up ? up + a - from_up : up;
-                        size_t n = strlen(tail);
-                        memcpy(o, tail, n);
-                        o[n] = '/';
-                        memcpy(o + n + 1, name, b);
-                        keep = n + 1 + b;
-                    }
-                    p->path[3 + keep] = 0;
-                }
-            }
-        }
-        if (!p->path)
-            return -ENOMEM;
+    const size_t room = RM_PATH_SHOWN + 1;
+    size_t n = 0;
+    for (uint32_t q = i; n < room && m->paths[q].parent != RM_NONE; q = m->paths[q].parent) {
+        const char *name = m->strings[m->paths[q].name];
+        size_t len = strlen(name), take = len < room - n ? len : room - n;
+        n += take;
+        memcpy(buf + room - n, name + len - take, take);
+        if (n < room && m->paths[m->paths[q].parent].parent != RM_NONE)
+            buf[room - ++n] = '/';
     }
-    return 0;
+    return n;
+}
+
+const char *rm_path_str(const run_model *m, uint32_t i, char *buf)
+{
+    const rm_path *p = &m->paths[i];
+    if (p->parent == RM_NONE)
+        return "";
+    if (m->paths[p->parent].parent == RM_NONE) /* a top-level path: its name, whole */
+        return m->strings[p->name];
+    const size_t room = RM_PATH_SHOWN + 1;
+    size_t n = path_tail(m, i, buf);
+    if (n < room) {
+        memmove(buf, buf + room - n, n);
+        buf[n] = 0;
+    } else { /* "..." + the last RM_PATH_SHOWN - 3 bytes */
+        size_t keep = RM_PATH_SHOWN - 3;
+        memmove(buf + 3, buf + room - keep, keep);
+        memcpy(buf, "...", 3);
+        buf[RM_PATH_SHOWN] = 0;
+    }
+    return buf;
+}
+
+int rm_path_cut(const run_model *m, uint32_t i)
+{
+    if (m->paths[i].depth <= 1)
+        return 0;
+    size_t n = 0;
+    for (uint32_t q = i; n <= RM_PATH_SHOWN && m->paths[q].parent != RM_NONE; q = m->paths[q].parent)
+        n += strlen(m->strings[m->paths[q].name]) + (m->paths[m->paths[q].parent].parent != RM_NONE);
+    return n > RM_PATH_SHOWN;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -891,11 +945,9 @@ int rm_pid_gone(const rm_host_view *view, int64_t pid)
 
 int run_model_finish(run_model *m, const rm_options *opt)
 {
-    index_free(m->index); /* loading is over: its maps go before the path strings come */
+    index_free(m->index); /* loading is over */
     m->index = NULL;
     int rc = sort_roles(m);
-    if (!rc)
-        rc = build_path_strings(m);
     if (!rc)
         rc = build_hosts(m);
     if (rc)

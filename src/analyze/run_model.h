@@ -12,6 +12,7 @@
 
 #define RM_NONE UINT32_MAX
 #define RM_PATH_SHOWN 4096 /* longer path strings keep their end behind "..." */
+#define RM_PATH_BUF (RM_PATH_SHOWN + 2) /* room for rm_path_str */
 
 /* What can be said about a worker whose last file is or is not final. */
 typedef enum rm_state {
@@ -59,9 +60,6 @@ typedef struct rm_path {
         uint64_t *rank_totals; /* rank_cap > 1 */
         uint64_t rank_total;   /* rank_cap <= 1: the one total, held in place */
     };
-    char *path;              /* names joined with "/" ("" for a role root); beyond
-                                RM_PATH_SHOWN bytes "..." and the end (in the model's
-                                string blocks) */
     hist_window hist;        /* per-call wall time, ns */
 } rm_path;
 
@@ -278,7 +276,7 @@ int run_model_check(const struct store_file *f, char *why, size_t whylen);
 int run_model_add_duplicate(run_model *m, const char *file, const char *kept);
 /* Records a file that could not be read. 0 or -ENOMEM. */
 int run_model_add_unreadable(run_model *m, const char *file, const char *reason);
-/* After the last add: sorts roles, builds path strings, hosts, per-role busy
+/* After the last add: sorts roles, builds hosts, per-role busy
  * statistics and worker staleness. 0 or -ENOMEM. */
 int run_model_finish(run_model *m, const rm_options *opt);
 
@@ -308,7 +306,21 @@ static inline const uint64_t *rm_rank_totals(const rm_path *p)
     return p->rank_cap > 1 ? p->rank_totals : &p->rank_total;
 }
 
+/* The string of path i: its names joined with "/" ("" for a role root); below the
+ * top level, one longer than RM_PATH_SHOWN bytes is "..." and its last
+ * RM_PATH_SHOWN - 3 bytes. Made on demand from the tree (the model holds no path
+ * strings): into buf, RM_PATH_BUF bytes, walking up at most RM_PATH_SHOWN + 1 bytes
+ * of names; a top-level path's is its name (returned, buf unused). */
+const char *rm_path_str(const run_model *m, uint32_t i, char *buf);
+/* Whether path i's string is longer than RM_PATH_SHOWN bytes (rm_path_str cuts it). */
+int rm_path_cut(const run_model *m, uint32_t i);
+
 /* The name of a string id. */
 static inline const char *rm_str(const run_model *m, uint32_t id) { return m->strings[id]; }
+/* A path's self time: its total minus its child spans' time, never below 0. */
+static inline uint64_t rm_self_ns(const rm_path *p)
+{
+    return p->total_ns > p->child_ns ? p->total_ns - p->child_ns : 0;
+}
 
 #endif

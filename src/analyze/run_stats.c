@@ -46,36 +46,126 @@ int rs_key_sort(rs_key *keys, uint32_t n)
     return 0;
 }
 
-uint32_t run_stats_pick_loop(const run_model *m, const rs_phase *phases, uint32_t count)
+/* a comes before b: the larger key, then the smaller tie */
+static inline int key_before(const rs_key *a, const rs_key *b)
 {
+    return a->key > b->key || (a->key == b->key && a->tie < b->tie);
+}
+
+int rs_top_init(rs_top *t, uint32_t k)
+{
+    memset(t, 0, sizeof *t);
+    t->k = k;
+    t->cap = k ? k : 16u;
+    t->keys = malloc((size_t)t->cap * sizeof *t->keys);
+    return t->keys ? 0 : -ENOMEM;
+}
+
+/* Moves keys[i] down the heap (the last in the order at the root) to its place. */
+static void sift_down(rs_key *keys, uint32_t n, uint32_t i)
+{
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, last = i;
+        if (l < n && key_before(&keys[last], &keys[l]))
+            last = l;
+        if (r < n && key_before(&keys[last], &keys[r]))
+            last = r;
+        if (last == i)
+            return;
+        rs_key tmp = keys[i];
+        keys[i] = keys[last];
+        keys[last] = tmp;
+        i = last;
+    }
+}
+
+int rs_top_push(rs_top *t, rs_key key)
+{
+    if (!t->k || t->n < t->k) {
+        if (t->n == t->cap) {
+            if (t->cap >= UINT32_MAX / 2u)
+                return -ENOMEM;
+            rs_key *keys = realloc(t->keys, (size_t)t->cap * 2u * sizeof *keys);
+            if (!keys)
+                return -ENOMEM;
+            t->keys = keys;
+            t->cap *= 2u;
+        }
+        t->keys[t->n++] = key;
+        return 0;
+    }
+    if (!t->heap) {
+        for (uint32_t i = t->k / 2; i-- > 0;)
+            sift_down(t->keys, t->k, i);
+        t->heap = 1;
+    }
+    if (key_before(&key, &t->keys[0])) {
+        t->keys[0] = key;
+        sift_down(t->keys, t->k, 0);
+    }
+    return 0;
+}
+
+int rs_top_sort(rs_top *t)
+{
+    t->heap = 0;
+    return rs_key_sort(t->keys, t->n);
+}
+
+void rs_top_free(rs_top *t)
+{
+    free(t->keys);
+    memset(t, 0, sizeof *t);
+}
+
+uint32_t run_stats_pick_loop(const run_model *m, const uint32_t *phases, uint32_t count)
+{
+    /* in string order: of two otherwise equal, the first */
     uint32_t best = RM_NONE;
     for (uint32_t i = 0; i < count; i++) {
-        const rm_path *p = &m->paths[phases[i].path];
+        const rm_path *p = &m->paths[phases[i]];
         if (p->calls < 2)
             continue;
         if (best == RM_NONE) {
             best = i;
             continue;
         }
-        const rm_path *b = &m->paths[phases[best].path];
+        const rm_path *b = &m->paths[phases[best]];
         int better = p->depth < b->depth ||
                      (p->depth == b->depth &&
-                      (p->calls > b->calls ||
-                       (p->calls == b->calls &&
-                        (p->total_ns > b->total_ns ||
-                         (p->total_ns == b->total_ns && strcmp(p->path, b->path) < 0)))));
+                      (p->calls > b->calls || (p->calls == b->calls && p->total_ns > b->total_ns)));
         if (better)
             best = i;
     }
     return best;
 }
 
-/* The spread of path p's per-rank totals over the role's ranks. */
-static int across_ranks(const rm_role *role, const rm_path *p, rank_spread *out)
+void run_stats_phase(const run_model *m, const rs_role *rs, uint32_t k, rs_phase *out)
 {
-    int rc = rank_spread_compute(rm_rank_totals(p), role->slot_ranks + p->rank_lo, p->rank_n,
-                                 role->rank_count, out);
-    return rc == -EINVAL ? 0 : rc; /* a model built by hand may disagree: no figures */
+    static const double qs[4] = {0.50, 0.90, 0.95, 0.99};
+    const rm_role *role = &m->roles[rs->role];
+    uint32_t i = rs->phases[k];
+    const rm_path *p = &m->paths[i];
+    memset(out, 0, sizeof *out);
+    out->path = i;
+    out->self_ns = rm_self_ns(p);
+    out->mean_ns = p->calls ? (double)p->total_ns / (double)p->calls : 0.0;
+    double q[4];
+    hist_window_quantiles(&p->hist, qs, 4, q);
+    if (p->calls)
+        hist_window_clamp(q, 4, p->min_ns, p->max_ns);
+    out->p50_ns = q[0];
+    out->p90_ns = q[1];
+    out->p95_ns = q[2];
+    out->p99_ns = q[3];
+    out->share_of_busy =
+        role->busy_ns && !rm_over_busy(m, p) ? (double)p->total_ns / (double)role->busy_ns : -1.0;
+    out->wait_share = p->cpu_ticks ? wait_share(p->cpu_ticks, p->cpu_wait_ticks) : -1.0;
+    /* a model built by hand may disagree (-EINVAL): no figures */
+    if (role->rank_count && rank_spread_compute(rm_rank_totals(p), role->slot_ranks + p->rank_lo,
+                                                p->rank_n, role->rank_count, rs->scratch,
+                                                &out->across_ranks))
+        memset(&out->across_ranks, 0, sizeof out->across_ranks);
 }
 
 static void build_io(const run_model *m, uint32_t r, rs_io *io)
@@ -157,73 +247,54 @@ static void build_wait_sampler(const run_model *m, uint32_t r, rs_wait_sampler *
     ws->cpu_ns_per_tick = ws->ticks ? (double)ws->cpu_ns / (double)ws->ticks : -1.0;
 }
 
-static int build_role(const run_model *m, uint32_t r, rs_role *out)
+static int build_role(const run_model *m, uint32_t r, uint32_t top, rs_role *out)
 {
     const rm_role *role = &m->roles[r];
-    uint32_t n = 0;
+    out->role = r;
+    uint32_t n = 0, widest = 1;
     for (uint32_t i = 0; i < m->path_count; i++)
-        n += m->paths[i].role == r && i != role->root;
-    out->phases = calloc(n ? n : 1, sizeof *out->phases);
-    out->by_self = calloc(n ? n : 1, sizeof *out->by_self);
-    out->top_level = calloc(n ? n : 1, sizeof *out->top_level);
-    if (!out->phases || !out->by_self || !out->top_level)
-        return -ENOMEM;
-    /* the role's paths in order of their strings, then each phase filled in its place */
-    uint32_t *order = malloc((n ? n : 1u) * sizeof *order);
-    if (!order || path_order(m, r, order, n)) {
-        free(order);
-        return -ENOMEM;
-    }
-    static const double qs[4] = {0.50, 0.90, 0.95, 0.99};
-    int rc = 0;
-    for (uint32_t k = 0; k < n && !rc; k++) {
-        uint32_t i = order[k];
-        const rm_path *p = &m->paths[i];
-        rs_phase *ph = &out->phases[k];
-        ph->path = i;
-        ph->self_ns = p->total_ns > p->child_ns ? p->total_ns - p->child_ns : 0;
-        ph->mean_ns = p->calls ? (double)p->total_ns / (double)p->calls : 0.0;
-        double q[4];
-        hist_window_quantiles(&p->hist, qs, 4, q);
-        if (p->calls)
-            hist_window_clamp(q, 4, p->min_ns, p->max_ns);
-        ph->p50_ns = q[0];
-        ph->p90_ns = q[1];
-        ph->p95_ns = q[2];
-        ph->p99_ns = q[3];
-        ph->share_of_busy = role->busy_ns && !rm_over_busy(m, p)
-                                ? (double)p->total_ns / (double)role->busy_ns
-                                : -1.0;
-        ph->wait_share = -1.0;
-        if (role->rank_count && across_ranks(role, p, &ph->across_ranks))
-            rc = -ENOMEM;
-        if (p->cpu_ticks) {
-            ph->wait_share = wait_share(p->cpu_ticks, p->cpu_wait_ticks);
-            out->has_wait = 1;
+        if (m->paths[i].role == r && i != role->root) {
+            n++;
+            widest = m->paths[i].rank_n > widest ? m->paths[i].rank_n : widest;
         }
-    }
-    free(order);
-    out->phase_count = n;
-    if (rc)
-        return rc;
-    rs_key *keys = malloc((n ? n : 1u) * sizeof *keys);
-    if (!keys)
+    out->phases = malloc((n ? n : 1u) * sizeof *out->phases);
+    out->scratch = malloc((size_t)widest * sizeof *out->scratch);
+    if (!out->phases || !out->scratch || path_order(m, r, out->phases, n))
         return -ENOMEM;
+    out->phase_count = n;
+    rs_top self, level;
+    int rc = rs_top_init(&self, top);
+    if (rs_top_init(&level, top))
+        rc = -ENOMEM;
     /* ties in self or total time go in path order: the order of the phases */
-    for (uint32_t i = 0; i < n; i++)
-        keys[i] = (rs_key){out->phases[i].self_ns, i, i};
-    rc = rs_key_sort(keys, n);
-    out->top_level_count = 0;
-    for (uint32_t i = 0; i < n && !rc; i++) {
-        out->by_self[i] = keys[i].index;
-        if (m->paths[out->phases[i].path].depth == 1)
-            keys[out->top_level_count++] = (rs_key){m->paths[out->phases[i].path].total_ns, i, i};
+    for (uint32_t k = 0; k < n && !rc; k++) {
+        const rm_path *p = &m->paths[out->phases[k]];
+        rc = rs_top_push(&self, (rs_key){rm_self_ns(p), k, k});
+        if (!rc && p->depth == 1) {
+            out->top_level_count++;
+            out->top_level_ns += p->total_ns;
+            rc = rs_top_push(&level, (rs_key){p->total_ns, k, k});
+        }
+        out->has_wait |= p->cpu_ticks != 0;
     }
     if (!rc)
-        rc = rs_key_sort(keys, out->top_level_count);
-    for (uint32_t i = 0; i < out->top_level_count && !rc; i++)
-        out->top_level[i] = keys[i].index;
-    free(keys);
+        rc = rs_top_sort(&self);
+    if (!rc)
+        rc = rs_top_sort(&level);
+    if (!rc) {
+        out->by_self = malloc((self.n ? self.n : 1u) * sizeof *out->by_self);
+        out->top_level = malloc((level.n ? level.n : 1u) * sizeof *out->top_level);
+        if (!out->by_self || !out->top_level)
+            rc = -ENOMEM;
+    }
+    for (uint32_t i = 0; !rc && i < self.n; i++)
+        out->by_self[i] = self.keys[i].index;
+    for (uint32_t i = 0; !rc && i < level.n; i++)
+        out->top_level[i] = level.keys[i].index;
+    out->by_self_count = self.n;
+    out->top_level_shown = level.n;
+    rs_top_free(&self);
+    rs_top_free(&level);
     if (rc)
         return rc;
     out->loop = run_stats_pick_loop(m, out->phases, n);
@@ -232,7 +303,7 @@ static int build_role(const run_model *m, uint32_t r, rs_role *out)
     return 0;
 }
 
-int run_stats_build(const run_model *m, run_stats *s)
+int run_stats_build(const run_model *m, uint32_t top, run_stats *s)
 {
     memset(s, 0, sizeof *s);
     s->roles = calloc(m->role_count ? m->role_count : 1, sizeof *s->roles);
@@ -240,7 +311,7 @@ int run_stats_build(const run_model *m, run_stats *s)
         return -ENOMEM;
     s->role_count = m->role_count;
     for (uint32_t r = 0; r < m->role_count; r++)
-        if (build_role(m, r, &s->roles[r])) {
+        if (build_role(m, r, top, &s->roles[r])) {
             run_stats_free(s);
             return -ENOMEM;
         }
@@ -253,6 +324,7 @@ void run_stats_free(run_stats *s)
         free(s->roles[r].phases);
         free(s->roles[r].by_self);
         free(s->roles[r].top_level);
+        free(s->roles[r].scratch);
     }
     free(s->roles);
     memset(s, 0, sizeof *s);

@@ -1,12 +1,16 @@
-/* What a report derives from a merged run model: per role, every path with its
- * quantiles and share, the order by self time, the top-level spans, the
- * most-called loop. Both the text and the JSON report render from this. */
+/* What a report derives from a merged run model: per role, its paths in the order of
+ * their strings, the order by self time, the top-level spans, the most-called loop,
+ * and each path's figures (quantiles, share, wait%, the spread across ranks) made on
+ * demand by run_stats_phase from the merged path: a run of a million paths holds no
+ * figure per path that it does not print. Both the text and the JSON report render
+ * from this. */
 #ifndef LAPSE_ANALYZE_RUN_STATS_H
 #define LAPSE_ANALYZE_RUN_STATS_H
 
 #include "rank_spread.h"
 #include "run_model.h"
 
+/* The figures of one phase (run_stats_phase). */
 typedef struct rs_phase {
     uint32_t path;    /* index in run_model.paths */
     uint64_t self_ns; /* total - child, never below 0 */
@@ -50,11 +54,18 @@ typedef struct rs_wait_sampler {
 } rs_wait_sampler;
 
 typedef struct rs_role {
-    rs_phase *phases;   /* every path of the role except its root, sorted by path */
+    uint32_t role;      /* index in run_model.roles */
+    uint32_t *phases;   /* every path of the role except its root (index in
+                           run_model.paths), in the order of their strings */
     uint32_t phase_count;
-    uint32_t *by_self;  /* phase indices, largest self time first */
-    uint32_t *top_level; /* phase indices of depth-1 paths, largest total first */
-    uint32_t top_level_count;
+    uint32_t *by_self;  /* phase indices, largest self time first: the first
+                           by_self_count (the top asked for) */
+    uint32_t by_self_count;
+    uint32_t *top_level; /* phase indices of depth-1 paths, largest total first: the
+                            first top_level_shown (the top asked for) */
+    uint32_t top_level_count, top_level_shown; /* depth-1 paths; of them in top_level */
+    uint64_t top_level_ns; /* their totals added */
+    uint64_t *scratch;  /* room for the spread across ranks of one phase at a time */
     uint32_t loop;      /* phase index of the most-called loop, RM_NONE when none */
     int has_wait;       /* some phase has CPU sampler ticks */
     rs_wait_sampler wait_sampler;
@@ -74,12 +85,31 @@ typedef struct rs_key {
 /* Sorts keys so. 0 or -ENOMEM (keys unchanged). */
 int rs_key_sort(rs_key *keys, uint32_t n);
 
+/* The first k keys in that order of those pushed, without holding the others: room
+ * for k keys (k 0: all of them, grown as they come). */
+typedef struct rs_top {
+    rs_key *keys;
+    uint32_t k, n, cap;
+    int heap; /* keys[0..k) is a heap, the last in the order at its root */
+} rs_top;
 /* 0 or -ENOMEM. */
-int run_stats_build(const run_model *m, run_stats *s);
+int rs_top_init(rs_top *t, uint32_t k);
+int rs_top_push(rs_top *t, rs_key key);
+/* Sorts what it kept: t->keys[0..t->n). 0 or -ENOMEM. */
+int rs_top_sort(rs_top *t);
+void rs_top_free(rs_top *t);
+
+/* top: the phases by self time kept in by_self (0: all). 0 or -ENOMEM. */
+int run_stats_build(const run_model *m, uint32_t top, run_stats *s);
 void run_stats_free(run_stats *s);
 
+/* The figures of phase k of role rs (rs->phases[k]), made from its merged path. One
+ * call at a time per role (its spread across ranks is worked out in rs->scratch). */
+void run_stats_phase(const run_model *m, const rs_role *rs, uint32_t k, rs_phase *out);
+
 /* The most-called loop of a role: among paths called more than once, the shallowest
- * depth; at that depth the most calls (then the larger total, then the path name). */
-uint32_t run_stats_pick_loop(const run_model *m, const rs_phase *phases, uint32_t count);
+ * depth; at that depth the most calls (then the larger total, then the first in
+ * string order). phases: path indices in the order of their strings. */
+uint32_t run_stats_pick_loop(const run_model *m, const uint32_t *phases, uint32_t count);
 
 #endif

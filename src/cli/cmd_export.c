@@ -3,6 +3,8 @@
 #include "commands.h"
 
 #include "args.h"
+#include "render/hdf5_regions.h"
+#include "tools/export_hdf5.h"
 #include "tools/export_samples.h"
 #include "store/file_write.h"
 #include "tools/export_run.h"
@@ -14,6 +16,7 @@
 
 static const char usage_line[] =
     "usage: lapse export PATH --perfetto OUT.json\n"
+    "       lapse export PATH --hdf5 OUT.h5\n"
     "       lapse export PATH (--flamegraph OUT.svg | --speedscope OUT.json |\n"
     "                          --collapsed OUT.txt)\n";
 
@@ -46,6 +49,13 @@ static void usage(FILE *out)
             "and a label saying how many spans are missing, and named on stderr. The\n"
             "aggregate numbers of `lapse report` count every span.\n"
             "\n"
+            "--hdf5 writes the timeline spans in scope_profiler's HDF5 layout (its reader,\n"
+            "scope_profiler.read_h5, opens it): /rank<r>/regions/<name>/start_times and\n"
+            "end_times, int64 ns from the run's first session start, one group per\n"
+            "process (its rank, or the numbers after the largest rank for processes\n"
+            "without one), and /metadata (docs/cli.md, \"lapse export --hdf5\").\n"
+            "%s"
+            "\n"
             "--flamegraph, --speedscope and --collapsed write the Python stack samples the\n"
             "run's files hold (lapse record, or lapse run with the PYTHON feature), merged:\n"
             "an interactive flame graph (click to zoom, search), speedscope's JSON (one\n"
@@ -56,12 +66,15 @@ static void usage(FILE *out)
             "\n"
             "options:\n"
             "  --perfetto OUT   write the trace to OUT (\"-\" for standard output)\n"
+            "  --hdf5 OUT       write the spans to OUT in scope_profiler's layout (\"-\": stdout)\n"
             "  --flamegraph OUT, --speedscope OUT, --collapsed OUT\n"
             "                   write the run's Python samples to OUT (\"-\": standard output)\n"
             "  -h, --help       this help\n"
             "\n"
             "Exit status: 0 when at least one file was exported (files that cannot be read\n"
-            "are named on stderr and left out), 1 when none was, 2 for bad usage.\n");
+            "are named on stderr and left out), 1 when none was, 2 for bad usage (and for\n"
+            "--hdf5 in a lapse built without HDF5).\n",
+            hdf5_available() ? "" : "This lapse was built without HDF5: --hdf5 is refused.\n");
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -110,20 +123,45 @@ static int export_samples(const char *path, const char *format, const char *out_
     return 0;
 }
 
-enum { OPT_PERFETTO = 256, OPT_FLAMEGRAPH, OPT_SPEEDSCOPE, OPT_COLLAPSED };
+static int export_hdf5(const char *path, const char *out_path)
+{
+    if (!*out_path)
+        return usage_error("%s", "an empty output file name");
+    export_hdf5_result r;
+    export_run_hdf5(path, out_path, store_share_from_env(), &r, note_to_stderr, NULL);
+    if (r.no_hdf5) {
+        fprintf(stderr, "lapse export: --hdf5: %s\n", r.err);
+        return 2;
+    }
+    if (r.rc) {
+        fprintf(stderr, "lapse export: %s\n", r.err);
+        return 1;
+    }
+    fprintf(stderr, "lapse export: %s: %zu rank group%s, %llu regions, %llu calls (HDF5)\n",
+            strcmp(out_path, "-") ? out_path : "<stdout>", r.ranks, r.ranks == 1 ? "" : "s",
+            (unsigned long long)r.regions, (unsigned long long)r.calls);
+    if (!r.calls)
+        fprintf(stderr, "lapse export: note: %s holds no timeline span: the rank groups have no "
+                        "regions\n", path);
+    return 0;
+}
+
+enum { OPT_PERFETTO = 256, OPT_FLAMEGRAPH, OPT_SPEEDSCOPE, OPT_COLLAPSED, OPT_HDF5 };
 
 static const struct option options[] = {
     {"perfetto", required_argument, NULL, OPT_PERFETTO},
     {"flamegraph", required_argument, NULL, OPT_FLAMEGRAPH},
     {"speedscope", required_argument, NULL, OPT_SPEEDSCOPE},
     {"collapsed", required_argument, NULL, OPT_COLLAPSED},
+    {"hdf5", required_argument, NULL, OPT_HDF5},
     {"help", no_argument, NULL, 'h'},
     {0, 0, 0, 0},
 };
 
 int cmd_export(int argc, char **argv)
 {
-    const char *path = NULL, *out_path = NULL, *samples_format = NULL, *samples_out = NULL;
+    const char *path = NULL, *out_path = NULL, *samples_format = NULL, *samples_out = NULL,
+               *hdf5_out = NULL;
     cli_parser p;
     cli_parser_init(&p, "export", options, 0, argc, argv);
     for (int c; (c = cli_next(&p)) != -1;) {
@@ -133,6 +171,9 @@ int cmd_export(int argc, char **argv)
             return 0;
         case OPT_PERFETTO:
             out_path = p.arg;
+            break;
+        case OPT_HDF5:
+            hdf5_out = p.arg;
             break;
         case OPT_FLAMEGRAPH:
         case OPT_SPEEDSCOPE:
@@ -151,8 +192,10 @@ int cmd_export(int argc, char **argv)
     }
     if (!path)
         return usage_error("%s", "no PATH given");
-    if (samples_format && out_path)
-        return usage_error("%s", "one output at a time (--perfetto or a samples format)");
+    if (!!samples_format + !!out_path + !!hdf5_out > 1)
+        return usage_error("%s", "one output at a time (--perfetto, --hdf5 or a samples format)");
+    if (hdf5_out)
+        return export_hdf5(path, hdf5_out);
     if (samples_format)
         return export_samples(path, samples_format, samples_out);
     if (!out_path || !*out_path)

@@ -423,6 +423,12 @@ int cmd_record(int argc, char **argv)
         o.tick = show_progress;
         o.tick_s = 1;
     }
+    /* an attached target's CPU and switches so far: the file's are the recording's,
+     * as its wall time is */
+    samples_file_meta at_start;
+    memset(&at_start, 0, sizeof at_start);
+    if (o.child <= 0)
+        sampler_usage_of_pid(o.root, &at_start);
     sampler_result r;
     char msg[600];
     int rc = sampler_run(&o, set, &r, msg, sizeof msg);
@@ -473,7 +479,7 @@ int cmd_record(int argc, char **argv)
     if (o.child > 0 && r.child_status != -1)
         sampler_usage_from_rusage(&r.child_usage, &meta);
     else if (o.child <= 0)
-        sampler_usage_of_pid(o.root, &meta);
+        sampler_usage_since(o.root, &at_start, &meta);
     char err[600] = "";
     if (write_output(set, format, out, &meta, err, sizeof err) != 0) {
         fprintf(stderr, "lapse record: %s\n", err[0] ? err : "cannot write the output");

@@ -10,5 +10,6 @@ int cmd_run(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_view(int argc, char **argv);
 
 #endif

@@ -16,6 +16,7 @@ static const command commands[] = {
     {"report", cmd_report, "what a run spent its time on, per role (--json for machines)"},
     {"diff", cmd_diff, "compare two runs path by path, with a stated test for each change"},
     {"export", cmd_export, "convert a run for other tools (--perfetto, --flamegraph, --speedscope)"},
+    {"view", cmd_view, "one self-contained HTML page of a run: summary, timeline, flame"},
     {"record", cmd_record, "sample a Python program's stacks from outside (launch, or --pid)"},
     {"dump", cmd_dump, "print every thread's Python stack of a running process now"},
     {"top", cmd_top, "live table of a Python process's functions by self and total share"},
@@ -39,7 +40,7 @@ static void usage(FILE *out)
             "Run `lapse <command> --help` for its options. Every option takes its value as\n"
             "--rate=200 or --rate 200, a short one as -r200 or -r 200; a long option may be\n"
             "shortened while it stays unambiguous, and -- ends the options.\n"
-            "Record a C or C++ program linked with liblapse:\n"
+            "Record a C, C++ or Fortran (use lapse) program linked with liblapse:\n"
             "                                LAPSE_PROFILE=1 LAPSE_RUN_DIR=runs ./program\n"
             "Record a Python program:        lapse run -o runs train.py\n"
             "Sample a Python program from outside (no code change):\n"

@@ -70,6 +70,10 @@ void sampler_usage_from_rusage(const struct rusage *ru, samples_file_meta *meta)
  * and /proc/PID/status (context switches, VmHWM), into meta's usage fields; a figure
  * that cannot be read is left unknown. */
 void sampler_usage_of_pid(pid_t pid, samples_file_meta *meta);
+/* The same, less what start (sampler_usage_of_pid at the recording's start) held:
+ * what the target used while it was recorded; unknown where either read failed or a
+ * figure went back (the switches of threads that ended are not in the sum). */
+void sampler_usage_since(pid_t pid, const samples_file_meta *start, samples_file_meta *meta);
 
 /* Samples until the duration ends, every target has exited, *stop is set or tick
  * asks to stop, filling set (its meta too: mode, rates, passes, late, errors, start

@@ -99,3 +99,24 @@ void sampler_usage_of_pid(pid_t pid, samples_file_meta *meta)
         meta->ctx_involuntary = sum_invol;
     }
 }
+
+void sampler_usage_since(pid_t pid, const samples_file_meta *start, samples_file_meta *meta)
+{
+    sampler_usage_of_pid(pid, meta);
+    if (meta->has_cpu && (!start->has_cpu || meta->cpu_user_ns < start->cpu_user_ns ||
+                          meta->cpu_sys_ns < start->cpu_sys_ns))
+        meta->has_cpu = 0, meta->cpu_user_ns = meta->cpu_sys_ns = 0;
+    else if (meta->has_cpu) {
+        meta->cpu_user_ns -= start->cpu_user_ns;
+        meta->cpu_sys_ns -= start->cpu_sys_ns;
+    }
+    /* the switches of threads that ended meanwhile left the sum: a difference that
+     * goes back is unknown, not negative */
+    if (meta->has_ctx && (!start->has_ctx || meta->ctx_voluntary < start->ctx_voluntary ||
+                          meta->ctx_involuntary < start->ctx_involuntary))
+        meta->has_ctx = 0;
+    else if (meta->has_ctx) {
+        meta->ctx_voluntary -= start->ctx_voluntary;
+        meta->ctx_involuntary -= start->ctx_involuntary;
+    }
+}

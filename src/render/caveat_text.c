@@ -87,6 +87,7 @@ static void sampling(text *t, const run_model *m, const caveat *c)
 
 char *caveat_text(const run_model *m, const caveat *c, char *buf, size_t n)
 {
+    char pbuf[RM_PATH_BUF];
     text t = {buf, n, 0};
     buf[0] = 0;
     char a[FMT_BUF], b[FMT_BUF], d[FMT_BUF], name[512];
@@ -188,7 +189,7 @@ char *caveat_text(const run_model *m, const caveat *c, char *buf, size_t n)
         for (uint32_t i = 0; i < c->item_count && i < 6; i++) {
             const rm_path *p = &m->paths[c->items[i]];
             add(&t, "%s%s:%s (%s)", i ? ", " : "", m->roles[p->role].name,
-                p->parent == RM_NONE ? "(outside any span)" : p->path,
+                p->parent == RM_NONE ? "(outside any span)" : rm_path_str(m, c->items[i], pbuf),
                 fmt_count(a, sizeof a, p->folded));
         }
         if (c->item_count > 6)
@@ -217,7 +218,8 @@ char *caveat_text(const run_model *m, const caveat *c, char *buf, size_t n)
             const rm_counter *ct = &m->counters[c->items[shown]];
             const rm_path *p = &m->paths[ct->path];
             add(&t, "%s%s:%s%s%s", shown ? ", " : "", m->roles[p->role].name,
-                p->parent == RM_NONE ? "" : p->path, p->parent == RM_NONE ? "" : " ",
+                p->parent == RM_NONE ? "" : rm_path_str(m, ct->path, pbuf),
+                p->parent == RM_NONE ? "" : " ",
                 rm_str(m, ct->name));
         }
         if (c->count > shown)
@@ -252,7 +254,7 @@ char *caveat_text(const run_model *m, const caveat *c, char *buf, size_t n)
 
 void caveat_list_json(json_out *j, const run_model *m, const caveat_list *l, const char *side)
 {
-    char msg[CAVEAT_TEXT_MAX];
+    char msg[CAVEAT_TEXT_MAX], pbuf[RM_PATH_BUF];
     for (uint32_t i = 0; i < l->count; i++) {
         const caveat *c = &l->items[i];
         json_begin_object(j, NULL);
@@ -280,7 +282,7 @@ void caveat_list_json(json_out *j, const run_model *m, const caveat_list *l, con
                 const rm_path *p = &m->paths[c->items[k]];
                 json_begin_object(j, NULL);
                 json_str(j, "role", m->roles[p->role].name);
-                json_str(j, "path", p->path);
+                json_str(j, "path", rm_path_str(m, c->items[k], pbuf));
                 json_u64(j, "folded", p->folded);
                 json_end_object(j);
             }

@@ -1,6 +1,7 @@
 /* Chrome trace JSON from .lapse timelines; see perfetto.h. */
 #include "perfetto.h"
 #include "json_out.h"
+#include "analyze/timeline.h"
 #include "core/hash.h"
 
 #include "samples_labels.h"
@@ -337,14 +338,9 @@ static void meta_event(perfetto_writer *w, const char *what, int64_t pid, int64_
     out_str(w, "}}");
 }
 
-uint64_t perfetto_clock_offset(const store_file *f)
-{
-    return f->meta.anchor_real_ns - f->meta.anchor_mono_ns;
-}
-
 int perfetto_first_ns(const store_file *f, uint64_t *first_ns)
 {
-    uint64_t off = perfetto_clock_offset(f);
+    uint64_t off = timeline_clock_offset(f);
     uint64_t first = UINT64_MAX;
     for (uint64_t i = 0; i < f->span_count; i++)
         if (f->spans[i].begin_ns + off < first)
@@ -783,7 +779,7 @@ int perfetto_add_file(perfetto_writer *w, const store_file *f, uint64_t base_ns,
     }
 
     /* one complete slice per span */
-    uint64_t off = perfetto_clock_offset(f);
+    uint64_t off = timeline_clock_offset(f);
     char pidtxt[24];
     {
         char tmp[20];

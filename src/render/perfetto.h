@@ -31,9 +31,6 @@ typedef struct perfetto_file_stats {
     uint64_t counters;    /* "C" events: the process sampler's I/O rate and RSS */
 } perfetto_file_stats;
 
-/* The file's CLOCK_MONOTONIC ns -> common timeline ns (CLOCK_REALTIME of the
- * anchor instant): mono + perfetto_clock_offset(f), modulo 2^64. */
-uint64_t perfetto_clock_offset(const store_file *f);
 
 /* Earliest instant of f on the common timeline: the first span begin or process
  * sampler record, or when f has neither the session start. Returns 0 and sets *first_ns, or -1 when f has

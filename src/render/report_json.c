@@ -54,10 +54,13 @@ static void counters_json(json_out *j, const run_model *m, const report_role *rr
 static void phase_json(json_out *j, const run_model *m, const report_role *rr, uint32_t k,
                        uint32_t parent)
 {
-    const rs_phase *ph = &rr->stats->phases[k];
+    rs_phase phase;
+    run_stats_phase(m, rr->stats, k, &phase);
+    const rs_phase *ph = &phase;
     const rm_path *p = &m->paths[ph->path];
+    char path[RM_PATH_BUF];
     json_begin_object(j, NULL);
-    json_str(j, "path", p->path);
+    json_str(j, "path", rm_path_str(m, ph->path, path));
     json_str(j, "name", rm_str(m, p->name));
     if (parent != RM_NONE)
         json_u64(j, "parent", parent);
@@ -164,6 +167,7 @@ static void io_json(json_out *j, const run_model *m, const report_role *rr)
 /* MEMORY: peak RSS by getrusage, and the RSS growth of io=True phases. */
 static void memory_json(json_out *j, const run_model *m, const report_role *rr)
 {
+    char path[RM_PATH_BUF];
     const report_memory *mem = &rr->memory;
     json_str(j, "memory_state", report_state_name(mem->state));
     json_begin_object(j, "memory");
@@ -182,7 +186,7 @@ static void memory_json(json_out *j, const run_model *m, const report_role *rr)
     for (uint32_t i = 0; i < mem->growth_count; i++) {
         const report_growth *g = &mem->growth[i];
         json_begin_object(j, NULL);
-        json_str(j, "path", m->paths[rr->stats->phases[g->phase].path].path);
+        json_str(j, "path", rm_path_str(m, rr->stats->phases[g->phase], path));
         json_i64(j, "rss_growth_bytes", g->growth_bytes);
         json_u64(j, "calls", g->calls);
         json_i64(j, "unmeasured_calls", g->unmeasured);
@@ -232,7 +236,7 @@ static int role_json(json_out *j, const report_model *rep, uint32_t r)
     if (!phase_of)
         return -ENOMEM;
     for (uint32_t i = 0; i < rs->phase_count; i++)
-        phase_of[rs->phases[i].path] = i;
+        phase_of[rs->phases[i]] = i;
     json_begin_object(j, NULL);
     json_str(j, "role", role->name);
     json_u64(j, "processes", role->processes);
@@ -265,20 +269,23 @@ static int role_json(json_out *j, const report_model *rep, uint32_t r)
     json_u64(j, "unranked_processes", role->unranked);
     json_begin_array(j, "phases");
     for (uint32_t i = 0; i < rs->phase_count; i++) {
-        uint32_t up = m->paths[rs->phases[i].path].parent;
+        uint32_t up = m->paths[rs->phases[i]].parent;
         phase_json(j, m, rr, i, up == role->root ? RM_NONE : phase_of[up]);
     }
     json_end_array(j);
     free(phase_of);
+    char path[RM_PATH_BUF];
     json_begin_array(j, "dominant");
     for (uint32_t i = 0; i < rr->dominant_shown; i++)
-        json_str(j, NULL, m->paths[rs->phases[rs->by_self[i]].path].path);
+        json_str(j, NULL, rm_path_str(m, rs->phases[rs->by_self[i]], path));
     json_end_array(j);
     if (rs->loop != RM_NONE) {
-        const rs_phase *ph = &rs->phases[rs->loop];
+        rs_phase phase;
+        run_stats_phase(m, rs, rs->loop, &phase);
+        const rs_phase *ph = &phase;
         const rm_path *p = &m->paths[ph->path];
         json_begin_object(j, "loop");
-        json_str(j, "path", p->path);
+        json_str(j, "path", rm_path_str(m, ph->path, path));
         json_u64(j, "calls", p->calls);
         json_ns(j, "mean_ns", ph->mean_ns);
         json_ns(j, "p50_ns", ph->p50_ns);
@@ -296,6 +303,38 @@ static int role_json(json_out *j, const report_model *rep, uint32_t r)
     memory_json(j, m, rr);
     json_end_object(j);
     return 0;
+}
+
+/* A span path merged over every role: it names its own span and its parent's place in
+ * "run_paths", never its "/" path (each role's phases have those). */
+static void run_path_json(json_out *j, const report_model *r, const report_run_path *rp)
+{
+    const run_model *m = r->m;
+    json_begin_object(j, NULL);
+    json_str(j, "name", rm_str(m, rp->name));
+    if (rp->parent != RM_NONE)
+        json_u64(j, "parent", rp->parent);
+    else
+        json_null(j, "parent");
+    json_u64(j, "calls", rp->calls);
+    json_u64(j, "total_ns", rp->total_ns);
+    json_u64(j, "self_ns", rp->self_ns);
+    json_bool(j, "estimated", rp->estimated);
+    json_begin_array(j, "roles");
+    for (uint32_t i = 0; i < rp->role_count; i++)
+        json_str(j, NULL, m->roles[r->run_path_roles[rp->roles_first + i]].name);
+    json_end_array(j);
+    json_begin_array(j, "counters");
+    for (uint32_t i = 0; i < rp->counter_count; i++) {
+        const report_run_counter *c = &r->run_counters[rp->counters_first + i];
+        json_begin_object(j, NULL);
+        json_str(j, "name", rm_str(m, c->name));
+        json_i64(j, "sum", c->sum);
+        json_bool(j, "overflowed", c->overflowed);
+        json_end_object(j);
+    }
+    json_end_array(j);
+    json_end_object(j);
 }
 
 static const struct {
@@ -424,6 +463,11 @@ int report_write_json(FILE *out, const report_model *r, const report_options *o)
     for (uint32_t i = 0; i < m->role_count; i++)
         if (role_json(&j, r, i))
             return -ENOMEM;
+    json_end_array(&j);
+
+    json_begin_array(&j, "run_paths");
+    for (uint32_t i = 0; i < r->run_path_count; i++)
+        run_path_json(&j, r, &r->run_paths[i]);
     json_end_array(&j);
 
     json_begin_array(&j, "workers");

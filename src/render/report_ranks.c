@@ -70,8 +70,9 @@ void report_ranks_block(FILE *out, const run_model *m, const report_role *rr)
         return;
     uint32_t shown = rr->rank_rows_shown;
     int width = 24;
+    char path[RM_PATH_BUF];
     for (uint32_t i = 0; i < shown; i++) {
-        int len = (int)strlen(m->paths[rs->phases[order[i]].path].path);
+        int len = (int)strlen(rm_path_str(m, rs->phases[order[i]], path));
         if (len > width)
             width = len < 44 ? len : 44;
     }
@@ -82,14 +83,16 @@ void report_ranks_block(FILE *out, const run_model *m, const report_role *rr)
             "entered");
     char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], d[32], e[32], pbuf[512];
     for (uint32_t i = 0; i < shown; i++) {
-        const rs_phase *ph = &rs->phases[order[i]];
+        rs_phase phase;
+        run_stats_phase(m, rs, order[i], &phase);
+        const rs_phase *ph = &phase;
         const rank_spread *sp = &ph->across_ranks;
-        const char *path = m->paths[ph->path].path;
-        size_t len = strlen(path);
+        const char *ps = rm_path_str(m, ph->path, path);
+        size_t len = strlen(ps);
         if ((int)len > width)
-            snprintf(pbuf, sizeof pbuf, "...%s", path + len - (size_t)(width - 3));
+            snprintf(pbuf, sizeof pbuf, "...%s", ps + len - (size_t)(width - 3));
         else
-            snprintf(pbuf, sizeof pbuf, "%s", path);
+            snprintf(pbuf, sizeof pbuf, "%s", ps);
         if (sp->slowest_rank >= 0)
             snprintf(d, sizeof d, "rank %lld", (long long)sp->slowest_rank);
         else

@@ -199,12 +199,12 @@ static void io_block(FILE *out, const run_model *m, const report_role *rr)
 {
     if (!rr->io_phase_count)
         return;
-    char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], d[FMT_BUF], pbuf[512];
+    char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], d[FMT_BUF], pbuf[512], path[RM_PATH_BUF];
     fputs("\nI/O BY PHASE (measured exactly, at each phase's entry and exit)\n", out);
     for (uint32_t i = 0; i < rr->io_phase_count; i++) {
         const report_io_phase *io = &rr->io_phases[i];
-        const rm_path *p = &m->paths[rr->stats->phases[io->phase].path];
-        fprintf(out, "  %-28s r %10s   w %10s   %s/s from disk\n", fit(pbuf, sizeof pbuf, p->path, 28),
+        const char *ps = rm_path_str(m, rr->stats->phases[io->phase], path);
+        fprintf(out, "  %-28s r %10s   w %10s   %s/s from disk\n", fit(pbuf, sizeof pbuf, ps, 28),
                 fmt_bytes(a, sizeof a, (uint64_t)io->read_bytes),
                 fmt_bytes(b, sizeof b, (uint64_t)io->write_bytes),
                 io->has_disk_rate ? fmt_bytes(c, sizeof c, io->disk_bytes_per_second) : "n/a");
@@ -325,7 +325,7 @@ static void memory_block(FILE *out, const run_model *m, const report_role *rr)
 {
     const report_memory *mem = &rr->memory;
     const rs_io *io = &rr->stats->io;
-    char a[FMT_BUF], b[FMT_BUF], pbuf[512];
+    char a[FMT_BUF], b[FMT_BUF], pbuf[512], path[RM_PATH_BUF];
     if (mem->state == REPORT_NOT_COLLECTED)
         return;
     if (mem->state == REPORT_UNREADABLE) {
@@ -355,9 +355,9 @@ static void memory_block(FILE *out, const run_model *m, const report_role *rr)
           "  process's RSS, so other threads' allocations count too):\n", out);
     for (uint32_t i = 0; i < mem->growth_count; i++) {
         const report_growth *g = &mem->growth[i];
-        const rm_path *p = &m->paths[rr->stats->phases[g->phase].path];
+        const char *ps = rm_path_str(m, rr->stats->phases[g->phase], path);
         uint64_t mag = g->growth_bytes < 0 ? (uint64_t)(-g->growth_bytes) : (uint64_t)g->growth_bytes;
-        fprintf(out, "    %-28s %c%s over %llu call%s", fit(pbuf, sizeof pbuf, p->path, 28),
+        fprintf(out, "    %-28s %c%s over %llu call%s", fit(pbuf, sizeof pbuf, ps, 28),
                 g->growth_bytes < 0 ? '-' : '+', fmt_bytes(a, sizeof a, mag),
                 (unsigned long long)g->calls, g->calls == 1 ? "" : "s");
         if (g->calls > 1)
@@ -375,10 +375,11 @@ static void dominant_block(FILE *out, const report_model *r, const report_role *
     const rm_role *role = rr->role;
     const rs_role *rs = rr->stats;
     char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], d[FMT_BUF], e[FMT_BUF], f[FMT_BUF], pbuf[512];
+    char path[RM_PATH_BUF];
     int width = PATH_MIN;
     uint32_t shown = rr->dominant_shown;
     for (uint32_t i = 0; i < shown; i++) {
-        int len = (int)strlen(m->paths[rs->phases[rs->by_self[i]].path].path);
+        int len = (int)strlen(rm_path_str(m, rs->phases[rs->by_self[i]], path));
         if (len > width)
             width = len < PATH_MAX_WIDTH ? len : PATH_MAX_WIDTH;
     }
@@ -386,7 +387,9 @@ static void dominant_block(FILE *out, const report_model *r, const report_role *
             "calls", "self", "procs", "p50", "p99", rs->has_wait ? "     wait   ticks" : "");
     for (uint32_t i = 0; i < shown; i++) {
         uint32_t k = rs->by_self[i];
-        const rs_phase *ph = &rs->phases[k];
+        rs_phase phase;
+        run_stats_phase(m, rs, k, &phase);
+        const rs_phase *ph = &phase;
         const rm_path *p = &m->paths[ph->path];
         snprintf(e, sizeof e, "%u/%u", p->in_processes, role->processes);
         char wait[40] = "";
@@ -399,7 +402,7 @@ static void dominant_block(FILE *out, const report_model *r, const report_role *
         }
         fprintf(out, "%c %-*s %12s %10s %7s %10s %10s%s\n",
                 p->sample_stride || p->child_estimated ? '~' : ' ', width,
-                fit(pbuf, sizeof pbuf, p->path, width),
+                fit(pbuf, sizeof pbuf, rm_path_str(m, ph->path, path), width),
                 fmt_count(a, sizeof a, p->calls), fmt_duration(b, sizeof b, (double)ph->self_ns), e,
                 p->calls ? fmt_duration(c, sizeof c, ph->p50_ns) : "-",
                 p->calls ? fmt_duration(d, sizeof d, ph->p99_ns) : "-", wait);
@@ -433,13 +436,14 @@ static void dominant_block(FILE *out, const report_model *r, const report_role *
     if (rr->estimated_shown) {
         fputs("  ~ = estimated from a sample, not measured. Totals are scaled by the rate:\n", out);
         for (uint32_t i = 0; i < shown; i++) {
-            const rm_path *p = &m->paths[rs->phases[rs->by_self[i]].path];
+            uint32_t pi = rs->phases[rs->by_self[i]];
+            const rm_path *p = &m->paths[pi];
             if (p->sample_stride)
-                fprintf(out, "      %-*s 1 entry in %u\n", width, fit(pbuf, sizeof pbuf, p->path, width),
-                        p->sample_stride);
+                fprintf(out, "      %-*s 1 entry in %u\n", width,
+                        fit(pbuf, sizeof pbuf, rm_path_str(m, pi, path), width), p->sample_stride);
             else if (p->child_estimated)
                 fprintf(out, "      %-*s self time: total minus estimated children\n", width,
-                        fit(pbuf, sizeof pbuf, p->path, width));
+                        fit(pbuf, sizeof pbuf, rm_path_str(m, pi, path), width));
         }
     }
 
@@ -453,22 +457,26 @@ static void dominant_block(FILE *out, const report_model *r, const report_role *
             listed = rs->by_self[k] == i;
         if (listed)
             continue;
-        const rm_path *p = &m->paths[rs->phases[i].path];
+        const rm_path *p = &m->paths[rs->phases[i]];
         if (!header_done) {
             fputs("\nCOUNTERS on paths not listed above (rates per second of the path's total time)\n", out);
             header_done = 1;
         }
-        fprintf(out, "  %s  (%s calls, total %s)\n", p->path, fmt_count(a, sizeof a, p->calls),
+        fprintf(out, "  %s  (%s calls, total %s)\n", rm_path_str(m, rs->phases[i], path),
+                fmt_count(a, sizeof a, p->calls),
                 fmt_duration(b, sizeof b, (double)p->total_ns));
         counters_of(out, m, rr, &rr->phase_counters[i], 1);
     }
 
     /* the most-called loop */
     if (rs->loop != RM_NONE) {
-        const rs_phase *ph = &rs->phases[rs->loop];
+        rs_phase phase;
+        run_stats_phase(m, rs, rs->loop, &phase);
+        const rs_phase *ph = &phase;
         const rm_path *p = &m->paths[ph->path];
         fprintf(out, "\nMOST-CALLED LOOP  %s%s  (%s calls in %u process%s%s)\n",
-                p->sample_stride ? "~" : "", p->path, fmt_count(a, sizeof a, p->calls),
+                p->sample_stride ? "~" : "", rm_path_str(m, ph->path, path),
+                fmt_count(a, sizeof a, p->calls),
                 p->in_processes, p->in_processes == 1 ? "" : "es",
                 p->sample_stride ? ", estimated from a sample" : "");
         fprintf(out, "  mean %10s   p50 %10s   p95 %10s   p99 %10s   (wall time per call)\n",
@@ -483,7 +491,7 @@ static void role_block(FILE *out, const report_model *r, uint32_t ri, int ascii)
     const report_role *rr = &r->roles[ri];
     const rm_role *role = rr->role;
     const rs_role *rs = rr->stats;
-    char name[256], a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], pbuf[512];
+    char name[256], a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], pbuf[512], path[RM_PATH_BUF];
     upper(name, sizeof name, *role->name ? role->name : "(no role)");
     if (rr->spans == REPORT_NOT_COLLECTED) /* no busy time to compare */
         snprintf(a, sizeof a, "spans not collected");
@@ -501,7 +509,7 @@ static void role_block(FILE *out, const report_model *r, uint32_t ri, int ascii)
     } else {
         int width = PATH_MIN;
         for (uint32_t i = 0; i < rr->top_shown; i++) {
-            int len = (int)strlen(m->paths[rs->phases[rs->top_level[i]].path].path);
+            int len = (int)strlen(rm_path_str(m, rs->phases[rs->top_level[i]], path));
             if (len > width)
                 width = len < PATH_MAX_WIDTH ? len : PATH_MAX_WIDTH;
         }
@@ -509,10 +517,12 @@ static void role_block(FILE *out, const report_model *r, uint32_t ri, int ascii)
                 role->name, role->processes, role->processes == 1 ? "" : "es",
                 fmt_duration(a, sizeof a, (double)role->busy_ns));
         for (uint32_t i = 0; i < rr->top_shown; i++) {
-            const rs_phase *ph = &rs->phases[rs->top_level[i]];
+            rs_phase phase;
+            run_stats_phase(m, rs, rs->top_level[i], &phase);
+            const rs_phase *ph = &phase;
             const rm_path *p = &m->paths[ph->path];
             fprintf(out, "%c %-*s %8s %12s\n", p->sample_stride ? '~' : ' ', width,
-                    fit(pbuf, sizeof pbuf, p->path, width),
+                    fit(pbuf, sizeof pbuf, rm_path_str(m, ph->path, path), width),
                     fmt_percent(a, sizeof a, ph->share_of_busy),
                     fmt_duration(b, sizeof b, (double)p->total_ns));
         }

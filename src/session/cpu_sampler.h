@@ -13,8 +13,9 @@ void cpu_sampler_reset(uint32_t period_ms);
  * the real-time priority that makes its ticks keep time on busy CPUs (SCHED_FIFO
  * 1, where the process may; $LAPSE_CPU_SAMPLER_RT=0: not asked). */
 void cpu_sampler_thread_init(void);
-/* The wait before the next tick: uniform in [0.5, 1.5] x the period, so that a
- * program whose phases repeat with the period is not seen at one phase only. */
+/* The wait before the next tick: exponential, of mean the period (memoryless: a
+ * program's phases, whether they repeat with the period or follow the ticks, are
+ * seen as often as they last). */
 uint64_t cpu_sampler_next_wait_ns(void);
 /* One tick, due at CLOCK_MONOTONIC due_ns. One thread calls it. */
 void cpu_sampler_tick(uint64_t due_ns);

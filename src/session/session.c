@@ -57,6 +57,8 @@ static struct session {
     char job_id[128];
     int64_t rank, world_size, local_rank;
     const char *launcher;
+    struct rusage start_usage; /* the process's at the session's start: the files' CPU
+                                  time and switches are the session's, as its wall is */
     char dir[PATH_MAX];
     char file[PATH_MAX];
     uint64_t start_real_ns, start_mono_ns;
@@ -299,6 +301,11 @@ static void restore_env(void)
     }
 }
 
+static uint64_t timeval_ns(const struct timeval *t)
+{
+    return (uint64_t)t->tv_sec * 1000000000ull + (uint64_t)t->tv_usec * 1000ull;
+}
+
 static void fill_meta(store_meta *m, int final, const char *reason)
 {
     struct rusage ru;
@@ -325,11 +332,11 @@ static void fill_meta(store_meta *m, int final, const char *reason)
     m->anchor_real_ns = core_clock_g.anchor_real_ns;
     m->anchor_mono_ns = core_clock_g.anchor_mono_ns;
     m->wall_ns = mono - S.start_mono_ns;
-    m->cpu_user_ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000ull + (uint64_t)ru.ru_utime.tv_usec * 1000ull;
-    m->cpu_sys_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000ull + (uint64_t)ru.ru_stime.tv_usec * 1000ull;
+    m->cpu_user_ns = timeval_ns(&ru.ru_utime) - timeval_ns(&S.start_usage.ru_utime);
+    m->cpu_sys_ns = timeval_ns(&ru.ru_stime) - timeval_ns(&S.start_usage.ru_stime);
     m->max_rss_kb = S.opts.features & LAPSE_FEATURE_MEMORY ? (uint64_t)ru.ru_maxrss : 0;
-    m->ctx_voluntary = (int64_t)ru.ru_nvcsw;
-    m->ctx_involuntary = (int64_t)ru.ru_nivcsw;
+    m->ctx_voluntary = (int64_t)(ru.ru_nvcsw - S.start_usage.ru_nvcsw);
+    m->ctx_involuntary = (int64_t)(ru.ru_nivcsw - S.start_usage.ru_nivcsw);
     m->features = S.opts.features;
     m->tsc_hz = core_clock_g.tsc_hz;
     m->write_seq = ++S.write_seq;
@@ -764,6 +771,7 @@ static void fork_child(void)
     S.write_error[0] = 0;
     S.start_real_ns = core_real_ns();
     S.start_mono_ns = core_mono_ns();
+    getrusage(RUSAGE_SELF, &S.start_usage);
     S.inherited = 1; /* the child's own session object may adopt it */
     snprintf(S.role, sizeof S.role, "%s", CHILD_ROLE); /* a process of its own */
     choose_file();
@@ -894,6 +902,7 @@ int lapse_start(const lapse_options *options)
     S.write_error[0] = 0;
     S.start_real_ns = core_real_ns();
     S.start_mono_ns = core_mono_ns();
+    getrusage(RUSAGE_SELF, &S.start_usage);
     install_process_hooks();
     save_and_export_env();
     S.active = 1;

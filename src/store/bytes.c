@@ -70,24 +70,6 @@ void bytes_out_free(bytes_out *b)
     memset(b, 0, sizeof *b);
 }
 
-static uint64_t get_le(bytes_in *b, int n)
-{
-    if (b->failed || b->len - b->pos < (size_t)n) {
-        b->failed = 1;
-        return 0;
-    }
-    uint64_t v = 0;
-    for (int i = 0; i < n; i++)
-        v |= (uint64_t)b->data[b->pos + i] << (8 * i);
-    b->pos += (size_t)n;
-    return v;
-}
-
-uint8_t bytes_get_u8(bytes_in *b) { return (uint8_t)get_le(b, 1); }
-uint16_t bytes_get_u16(bytes_in *b) { return (uint16_t)get_le(b, 2); }
-uint32_t bytes_get_u32(bytes_in *b) { return (uint32_t)get_le(b, 4); }
-uint64_t bytes_get_u64(bytes_in *b) { return get_le(b, 8); }
-
 const uint8_t *bytes_get_span(bytes_in *b, size_t n)
 {
     if (b->failed || b->len - b->pos < n) {

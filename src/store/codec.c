@@ -548,10 +548,7 @@ static int decode_nodes(decoder *d, bytes_in *in, uint32_t count)
             return -ENOMEM;
         for (uint16_t k = 0; k < used; k++) {
             const uint8_t *p = pairs + 10 * k;
-            uint64_t c = 0;
-            for (int j = 7; j >= 0; j--)
-                c = c << 8 | p[2 + j];
-            n->hist[(p[0] | p[1] << 8) - lo] = c;
+            n->hist[(p[0] | p[1] << 8) - lo] = bytes_le(p + 2, 8);
         }
     }
     f->node_count = count;

@@ -115,23 +115,11 @@ int export_wants_gzip(const char *out_path)
     return n > 3 && !strcmp(out_path + n - 3, ".gz");
 }
 
-void export_run_perfetto(const char *path, const char *out_path, unsigned flags,
-                         export_run_result *r, void (*note)(void *ctx, const char *line), void *ctx)
+/* The trace of attempt a (path names it in messages) into out_path. */
+static void export_attempt(const store_attempt *a, const char *path, const char *out_path,
+                           unsigned flags, export_run_result *r,
+                           void (*note)(void *ctx, const char *line), void *ctx)
 {
-    memset(r, 0, sizeof *r);
-    store_run_listing run;
-    r->rc = store_list_run(path, &run, r->err, sizeof r->err);
-    if (r->rc)
-        return;
-    run_join join;
-    if (run_join_build(&run, path, &join)) {
-        r->rc = -ENOMEM;
-        snprintf(r->err, sizeof r->err, "%s: out of memory", path);
-        store_run_listing_free(&run);
-        return;
-    }
-    const store_attempt *a = &join.run;
-
     /* pass 1: which images read (each process once), and the earliest instant */
     first_pass fp = {note, ctx, UINT64_MAX, 0, 0, "", "", "", 0};
     int frc = store_read_attempt(a, STORE_READ_SKIP_HIST, first_image, &fp, NULL, NULL);
@@ -139,8 +127,6 @@ void export_run_perfetto(const char *path, const char *out_path, unsigned flags,
     if (frc != 0) {
         r->rc = -ENOMEM;
         snprintf(r->err, sizeof r->err, "%s: out of memory", path);
-        run_join_free(&join);
-        store_run_listing_free(&run);
         return;
     }
     if (!fp.good) {
@@ -151,8 +137,6 @@ void export_run_perfetto(const char *path, const char *out_path, unsigned flags,
                      fp.bad, fp.first_bad);
         else
             snprintf(r->err, sizeof r->err, "%s: no readable .lapse file", path);
-        run_join_free(&join);
-        store_run_listing_free(&run);
         return;
     }
     uint64_t base = fp.base == UINT64_MAX ? 0 : fp.base;
@@ -165,8 +149,6 @@ void export_run_perfetto(const char *path, const char *out_path, unsigned flags,
         snprintf(r->err, sizeof r->err,
                  "%s: this lapse was built without zlib and cannot write gzip (name the "
                  "output .json, or rebuild with zlib1g-dev installed)", out_path);
-        run_join_free(&join);
-        store_run_listing_free(&run);
         return;
     }
     r->writing = 1;
@@ -180,8 +162,6 @@ void export_run_perfetto(const char *path, const char *out_path, unsigned flags,
             snprintf(r->err, sizeof r->err, "cannot write %s: out of memory", out_path);
         }
         if (r->rc) {
-            run_join_free(&join);
-            store_run_listing_free(&run);
             return;
         }
     }
@@ -211,6 +191,43 @@ void export_run_perfetto(const char *path, const char *out_path, unsigned flags,
         else
             r->rc = store_out_commit(&o, r->err, sizeof r->err);
     }
-    run_join_free(&join);
+}
+
+void export_run_perfetto(const char *path, const char *out_path, unsigned flags,
+                         export_run_result *r, void (*note)(void *ctx, const char *line), void *ctx)
+{
+    memset(r, 0, sizeof *r);
+    store_run_listing run;
+    r->rc = store_list_run(path, &run, r->err, sizeof r->err);
+    if (r->rc)
+        return;
+    run_join join;
+    if (run_join_build(&run, path, &join)) {
+        r->rc = -ENOMEM;
+        snprintf(r->err, sizeof r->err, "%s: out of memory", path);
+    } else {
+        export_attempt(&join.run, path, out_path, flags, r, note, ctx);
+        run_join_free(&join);
+    }
     store_run_listing_free(&run);
+}
+
+void export_mem_perfetto(const char *dir, int single_file, const store_buffer *files,
+                         size_t count, const char *out_path, unsigned flags,
+                         export_run_result *r, void (*note)(void *ctx, const char *line),
+                         void *ctx)
+{
+    memset(r, 0, sizeof *r);
+    char **names = calloc(count ? count : 1, sizeof *names);
+    if (!names) {
+        r->rc = -ENOMEM;
+        snprintf(r->err, sizeof r->err, "%s: out of memory", dir);
+        return;
+    }
+    for (size_t i = 0; i < count; i++)
+        names[i] = (char *)files[i].name;
+    store_attempt a = {.dir = (char *)dir, .single_file = single_file, .files = names,
+                       .file_count = count, .buffers = files};
+    export_attempt(&a, dir, out_path, flags, r, note, ctx);
+    free(names);
 }

@@ -1,6 +1,6 @@
 /* `lapse export`'s work, shared by the command and the Python package: the Chrome
- * trace of a run (its newest attempt) written to a file or stdout. It reads the
- * files (store) and renders them (render), so it sits above both. */
+ * trace of a run (its newest attempt, or files given in memory) written to a file or
+ * stdout. It reads the files (store) and renders them (render), so it sits above both. */
 #ifndef LAPSE_TOOLS_EXPORT_RUN_H
 #define LAPSE_TOOLS_EXPORT_RUN_H
 
@@ -24,6 +24,15 @@ typedef struct export_run_result {
  * per file left out and per file whose timeline dropped spans. An out_path ending
  * in .gz is written gzip-compressed (-ENOTSUP when built without zlib). */
 void export_run_perfetto(const char *path, const char *out_path, unsigned flags,
+                         export_run_result *r, void (*note)(void *ctx, const char *line),
+                         void *ctx);
+
+/* The same, of one attempt given as files in memory (nothing is read from disk):
+ * dir names the run directory (the file itself when single_file) in messages, files
+ * their bytes (store_buffer, as run_model_load_mem takes them). */
+struct store_buffer;
+void export_mem_perfetto(const char *dir, int single_file, const struct store_buffer *files,
+                         size_t count, const char *out_path, unsigned flags,
                          export_run_result *r, void (*note)(void *ctx, const char *line),
                          void *ctx);
 

@@ -1,4 +1,5 @@
 /* The report as rendered: text blocks, JSON validity and keys, escaping, formats. */
+#include "analyze/report_model.h"
 #include "analyze/run_model.h"
 #include "analyze/run_stats.h"
 #include "core/hist.h"
@@ -363,8 +364,86 @@ static void test_formats(void)
     CHECK_STR(fmt_ratio(b, sizeof b, -1), "n/a");
 }
 
+/* The run's paths: one per chain of names, over every role (names, not "/" strings). */
+static uint32_t run_path_named(const report_model *r, uint32_t parent, const char *name)
+{
+    for (uint32_t i = 0; i < r->run_path_count; i++)
+        if (r->run_paths[i].parent == parent && !strcmp(rm_str(r->m, r->run_paths[i].name), name))
+            return i;
+    return RM_NONE;
+}
+
+static void add_counter(builder *b, int32_t node, const char *name, int64_t sum)
+{
+    store_counter *c = &b->counters[b->f.counter_count++];
+    *c = (store_counter){(uint32_t)node, 0, sum, 1};
+    b->names[b->f.name_count] = (char *)name;
+    c->name = b->f.name_count++;
+}
+
+static void test_run_paths(void)
+{
+    run_model m;
+    memset(&m, 0, sizeof m);
+    m.input = strdup("in");
+    m.dir = strdup("dir/run");
+    builder *b = calloc(1, sizeof *b);
+    /* actor: step > act (counted), and one span named "step/act" */
+    b_init(b, "actor", "h", 1, 1, T0 + 1000000000ull);
+    int32_t st = b_node(b, 0, "step", 1000, 10);
+    int32_t act = b_node(b, st, "act", 300, 10);
+    b_node(b, 0, "step/act", 50, 2);
+    add_counter(b, act, "frames", 40);
+    add_counter(b, act, "big", INT64_MAX - 5);
+    CHECK(run_model_add(&m, "dir/run/h/actor.lapse", &b->f) == 0);
+    /* learner: step > act (sampled: an estimate), step > learn */
+    b_init(b, "learner", "h", 2, 1, T0 + 1000000000ull);
+    st = b_node(b, 0, "step", 5000, 4);
+    act = b_node(b, st, "act", 200, 4);
+    b->nodes[act].sample_stride = 8;
+    b_node(b, st, "learn", 4000, 4);
+    add_counter(b, act, "frames", 2);
+    add_counter(b, act, "big", 10);
+    CHECK(run_model_add(&m, "dir/run/h/learner.lapse", &b->f) == 0);
+    free(b);
+    CHECK(run_model_finish(&m, NULL) == 0);
+
+    report_model r;
+    CHECK(report_model_build(&m, NULL, &r) == 0);
+    CHECK(r.run_path_count == 4);
+    uint32_t step = run_path_named(&r, RM_NONE, "step");
+    uint32_t act_p = run_path_named(&r, step, "act");
+    uint32_t slash = run_path_named(&r, RM_NONE, "step/act");
+    uint32_t learn = run_path_named(&r, step, "learn");
+    CHECK(step != RM_NONE && act_p != RM_NONE && slash != RM_NONE && learn != RM_NONE);
+    CHECK(step < act_p && step < learn); /* a parent before its children */
+    const report_run_path *s = &r.run_paths[step], *a = &r.run_paths[act_p];
+    CHECK(s->calls == 14 && s->total_ns == 10 * 1000 + 4 * 5000);
+    CHECK(s->self_ns == (10 * 1000 - 10 * 300) + (4 * 5000 - 4 * 200 - 4 * 4000));
+    CHECK(s->role_count == 2 && !s->estimated);
+    CHECK(r.run_path_roles[s->roles_first] == 0 && r.run_path_roles[s->roles_first + 1] == 1);
+    CHECK(a->calls == 14 && a->total_ns == 3000 + 800 && a->estimated);
+    CHECK(r.run_paths[slash].calls == 2 && r.run_paths[slash].role_count == 1);
+    CHECK(r.run_paths[learn].role_count == 1 && r.run_path_roles[r.run_paths[learn].roles_first] == 1);
+    CHECK(r.run_paths[slash].counter_count == 0);
+    CHECK(a->counter_count == 2); /* by name: big, frames */
+    const report_run_counter *big = &r.run_counters[a->counters_first];
+    const report_run_counter *frames = &r.run_counters[a->counters_first + 1];
+    CHECK(!strcmp(rm_str(&m, big->name), "big") && big->overflowed && big->sum == INT64_MAX);
+    CHECK(!strcmp(rm_str(&m, frames->name), "frames") && frames->sum == 42 && !frames->overflowed);
+    report_model_free(&r);
+
+    char *json = render(&m, 1, 10);
+    CHECK(json_valid(json));
+    const char *rp = strstr(json, "\"run_paths\": [");
+    CHECK(rp != NULL && strstr(rp, "\"name\": \"step/act\"") != NULL);
+    free(json);
+    run_model_free(&m);
+}
+
 int main(void)
 {
+    test_run_paths();
     test_clean_run();
     test_caveats();
     test_escaping();

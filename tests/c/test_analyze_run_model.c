@@ -135,8 +135,9 @@ static void b_write(builder *b, const char *dir, const char *host, const char *f
 
 static const rm_path *find_path(const run_model *m, const char *role, const char *path)
 {
+    char buf[RM_PATH_BUF];
     for (uint32_t i = 0; i < m->path_count; i++)
-        if (!strcmp(m->paths[i].path, path) && !strcmp(m->roles[m->paths[i].role].name, role))
+        if (!strcmp(rm_path_str(m, i, buf), path) && !strcmp(m->roles[m->paths[i].role].name, role))
             return &m->paths[i];
     return NULL;
 }
@@ -368,21 +369,34 @@ static void test_merge(const char *run)
 
     /* derived statistics */
     run_stats s;
-    CHECK(run_stats_build(&m, &s) == 0);
+    CHECK(run_stats_build(&m, 0, &s) == 0);
     const rs_role *wr = &s.roles[1];
+    char pb[RM_PATH_BUF];
     CHECK_U64(wr->phase_count, 3);
-    CHECK(!strcmp(m.paths[wr->phases[0].path].path, "iter"));
-    CHECK(!strcmp(m.paths[wr->phases[1].path].path, "iter/step"));
-    CHECK(!strcmp(m.paths[wr->phases[2].path].path, "setup"));
+    CHECK(!strcmp(rm_path_str(&m, wr->phases[0], pb), "iter"));
+    CHECK(!strcmp(rm_path_str(&m, wr->phases[1], pb), "iter/step"));
+    CHECK(!strcmp(rm_path_str(&m, wr->phases[2], pb), "setup"));
     /* self: iter 9800, setup 10000, step 4200 */
-    CHECK(!strcmp(m.paths[wr->phases[wr->by_self[0]].path].path, "setup"));
-    CHECK(!strcmp(m.paths[wr->phases[wr->by_self[1]].path].path, "iter"));
-    CHECK_U64(wr->phases[0].self_ns, 9800);
-    CHECK(fabs(wr->phases[0].share_of_busy - 14000.0 / 24000.0) < 1e-12);
-    CHECK(fabs(wr->phases[0].mean_ns - 14000.0 / 6.0) < 1e-9);
-    CHECK(wr->loop != RM_NONE && !strcmp(m.paths[wr->phases[wr->loop].path].path, "iter"));
+    CHECK_U64(wr->by_self_count, 3);
+    CHECK(!strcmp(rm_path_str(&m, wr->phases[wr->by_self[0]], pb), "setup"));
+    CHECK(!strcmp(rm_path_str(&m, wr->phases[wr->by_self[1]], pb), "iter"));
+    rs_phase ph0;
+    run_stats_phase(&m, wr, 0, &ph0);
+    CHECK_U64(ph0.self_ns, 9800);
+    CHECK(fabs(ph0.share_of_busy - 14000.0 / 24000.0) < 1e-12);
+    CHECK(fabs(ph0.mean_ns - 14000.0 / 6.0) < 1e-9);
+    CHECK(wr->loop != RM_NONE && !strcmp(rm_path_str(&m, wr->phases[wr->loop], pb), "iter"));
     CHECK_U64(wr->top_level_count, 2);
-    CHECK(!strcmp(m.paths[wr->phases[wr->top_level[0]].path].path, "iter"));
+    CHECK(!strcmp(rm_path_str(&m, wr->phases[wr->top_level[0]], pb), "iter"));
+    run_stats_free(&s);
+    /* a top of 1: the first by self time and by total, the others not held */
+    CHECK(run_stats_build(&m, 1, &s) == 0);
+    wr = &s.roles[1];
+    CHECK_U64(wr->by_self_count, 1);
+    CHECK(!strcmp(rm_path_str(&m, wr->phases[wr->by_self[0]], pb), "setup"));
+    CHECK_U64(wr->top_level_count, 2);
+    CHECK_U64(wr->top_level_shown, 1);
+    CHECK(!strcmp(rm_path_str(&m, wr->phases[wr->top_level[0]], pb), "iter"));
     run_stats_free(&s);
     run_model_free(&m);
 
@@ -413,7 +427,7 @@ static void test_all_unreadable(const char *tmp)
     CHECK_U64(m.unreadable_count, 1);
     CHECK_U64(m.role_count, 0);
     run_stats s;
-    CHECK(run_stats_build(&m, &s) == 0);
+    CHECK(run_stats_build(&m, 0, &s) == 0);
     run_stats_free(&s);
     run_model_free(&m);
 
@@ -551,10 +565,14 @@ static void test_deep_chain(void)
     CHECK(m.path_count == DEPTH + 1);
     const rm_path *last = &m.paths[m.path_count - 1];
     CHECK(last->depth == DEPTH);
-    CHECK(strlen(last->path) == RM_PATH_SHOWN);
-    CHECK(!strncmp(last->path, "...", 3));
-    CHECK(strlen(last->path) >= 10 && !strcmp(last->path + strlen(last->path) - 10, "/abcd/leaf"));
-    CHECK(!strcmp(m.paths[2].path, "abcd/abcd"));
+    char buf[RM_PATH_BUF];
+    const char *ls = rm_path_str(&m, m.path_count - 1, buf);
+    CHECK(strlen(ls) == RM_PATH_SHOWN);
+    CHECK(!strncmp(ls, "...", 3));
+    CHECK(strlen(ls) >= 10 && !strcmp(ls + strlen(ls) - 10, "/abcd/leaf"));
+    CHECK(rm_path_cut(&m, m.path_count - 1));
+    CHECK(!strcmp(rm_path_str(&m, 2, buf), "abcd/abcd"));
+    CHECK(!rm_path_cut(&m, 2));
     run_model_free(&m);
     free(nodes);
 }
@@ -611,16 +629,22 @@ static void test_across_ranks(const char *tmp)
     CHECK_U64(m.roles[0].rank_count, 3);
     CHECK_U64(m.roles[0].unranked, 1);
     run_stats st;
-    CHECK(run_stats_build(&m, &st) == 0);
+    CHECK(run_stats_build(&m, 0, &st) == 0);
     const rs_phase *ps = NULL, *pc = NULL, *pe = NULL;
+    rs_phase phs[3];
+    char pb[RM_PATH_BUF];
     for (uint32_t i = 0; i < st.roles[0].phase_count; i++) {
-        const char *path = m.paths[st.roles[0].phases[i].path].path;
-        if (!strcmp(path, "step"))
-            ps = &st.roles[0].phases[i];
-        if (!strcmp(path, "step/ckpt"))
-            pc = &st.roles[0].phases[i];
-        if (!strcmp(path, "step/eval"))
-            pe = &st.roles[0].phases[i];
+        const char *path = rm_path_str(&m, st.roles[0].phases[i], pb);
+        rs_phase *at = !strcmp(path, "step") ? &phs[0] : !strcmp(path, "step/ckpt") ? &phs[1]
+                     : !strcmp(path, "step/eval") ? &phs[2] : NULL;
+        if (at)
+            run_stats_phase(&m, &st.roles[0], i, at);
+        if (at == &phs[0])
+            ps = at;
+        if (at == &phs[1])
+            pc = at;
+        if (at == &phs[2])
+            pe = at;
     }
     CHECK(ps && pc && pe);
     if (ps && pc && pe) {
@@ -899,7 +923,8 @@ static void test_from_memory(const char *tmp)
         CHECK_STR(mem.unreadable[0].reason, disk.unreadable[0].reason);
     }
     for (uint32_t i = 0; i < mem.path_count && mem.path_count == disk.path_count; i++) {
-        CHECK_STR(mem.paths[i].path, disk.paths[i].path);
+        char a[RM_PATH_BUF], b[RM_PATH_BUF];
+        CHECK_STR(rm_path_str(&mem, i, a), rm_path_str(&disk, i, b));
         CHECK_U64(mem.paths[i].total_ns, disk.paths[i].total_ns);
         CHECK_U64(mem.paths[i].calls, disk.paths[i].calls);
     }

@@ -62,19 +62,20 @@ static void one_run(const char *const *names, uint32_t name_count)
     CHECK(run_model_add(&m, "a.lapse", &f) == 0);
     CHECK(run_model_finish(&m, NULL) == 0);
     run_stats s;
-    CHECK(run_stats_build(&m, &s) == 0);
+    CHECK(run_stats_build(&m, 0, &s) == 0);
     CHECK_EQ_U64(s.role_count, 1);
     CHECK_EQ_U64(s.roles[0].phase_count, m.path_count - 1);
     uint8_t *seen = calloc(m.path_count, 1);
     int sorted = 1, each_once = 1;
     for (uint32_t i = 0; i < s.roles[0].phase_count; i++) {
-        uint32_t p = s.roles[0].phases[i].path;
+        uint32_t p = s.roles[0].phases[i];
         each_once &= p < m.path_count && !seen[p];
         if (p < m.path_count)
             seen[p] = 1;
         if (i) {
-            uint32_t q = s.roles[0].phases[i - 1].path;
-            int c = strcmp(m.paths[q].path, m.paths[p].path);
+            uint32_t q = s.roles[0].phases[i - 1];
+            char a[RM_PATH_BUF], b[RM_PATH_BUF];
+            int c = strcmp(rm_path_str(&m, q, a), rm_path_str(&m, p, b));
             sorted &= c < 0 || (c == 0 && q < p);
         }
     }

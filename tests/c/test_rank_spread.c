@@ -17,13 +17,13 @@ typedef struct pair {
 
 static int spread_of(const pair *v, uint32_t k, uint32_t ranks, rank_spread *s)
 {
-    uint64_t totals[400];
+    uint64_t totals[400], scratch[400];
     int64_t of[400];
     for (uint32_t i = 0; i < k && i < 400; i++) {
         totals[i] = v[i].total;
         of[i] = v[i].rank;
     }
-    return rank_spread_compute(k ? totals : NULL, k ? of : NULL, k, ranks, s);
+    return rank_spread_compute(k ? totals : NULL, k ? of : NULL, k, ranks, scratch, s);
 }
 
 static void test_all_entered(void)

@@ -99,7 +99,7 @@ TABLES = option_tables()
 # parse, it fails at once with exit 1 (nothing to read), never with a usage error.
 OPERANDS = {"report": ["/nonexistent/run"], "diff": ["/nonexistent/a", "/nonexistent/b"],
             "export": ["/nonexistent/run"], "dump": [NO_PID], "top": [NO_PID],
-            "record": ["--pid", NO_PID]}
+            "record": ["--pid", NO_PID], "view": ["/nonexistent/run"]}
 
 # (command, option) -> (a good value, a bad value or None when every value is good)
 VALUES = {
@@ -109,6 +109,7 @@ VALUES = {
     ("export", "flamegraph"): ("out.svg", None),
     ("export", "speedscope"): ("out.json", None),
     ("export", "collapsed"): ("out.txt", None),
+    ("export", "hdf5"): ("out.h5", None),
     ("top", "rate"): ("200", "0"),
     ("top", "interval"): ("0.5", "0"),
     ("top", "rows"): ("5", "0"),
@@ -122,6 +123,7 @@ VALUES = {
     ("record", "output"): ("out.txt", ""),
     ("record", "format"): ("collapsed", "png"),
     ("record", "pid"): (NO_PID, "x"),
+    ("view", "output"): ("out.html", ""),
 }
 
 CASES = [(cmd, name, value, short) for cmd, table in TABLES.items()

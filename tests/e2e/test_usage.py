@@ -8,10 +8,10 @@ import pathlib
 import sys
 
 import lapse_files as lf
-from conftest import profile_env, role_of, run_program, worker_by_pid
+from conftest import clean_env, kill_group, profile_env, role_of, run_program, start_program, worker_by_pid
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from test_pyread_dump import PYTHONS, Parked  # noqa: E402
+from test_pyread_dump import PYTHONS  # noqa: E402
 
 S = 10**9
 
@@ -92,12 +92,20 @@ def test_lapse_record_files_carry_the_targets_usage(lapse, tmp_path):
     assert u["cpu_ns"] > 10**7 and u["cores_busy"] is not None, u
     assert u["ctx_voluntary"] >= 20, u  # 20 sleeps at least
 
-    t = Parked(py)
+    # attached: what it used while recorded, as the wall time is the recording's (it
+    # burned CPU for 0.6 s before; counting that made "cores busy" above 1 for a
+    # target that then only sleeps)
+    code = ("import time\nt = time.process_time()\nwhile time.process_time() - t < 0.6: pass\n"
+            "print('ready', flush=True)\nwhile True: time.sleep(0.01)\n")
+    proc = start_program([py, "-c", code], env=clean_env())
     try:
+        assert proc.stdout.readline().startswith("ready")
         out = tmp_path / "attached.lapse"
-        r = lapse.run("record", "--pid", t.pid, "-r", "200", "-d", "0.5", "-o", out, timeout=60)
+        r = lapse.run("record", "--pid", proc.pid, "-r", "200", "-d", "0.5", "-o", out, timeout=60)
         assert r.returncode == 0, r.stderr
         (u,) = [w["usage"] for w in lapse.report_json(out)["workers"]]
-        assert u["cpu_ns"] > 0 and u["ctx_voluntary"] > 0 and u["ctx_involuntary"] is not None, u
+        assert u["cpu_ns"] is not None and u["cpu_ns"] < 3 * 10**8, u
+        assert u["cores_busy"] < 0.6, u
+        assert 10 <= u["ctx_voluntary"] < 1000 and u["ctx_involuntary"] is not None, u
     finally:
-        t.close()
+        kill_group(proc)

@@ -171,3 +171,46 @@ def test_unreadable_intervals_count_nothing(tmp_path, monkeypatch):
     assert "no interval could be read" in text
     caveats = [c for c in report(tmp_path)["caveats"] if c["kind"] == "io_unreadable"]
     assert len(caveats) == 1 and caveats[0]["count"] == io["unreadable_intervals"], caveats
+
+
+def test_an_interval_from_the_start_agrees_with_the_text_and_json(tmp_path):
+    """deltas() over the whole session (taken after the last call) holds what the
+    report of its file says of every phase: calls, total, mean and counters as in the
+    JSON, calls as in the text's DOMINANT PHASES rows, and the counters outside any
+    span. The interval is computed in C (analyze/live_delta.h), the report from the
+    file: two outputs that could disagree."""
+    import re
+
+    import lapse
+
+    def work() -> None:
+        with lapse.phase("inner"):
+            lapse.count("items", 2)
+            time.sleep(0.0002)
+
+    with Profiler(run_dir=tmp_path) as p:
+        threads = [threading.Thread(target=lambda: [_spin("step", 7) for _ in range(3)]) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for _ in range(30):
+            with lapse.phase("step"):
+                work()
+        for t in threads:
+            t.join()
+        p.count("outside", 5)
+        iv = p.deltas()
+    doc = p.result().to_dict()
+    (role,) = doc["roles"]
+    phases = {ph["path"].replace("/", "."): ph for ph in role["phases"]}
+    assert set(iv.phases) == set(phases) == {"step", "step.inner"}
+    for path, d in iv.phases.items():
+        ph = phases[path]
+        assert (d.calls, d.total_ns, d.mean_ns) == (ph["calls"], ph["total_ns"], ph["mean_ns"])
+        assert dict(d.counters) == {c["name"]: c["sum"] for c in ph["counters"]}
+    assert iv.phases["step"].calls == 30 + 2 * 3 * 7
+    outside = {c["name"]: c["sum"] for c in role["no_span_counters"]}
+    assert outside["outside"] == iv.outside["outside"] == 5
+    text = str(p.result())
+    rows = {m.group(1).replace("/", "."): int(m.group(2).replace(",", ""))
+            for m in re.finditer(r"^  (\S+)\s+([\d,]+)\s+\S+\s+\d+/\d+\s", text, re.M)}
+    assert rows == {path: d.calls for path, d in iv.phases.items()}

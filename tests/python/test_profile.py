@@ -18,6 +18,7 @@ import time
 import pytest
 
 from lapse import Profile, ProfileDiff, Profiler, _lapse, count, span
+from lapse.profile import _names_of as _names
 
 
 def busy_us(us: float) -> None:
@@ -363,6 +364,40 @@ def test_perfetto_writes_chrome_trace_json(tmp_path: pathlib.Path) -> None:
         prof.perfetto(tmp_path / "no" / "such" / "dir" / "trace.json")
 
 
+def test_perfetto_writes_no_temporary_file(multi_role_run: pathlib.Path, tmp_path: pathlib.Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """perfetto() exports the held bytes in memory: with the run's files gone and no
+    temporary file or directory to be had, the trace is what `lapse export` wrote
+    from the files."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    copy = tmp_path / "copy"
+    shutil.copytree(multi_role_run, copy)
+    profile = Profile.load(copy)
+    lapse_cmd = pathlib.Path(os.environ.get("LAPSE_BUILD_DIR", pathlib.Path(__file__).parents[2] / "build")) / "lapse"
+    expected = None
+    if lapse_cmd.exists():
+        subprocess.run([str(lapse_cmd), "export", str(copy), "--perfetto", str(tmp_path / "cli.json")],
+                       capture_output=True, check=True)
+        expected = json.loads((tmp_path / "cli.json").read_text())
+    shutil.rmtree(copy)
+
+    def no_temp(*a: object, **k: object) -> None:
+        raise AssertionError("a temporary file or directory was made")
+
+    for name in ("TemporaryDirectory", "mkdtemp", "mkstemp", "NamedTemporaryFile", "TemporaryFile"):
+        monkeypatch.setattr(tempfile, name, no_temp)
+    out = profile.perfetto(tmp_path / "trace.json")
+    trace = json.loads(out.read_text())
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    slices = [e for e in events if e.get("ph") == "X"]
+    assert len(slices) == 4 + 5 * (2 + 10 + 12 + 14)  # setup, then step > load, compute x3
+    if expected is not None:
+        assert trace == expected
+
+
 def test_repr_str_and_show(tmp_path: pathlib.Path) -> None:
     prof = record(tmp_path, steps=5).result()
     r = repr(prof)
@@ -497,6 +532,64 @@ def test_rendering_and_diff_write_no_file(multi_role_run: pathlib.Path, tmp_path
     assert d.summary["changed"] == 0 and profile.source in str(d)
 
 
+def test_load_run_tree_agrees_with_the_text_and_json(multi_role_run: pathlib.Path) -> None:
+    """lapse.load_run's tree is the report's run_paths (merged over the roles by the C
+    analysis), and each figure is the sum over its roles of what the JSON's phases and
+    the text's DOMINANT PHASES rows (calls, counter totals) say of that path."""
+    import re
+
+    import lapse
+
+    run = lapse.load_run(multi_role_run)
+    doc = json.loads(_lapse.report(str(multi_role_run), json=True))
+    text = _lapse.report(str(multi_role_run), top=100)
+    assert set(run.roles) == {"driver", "worker"}
+
+    paths = doc["run_paths"]
+    assert {names for names in _names(paths)} == set(run.tree) and len(paths) == len(run.tree)
+    for p, names in zip(paths, _names(paths)):
+        t = run.tree[names]
+        assert (t.calls, t.total_ns, t.self_ns, t.estimated) == (p["calls"], p["total_ns"], p["self_ns"],
+                                                                p["estimated"])
+        assert t.roles == tuple(p["roles"])
+        assert dict(t.counters) == {c["name"]: c["sum"] for c in p["counters"]}
+
+    # the same figures, added up over the roles' phases of the JSON ...
+    summed: dict[tuple[str, ...], dict[str, object]] = {}
+    for role in doc["roles"]:
+        for ph, names in zip(role["phases"], _names(role["phases"])):
+            e = summed.setdefault(names, {"calls": 0, "total_ns": 0, "self_ns": 0, "roles": [],
+                                          "counters": {}})
+            for k in ("calls", "total_ns", "self_ns"):
+                e[k] += ph[k]  # type: ignore[operator]
+            e["roles"].append(role["role"])  # type: ignore[attr-defined]
+            for c in ph["counters"]:
+                e["counters"][c["name"]] = e["counters"].get(c["name"], 0) + c["sum"]  # type: ignore[attr-defined,index]
+    assert set(summed) == set(run.tree)
+    for names, e in summed.items():
+        t = run.tree[names]
+        assert (t.calls, t.total_ns, t.self_ns, list(t.roles), dict(t.counters)) == (
+            e["calls"], e["total_ns"], e["self_ns"], e["roles"], e["counters"])
+
+    # ... and of the text: calls per DOMINANT PHASES row, "+ name N total" below it
+    shown: dict[tuple[str, ...], list[int]] = {}
+    counted: dict[tuple[str, ...], dict[str, int]] = {}
+    row = None
+    for line in text.splitlines():
+        if m := re.match(r"^  (\S+)\s+([\d,]+)\s+\S+\s+\d+/\d+\s", line):
+            row = tuple(m.group(1).split("/"))
+            shown.setdefault(row, []).append(int(m.group(2).replace(",", "")))
+        elif (m := re.match(r"^    \+ (\S+)\s+([\d,]+) total", line)) and row is not None:
+            c = counted.setdefault(row, {})
+            c[m.group(1)] = c.get(m.group(1), 0) + int(m.group(2).replace(",", ""))
+        elif not line.startswith("    "):
+            row = None
+    assert set(shown) == set(run.tree)
+    for names, t in run.tree.items():
+        assert sum(shown[names]) == t.calls and len(shown[names]) == len(t.roles)
+        assert counted.get(names, {}) == dict(t.counters)
+
+
 def test_usage_agrees_with_the_text_and_json(multi_role_run: pathlib.Path) -> None:
     """Profile.usage and Worker.usage are the report's figures: the same as its JSON,
     and as the Usage rows of its text."""
@@ -512,3 +605,18 @@ def test_usage_agrees_with_the_text_and_json(multi_role_run: pathlib.Path) -> No
         assert w.usage is not None and dataclasses.asdict(w.usage) == jw["usage"]
         shown.append([f"{w.usage.ctx_voluntary:,}", "/", f"{w.usage.ctx_involuntary:,}"])
     assert sorted(rows) == sorted(shown)  # one row per process (all of this test's pid)
+
+
+def test_usage_is_the_sessions_own(tmp_path: pathlib.Path) -> None:
+    """CPU time and context switches count from the session's start, as its wall time
+    does: work the process did before Profiler() is not in "cores busy" (it read 2.9
+    cores for a session that only slept, after 0.6 s of work before it)."""
+    start = time.process_time()
+    while time.process_time() - start < 0.6:
+        pass
+    with Profiler(run_dir=tmp_path) as p:
+        with span("nap"):
+            time.sleep(0.2)
+    (w,) = Profile.load(p.file).workers
+    assert w.usage is not None and w.usage.cpu_ns is not None, w.usage
+    assert w.usage.cpu_ns < 3 * 10**8 and w.usage.cores_busy < 1.0, w.usage

@@ -1,146 +1,193 @@
 /* Live export for Python: the session's cumulative per-path state taken in memory
- * (no file), a wait for the flusher's periodic snapshots, and quantiles of the
- * difference of two histograms. lapse/live.py turns these into per-interval stats. */
+ * (no file) into a consumer's baseline, the interval since it (analyze/live_delta.h
+ * computes it), and a wait for the flusher's periodic snapshots. lapse/live.py wraps
+ * the intervals in its records. */
 #include "ext.h"
 
 #include "lapse.h"
 
-#include "core/hist.h"
+#include "analyze/live_delta.h"
 #include "session/session.h"
 
+#include <errno.h>
 #include <string.h>
 
-#define HIST_BYTES (HIST_BUCKETS * sizeof(uint64_t))
+#define BASELINE_CAPSULE "lapse.live_baseline"
 
-typedef struct state_ctx {
-    PyObject *result; /* names tuple -> [calls, total_ns, bytearray hist, {counter: sum}] */
-    int failed;
-} state_ctx;
+/* A consumer's baseline: the cumulative state at the end of its previous interval. */
 
-/* The entry of key in ctx->result, created empty. Borrowed. */
-static PyObject *entry_for(state_ctx *ctx, PyObject *key)
+static void baseline_destroy(PyObject *capsule)
 {
-    PyObject *e = PyDict_GetItemWithError(ctx->result, key);
-    if (e || PyErr_Occurred())
-        return e;
-    PyObject *hist = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)HIST_BYTES);
-    if (!hist)
-        return NULL;
-    memset(PyByteArray_AS_STRING(hist), 0, HIST_BYTES);
-    e = Py_BuildValue("[iiN{}]", 0, 0, hist);
-    if (!e)
-        return NULL;
-    int rc = PyDict_SetItem(ctx->result, key, e);
-    Py_DECREF(e);
-    return rc < 0 ? NULL : e;
+    live_state *s = PyCapsule_GetPointer(capsule, BASELINE_CAPSULE);
+    if (s) {
+        live_state_free(s);
+        PyMem_Free(s);
+    }
 }
 
-static int add_u64(PyObject *list, Py_ssize_t i, uint64_t v)
-{
-    PyObject *old = PyList_GET_ITEM(list, i);
-    PyObject *add = PyLong_FromUnsignedLongLong(v);
-    if (!add)
-        return -1;
-    PyObject *sum = PyNumber_Add(old, add);
-    Py_DECREF(add);
-    if (!sum)
-        return -1;
-    PyList_SetItem(list, i, sum); /* steals sum, releases old */
-    return 0;
-}
+typedef struct take_ctx {
+    live_state *s;
+    int rc;
+} take_ctx;
 
 static void take_state(const store_file *f, void *arg)
 {
-    state_ctx *ctx = arg;
-    PyObject **keys = PyMem_Calloc(f->node_count ? f->node_count : 1, sizeof(PyObject *));
-    if (!keys) {
-        PyErr_NoMemory();
-        ctx->failed = 1;
-        return;
-    }
-    for (uint32_t i = 0; i < f->node_count && !ctx->failed; i++) {
-        const store_node *n = &f->nodes[i];
-        if (n->parent < 0) {
-            keys[i] = PyTuple_New(0);
-        } else {
-            PyObject *parent = keys[n->parent];
-            Py_ssize_t len = PyTuple_GET_SIZE(parent);
-            keys[i] = PyTuple_New(len + 1);
-            if (keys[i]) {
-                for (Py_ssize_t k = 0; k < len; k++) {
-                    PyObject *item = PyTuple_GET_ITEM(parent, k);
-                    Py_INCREF(item);
-                    PyTuple_SET_ITEM(keys[i], k, item);
-                }
-                PyObject *name = PyUnicode_DecodeUTF8(f->names[n->name], (Py_ssize_t)strlen(f->names[n->name]),
-                                                      "replace");
-                if (!name) {
-                    Py_CLEAR(keys[i]);
-                } else {
-                    PyTuple_SET_ITEM(keys[i], len, name);
-                }
-            }
-        }
-        if (!keys[i]) {
-            ctx->failed = 1;
-            break;
-        }
-        if (n->parent < 0)
-            continue;
-        PyObject *e = entry_for(ctx, keys[i]);
-        if (!e || add_u64(e, 0, n->calls) < 0 || add_u64(e, 1, n->total_ns) < 0) {
-            ctx->failed = 1;
-            break;
-        }
-        if (n->hist) {
-            uint64_t *dst = (uint64_t *)PyByteArray_AS_STRING(PyList_GET_ITEM(e, 2));
-            unsigned lo = n->hist_n ? n->hist_lo : 0, cnt = n->hist_n ? n->hist_n : HIST_BUCKETS;
-            for (unsigned b = 0; b < cnt && lo + b < HIST_BUCKETS; b++)
-                dst[lo + b] += n->hist[b];
-        }
-    }
-    for (uint32_t i = 0; i < f->counter_count && !ctx->failed; i++) {
-        const store_counter *c = &f->counters[i];
-        PyObject *e = entry_for(ctx, keys[c->node]);
-        PyObject *name = e ? PyUnicode_DecodeUTF8(f->names[c->name], (Py_ssize_t)strlen(f->names[c->name]),
-                                                  "replace")
-                           : NULL;
-        if (!name) {
-            ctx->failed = 1;
-            break;
-        }
-        PyObject *counters = PyList_GET_ITEM(e, 3);
-        PyObject *old = PyDict_GetItemWithError(counters, name);
-        PyObject *add = PyLong_FromLongLong(c->sum);
-        PyObject *sum = add && old ? PyNumber_Add(old, add) : (Py_XINCREF(add), add);
-        Py_XDECREF(add);
-        if (!sum || PyDict_SetItem(counters, name, sum) < 0)
-            ctx->failed = 1;
-        Py_XDECREF(sum);
-        Py_DECREF(name);
-    }
-    for (uint32_t i = 0; i < f->node_count; i++)
-        Py_XDECREF(keys[i]);
-    PyMem_Free(keys);
+    take_ctx *ctx = arg;
+    ctx->rc = live_state_add(ctx->s, f);
 }
 
-static PyObject *live_state(PyObject *self, PyObject *unused)
+/* The active session's state into s (initialised here): 0, 1 without a session, or
+ * -1 with MemoryError set (s is then freed). */
+static int take_now(live_state *s)
+{
+    if (live_state_init(s)) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    take_ctx ctx = {s, 0};
+    int rc = lapse_session_with_snapshot(take_state, &ctx);
+    if (ctx.rc || rc == -ENOMEM) {
+        live_state_free(s);
+        PyErr_NoMemory();
+        return -1;
+    }
+    return rc ? 1 : 0;
+}
+
+static PyObject *live_baseline(PyObject *self, PyObject *args)
 {
     (void)self;
-    (void)unused;
-    state_ctx ctx = {PyDict_New(), 0};
-    if (!ctx.result)
+    int take = 0;
+    if (!PyArg_ParseTuple(args, "|p:live_baseline", &take))
         return NULL;
-    int rc = lapse_session_with_snapshot(take_state, &ctx);
-    if (ctx.failed) {
-        Py_DECREF(ctx.result);
+    live_state *s = PyMem_Malloc(sizeof *s);
+    if (!s)
+        return PyErr_NoMemory();
+    /* without a session, take_now leaves s empty: an empty baseline */
+    int rc = take ? take_now(s) : live_state_init(s) ? -1 : 0;
+    if (rc < 0) {
+        PyMem_Free(s);
+        return take ? NULL : PyErr_NoMemory();
+    }
+    PyObject *capsule = PyCapsule_New(s, BASELINE_CAPSULE, baseline_destroy);
+    if (!capsule) {
+        live_state_free(s);
+        PyMem_Free(s);
+    }
+    return capsule;
+}
+
+static PyObject *u64_or_none(int has, uint64_t v)
+{
+    if (has)
+        return PyLong_FromUnsignedLongLong(v);
+    Py_RETURN_NONE;
+}
+
+static PyObject *decode(const char *name)
+{
+    return PyUnicode_DecodeUTF8(name, (Py_ssize_t)strlen(name), "replace");
+}
+
+/* {name: delta} of counters[first .. first + count) of iv. */
+static PyObject *counter_dict(const live_state *now, const live_interval *iv, uint32_t first,
+                              uint32_t count)
+{
+    PyObject *d = PyDict_New();
+    for (uint32_t i = 0; d && i < count; i++) {
+        const live_delta_counter *c = &iv->counters[first + i];
+        PyObject *k = decode(now->counters[c->counter].name);
+        PyObject *v = k ? PyLong_FromLongLong(c->delta) : NULL;
+        if (!v || PyDict_SetItem(d, k, v) < 0)
+            Py_CLEAR(d);
+        Py_XDECREF(k);
+        Py_XDECREF(v);
+    }
+    return d;
+}
+
+/* The names of path p of s, top-level first (keys holds those made so far). */
+static PyObject *names_of(const live_state *s, uint32_t p, PyObject **keys)
+{
+    if (keys[p])
+        return keys[p];
+    if (p == 0)
+        return keys[0] = PyTuple_New(0);
+    PyObject *up = names_of(s, s->paths[p].parent, keys);
+    if (!up)
+        return NULL;
+    Py_ssize_t len = PyTuple_GET_SIZE(up);
+    PyObject *t = PyTuple_New(len + 1);
+    PyObject *name = t ? decode(s->paths[p].name) : NULL;
+    if (!name) {
+        Py_XDECREF(t);
         return NULL;
     }
-    if (rc) {
-        Py_DECREF(ctx.result);
-        Py_RETURN_NONE; /* no session */
+    for (Py_ssize_t k = 0; k < len; k++) {
+        PyObject *item = PyTuple_GET_ITEM(up, k);
+        Py_INCREF(item);
+        PyTuple_SET_ITEM(t, k, item);
     }
-    return ctx.result;
+    PyTuple_SET_ITEM(t, len, name);
+    return keys[p] = t;
+}
+
+/* ([(names, calls, total_ns, mean_ns, p50_ns, p90_ns, p99_ns, {counter: delta})],
+ *  {counter: delta} outside any span, restarted) */
+static PyObject *interval_tuple(const live_state *now, const live_interval *iv)
+{
+    PyObject **keys = PyMem_Calloc(now->path_count, sizeof *keys);
+    PyObject *rows = keys ? PyList_New(0) : PyErr_NoMemory();
+    for (uint32_t i = 0; rows && i < iv->path_count; i++) {
+        const live_delta_path *d = &iv->paths[i];
+        PyObject *names = names_of(now, d->path, keys);
+        PyObject *row = names ? Py_BuildValue(
+            "(OKKNNNNN)", names, (unsigned long long)d->calls, (unsigned long long)d->total_ns,
+            u64_or_none(d->calls != 0, d->mean_ns), u64_or_none(d->has_quantiles, d->quantile_ns[0]),
+            u64_or_none(d->has_quantiles, d->quantile_ns[1]),
+            u64_or_none(d->has_quantiles, d->quantile_ns[2]),
+            counter_dict(now, iv, d->counters_first, d->counter_count)) : NULL;
+        if (!row || PyList_Append(rows, row) < 0)
+            Py_CLEAR(rows);
+        Py_XDECREF(row);
+    }
+    for (uint32_t p = 0; keys && p < now->path_count; p++)
+        Py_XDECREF(keys[p]);
+    PyMem_Free(keys);
+    if (!rows)
+        return NULL;
+    return Py_BuildValue("(NNO)", rows, counter_dict(now, iv, iv->outside_first, iv->outside_count),
+                         iv->restarted ? Py_True : Py_False);
+}
+
+static PyObject *live_advance(PyObject *self, PyObject *capsule)
+{
+    (void)self;
+    live_state *base = PyCapsule_GetPointer(capsule, BASELINE_CAPSULE);
+    if (!base)
+        return NULL;
+    live_state now;
+    int rc = take_now(&now);
+    if (rc < 0)
+        return NULL;
+    if (rc == 1) {
+        live_state_free(&now);
+        Py_RETURN_NONE; /* no session: the baseline stays */
+    }
+    live_interval iv;
+    if (live_interval_build(base, &now, &iv)) {
+        live_state_free(&now);
+        return PyErr_NoMemory();
+    }
+    PyObject *result = interval_tuple(&now, &iv);
+    live_interval_free(&iv);
+    if (!result) {
+        live_state_free(&now);
+        return NULL;
+    }
+    live_state_free(base);
+    *base = now;
+    return result;
 }
 
 static PyObject *live_wait_snapshot(PyObject *self, PyObject *args)
@@ -166,79 +213,18 @@ static PyObject *live_wake(PyObject *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
-/* hist_delta(now, base, qs) -> (count, (quantile ns, ...)), or None when base is
- * not contained in now (the session restarted). base None: since the start. */
-static PyObject *live_hist_delta(PyObject *self, PyObject *args)
-{
-    (void)self;
-    Py_buffer now, base = {0};
-    PyObject *base_obj, *qs;
-    if (!PyArg_ParseTuple(args, "y*OO:hist_delta", &now, &base_obj, &qs))
-        return NULL;
-    PyObject *result = NULL;
-    uint64_t d[HIST_BUCKETS];
-    if (now.len != (Py_ssize_t)HIST_BYTES) {
-        PyErr_SetString(PyExc_ValueError, "hist_delta: a histogram is 496 u64 counts");
-        goto out;
-    }
-    if (base_obj != Py_None) {
-        if (PyObject_GetBuffer(base_obj, &base, PyBUF_SIMPLE) < 0)
-            goto out;
-        if (base.len != (Py_ssize_t)HIST_BYTES) {
-            PyErr_SetString(PyExc_ValueError, "hist_delta: a histogram is 496 u64 counts");
-            goto out;
-        }
-        uint64_t a[HIST_BUCKETS], b[HIST_BUCKETS];
-        memcpy(a, now.buf, HIST_BYTES);
-        memcpy(b, base.buf, HIST_BYTES);
-        if (hist_subtract(d, a, b) != 0) {
-            result = Py_None;
-            Py_INCREF(result);
-            goto out;
-        }
-    } else {
-        memcpy(d, now.buf, HIST_BYTES);
-    }
-    PyObject *seq = PySequence_Fast(qs, "hist_delta: qs must be a sequence");
-    if (!seq)
-        goto out;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    PyObject *out_q = PyTuple_New(n);
-    uint64_t count = hist_count(d);
-    for (Py_ssize_t i = 0; out_q && i < n; i++) {
-        double q = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
-        if (q == -1.0 && PyErr_Occurred()) {
-            Py_CLEAR(out_q);
-            break;
-        }
-        PyObject *v = count ? PyLong_FromDouble(hist_quantile(d, q) + 0.5) : (Py_INCREF(Py_None), Py_None);
-        if (!v) {
-            Py_CLEAR(out_q);
-            break;
-        }
-        PyTuple_SET_ITEM(out_q, i, v);
-    }
-    Py_DECREF(seq);
-    if (out_q)
-        result = Py_BuildValue("(KN)", (unsigned long long)count, out_q);
-out:
-    PyBuffer_Release(&now);
-    if (base.obj)
-        PyBuffer_Release(&base);
-    return result;
-}
-
 PyMethodDef ext_live_methods[] = {
-    {"live_state", live_state, METH_NOARGS,
-     "live_state() -> {names: [calls, total_ns, hist bytearray, {counter: sum}]} of the "
-     "active session so far, merged over threads (names () : outside any span); None "
-     "without a session"},
+    {"live_baseline", live_baseline, METH_VARARGS,
+     "live_baseline(take=False) -> baseline: a consumer's baseline for live_advance: empty,\n"
+     "or with take the active session's state so far (empty without a session)"},
+    {"live_advance", live_advance, METH_O,
+     "live_advance(baseline) -> ([(names, calls, total_ns, mean_ns, p50_ns, p90_ns, p99_ns,\n"
+     "{counter: delta})], {counter: delta} outside any span, restarted), or None without\n"
+     "a session: what happened since the baseline (analyze/live_delta.h: the paths active\n"
+     "in the interval, merged over threads), which then becomes the baseline"},
     {"wait_snapshot", live_wait_snapshot, METH_VARARGS,
      "wait_snapshot(after_seq, timeout_ms) -> (written, seq): waits for a periodic "
      "snapshot after after_seq (False on timeout, at the session's end, or when woken)"},
     {"wake_snapshot_waiters", live_wake, METH_NOARGS, "wakes every wait_snapshot"},
-    {"hist_delta", live_hist_delta, METH_VARARGS,
-     "hist_delta(now, base, qs) -> (count, quantiles in ns) of now - base; None when "
-     "base is not contained in now"},
     {NULL, NULL, 0, NULL},
 };

@@ -1,6 +1,6 @@
-/* Reading runs from Python: report, diff and Perfetto export, composed exactly as
- * the `lapse report`, `lapse diff` and `lapse export` commands compose them
- * (store -> analyze -> render), and the files the package writes (store's one
+/* Reading runs from Python, from files or from bytes in memory: report, diff and
+ * Perfetto export, composed exactly as the `lapse report`, `lapse diff` and `lapse
+ * export` commands compose them (store -> analyze -> render), and the files the package writes (store's one
  * atomic write). The text is rendered into memory; the GIL is released while files
  * are read, rendered and written.
  *
@@ -578,17 +578,21 @@ static PyObject *read_export_perfetto(PyObject *self, PyObject *args, PyObject *
     (void)self;
     static char *names[] = {"path", "out", NULL};
     PyObject *path_obj = NULL, *out_obj = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&:export_perfetto", names,
-                                     PyUnicode_FSConverter, &path_obj, PyUnicode_FSConverter,
-                                     &out_obj))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO&:export_perfetto", names, &path_obj,
+                                     PyUnicode_FSConverter, &out_obj))
         return NULL;
+    run_input input;
+    if (parse_input(path_obj, &input) < 0) {
+        Py_DECREF(out_obj);
+        return NULL;
+    }
     export_run_result *r = calloc(1, sizeof *r);
     if (!r) {
-        Py_DECREF(path_obj);
+        input_free(&input);
         Py_DECREF(out_obj);
         return PyErr_NoMemory();
     }
-    const char *path = PyBytes_AS_STRING(path_obj);
+    const char *path = input.path;
     const char *out_path = PyBytes_AS_STRING(out_obj);
     PyObject *result = NULL;
     if (!*out_path || !strcmp(out_path, "-")) {
@@ -596,9 +600,14 @@ static PyObject *read_export_perfetto(PyObject *self, PyObject *args, PyObject *
     } else {
         int exists = 1;
         Py_BEGIN_ALLOW_THREADS
-        export_run_perfetto(path, out_path, store_share_from_env(), r, NULL, NULL);
+        unsigned flags = store_share_from_env();
+        if (input.files)
+            export_mem_perfetto(path, input.single_file, input.files, input.count, out_path,
+                                flags, r, NULL, NULL);
+        else
+            export_run_perfetto(path, out_path, flags, r, NULL, NULL);
         if (r->rc && !r->writing && !r->no_files)
-            exists = path_exists(path);
+            exists = input.files || path_exists(path);
         Py_END_ALLOW_THREADS
         if (r->no_files)
             raise_reason(PyExc_ValueError, 0, r->err);
@@ -610,7 +619,7 @@ static PyObject *read_export_perfetto(PyObject *self, PyObject *args, PyObject *
             result = PyLong_FromUnsignedLongLong(r->slices);
     }
     free(r);
-    Py_DECREF(path_obj);
+    input_free(&input);
     Py_DECREF(out_obj);
     return result;
 }
@@ -755,7 +764,8 @@ PyMethodDef ext_read_methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "export_perfetto(path, out) -> int\n\n"
      "Writes what `lapse export PATH --perfetto OUT` writes (Chrome trace JSON,\n"
-     "atomically) and returns the number of slices. Unreadable files are left out;\n"
-     "ValueError when none is readable."},
+     "atomically) and returns the number of slices. path is a path or a run in memory,\n"
+     "as report() takes it. Unreadable files are left out; ValueError when none is\n"
+     "readable."},
     {NULL, NULL, 0, NULL},
 };

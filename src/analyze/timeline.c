@@ -1,0 +1,205 @@
+#include "timeline.h"
+
+#include "core/hash.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint64_t timeline_clock_offset(const store_file *f)
+{
+    return f->meta.anchor_real_ns - f->meta.anchor_mono_ns;
+}
+
+/* (parent path + 1, name) -> path: open addressing, grown at half full. */
+typedef struct path_index {
+    uint64_t *keys; /* 0: empty */
+    uint32_t *ids;
+    uint32_t mask, used;
+} path_index;
+
+static uint64_t path_key(uint32_t parent, uint32_t name)
+{
+    return ((uint64_t)(parent + 1u) << 32 | name) + 1u; /* never 0 */
+}
+
+static int index_grow(path_index *ix)
+{
+    uint32_t cap = ix->mask ? (ix->mask + 1) * 2 : 64;
+    uint64_t *keys = calloc(cap, sizeof *keys);
+    uint32_t *ids = malloc(cap * sizeof *ids);
+    if (!keys || !ids) {
+        free(keys);
+        free(ids);
+        return -ENOMEM;
+    }
+    for (uint32_t i = 0; ix->mask && i <= ix->mask; i++) {
+        if (!ix->keys[i])
+            continue;
+        uint32_t h = hash_index(ix->keys[i], cap - 1);
+        while (keys[h])
+            h = (h + 1) & (cap - 1);
+        keys[h] = ix->keys[i];
+        ids[h] = ix->ids[i];
+    }
+    free(ix->keys);
+    free(ix->ids);
+    ix->keys = keys;
+    ix->ids = ids;
+    ix->mask = cap - 1;
+    return 0;
+}
+
+/* parent: a path, or UINT32_MAX for none; the name's text is prefix + "/" + name. */
+static uint32_t intern_path(timeline_file *t, path_index *ix, uint32_t parent, uint32_t name,
+                            const char *text)
+{
+    if ((ix->used + 1) * 2 > ix->mask + 1 && index_grow(ix))
+        return UINT32_MAX;
+    uint64_t key = path_key(parent, name);
+    uint32_t h = hash_index(key, ix->mask);
+    for (; ix->keys[h]; h = (h + 1) & ix->mask)
+        if (ix->keys[h] == key)
+            return ix->ids[h];
+    if (t->path_count == t->path_cap) {
+        uint32_t cap = t->path_cap ? t->path_cap * 2 : 16;
+        char **paths = realloc(t->paths, cap * sizeof *paths);
+        if (!paths)
+            return UINT32_MAX;
+        t->paths = paths;
+        t->path_cap = cap;
+    }
+    const char *pre = parent == UINT32_MAX ? "" : t->paths[parent];
+    size_t pl = strlen(pre), nl = strlen(text);
+    char *s = malloc(pl + nl + 2);
+    if (!s)
+        return UINT32_MAX;
+    memcpy(s, pre, pl);
+    size_t k = pl;
+    if (pl)
+        s[k++] = '/';
+    memcpy(s + k, text, nl + 1);
+    t->paths[t->path_count] = s;
+    ix->keys[h] = key;
+    ix->ids[h] = t->path_count;
+    ix->used++;
+    return t->path_count++;
+}
+
+/* By thread, then start, then depth (a parent before what it holds), then the
+ * longer first: the order of perfetto.c's slices within a thread. */
+static int cmp_span(const void *a, const void *b, void *ctx)
+{
+    const store_span *spans = ctx;
+    const store_span *x = &spans[*(const uint64_t *)a], *y = &spans[*(const uint64_t *)b];
+    if (x->thread != y->thread)
+        return x->thread < y->thread ? -1 : 1;
+    if (x->begin_ns != y->begin_ns)
+        return x->begin_ns < y->begin_ns ? -1 : 1;
+    if (x->depth != y->depth)
+        return x->depth < y->depth ? -1 : 1;
+    if (x->end_ns != y->end_ns)
+        return x->end_ns > y->end_ns ? -1 : 1;
+    return *(const uint64_t *)a < *(const uint64_t *)b ? -1 : 1;
+}
+
+typedef struct open_span {
+    uint64_t end_ns;
+    uint32_t depth, path;
+} open_span;
+
+void timeline_free(timeline_file *t)
+{
+    for (uint32_t i = 0; i < t->path_count; i++)
+        free(t->paths[i]);
+    free(t->paths);
+    free(t->spans);
+    free(t->threads);
+    memset(t, 0, sizeof *t);
+}
+
+int timeline_build(const store_file *f, uint64_t base_real_ns, timeline_file *t)
+{
+    memset(t, 0, sizeof *t);
+    uint64_t off = timeline_clock_offset(f);
+    uint64_t n = f->span_count;
+    uint64_t *order = malloc((n ? n : 1) * sizeof *order);
+    open_span *open = NULL;
+    uint32_t open_n = 0, open_cap = 0;
+    path_index ix = {0};
+    t->spans = malloc((n ? n : 1) * sizeof *t->spans);
+    t->threads = calloc(f->thread_count ? f->thread_count : 1, sizeof *t->threads);
+    if (!order || !t->spans || !t->threads)
+        goto fail;
+    t->thread_count = f->thread_count;
+    for (uint32_t i = 0; i < f->thread_count; i++) {
+        t->threads[i].tid = f->threads[i].tid;
+        t->threads[i].name = f->threads[i].name ? f->threads[i].name : "";
+    }
+    for (uint64_t i = 0; i < n; i++)
+        order[i] = i;
+    qsort_r(order, (size_t)n, sizeof *order, cmp_span, (void *)f->spans);
+
+    int64_t last_end = INT64_MIN;
+    uint32_t thread = UINT32_MAX, root = UINT32_MAX;
+    uint64_t kept = 0;
+    for (uint64_t k = 0; k < n; k++) {
+        const store_span *s = &f->spans[order[k]];
+        if (s->thread >= f->thread_count || s->name >= f->name_count || s->end_ns < s->begin_ns)
+            continue; /* the reader checks these; never index past them */
+        if (s->thread != thread) {
+            thread = s->thread;
+            open_n = 0;
+            t->threads[thread].first = kept;
+            root = UINT32_MAX;
+            if (f->meta.thread_names) { /* as run_model.c nests them */
+                const char *tn = *t->threads[thread].name ? t->threads[thread].name
+                                                          : "(unnamed thread)";
+                root = intern_path(t, &ix, UINT32_MAX, UINT32_MAX - 1 - thread, tn);
+                if (root == UINT32_MAX)
+                    goto fail;
+            }
+        }
+        /* close what ended before it began, and what is not shallower than it */
+        while (open_n && (open[open_n - 1].end_ns <= s->begin_ns ||
+                          open[open_n - 1].depth >= s->depth))
+            open_n--;
+        uint32_t parent = open_n ? open[open_n - 1].path : root;
+        uint32_t path = intern_path(t, &ix, parent, s->name, f->names[s->name]);
+        if (path == UINT32_MAX)
+            goto fail;
+        if (open_n == open_cap) {
+            uint32_t cap = open_cap ? open_cap * 2 : 16;
+            open_span *o = realloc(open, cap * sizeof *o);
+            if (!o)
+                goto fail;
+            open = o;
+            open_cap = cap;
+        }
+        tl_span *ts = &t->spans[kept++];
+        ts->begin_ns = (int64_t)(s->begin_ns + off - base_real_ns);
+        ts->dur_ns = s->end_ns - s->begin_ns;
+        ts->level = open_n;
+        ts->path = path;
+        t->threads[thread].count++;
+        int64_t end = (int64_t)(s->end_ns + off - base_real_ns);
+        if (end > last_end)
+            last_end = end;
+        open[open_n++] = (open_span){s->end_ns, s->depth, path};
+    }
+    t->span_count = kept;
+    t->dropped = f->meta.timeline_dropped;
+    t->dropped_at_ns = kept ? last_end : (int64_t)(f->meta.write_mono_ns + off - base_real_ns);
+    free(order);
+    free(open);
+    free(ix.keys);
+    free(ix.ids);
+    return 0;
+fail:
+    free(order);
+    free(open);
+    free(ix.keys);
+    free(ix.ids);
+    timeline_free(t);
+    return -ENOMEM;
+}

@@ -1,0 +1,49 @@
+/* The timeline of one file as `lapse view` draws it: its spans on the run's common
+ * clock (CLOCK_REALTIME through the file's anchor, less the run's first instant),
+ * per thread in order of start (a parent before what it holds), each with its nesting
+ * level and its path ("a/b/c", under the thread's name when the file nests spans so,
+ * as the report's paths are), and where the timeline stopped when it dropped spans.
+ * Built from a decoded file (store), one file at a time; render formats it. */
+#ifndef LAPSE_ANALYZE_TIMELINE_H
+#define LAPSE_ANALYZE_TIMELINE_H
+
+#include "store/model.h"
+
+#include <stdint.h>
+
+typedef struct tl_span {
+    int64_t begin_ns;  /* on the run's clock, from its first instant */
+    uint64_t dur_ns;
+    uint32_t level;    /* 0 for a top-level span: how many spans hold it */
+    uint32_t path;     /* index in timeline_file.paths */
+} tl_span;
+
+typedef struct tl_thread {
+    int64_t tid;
+    const char *name;  /* the file's; "" when unknown */
+    uint64_t first, count; /* its spans: spans[first .. first + count) */
+} tl_thread;
+
+typedef struct timeline_file {
+    tl_span *spans;    /* grouped by thread, in the threads' order */
+    uint64_t span_count;
+    tl_thread *threads;
+    uint32_t thread_count;
+    char **paths;      /* the distinct paths of its spans */
+    uint32_t path_count, path_cap;
+    uint64_t dropped;  /* spans the timeline had no room for (meta.timeline_dropped) */
+    int64_t dropped_at_ns; /* where it stopped: the end of its last span, else the
+                              file's write; meaningful when dropped > 0 */
+    void *index;       /* building only */
+} timeline_file;
+
+/* The common clock's offset of f (every timeline: lapse view's, the Perfetto export):
+ * its CLOCK_MONOTONIC ns + this = CLOCK_REALTIME of the anchor instant, mod 2^64. */
+uint64_t timeline_clock_offset(const store_file *f);
+
+/* Builds f's timeline with base_real_ns (CLOCK_REALTIME) as 0. 0, or -ENOMEM (t is
+ * then empty). */
+int timeline_build(const store_file *f, uint64_t base_real_ns, timeline_file *t);
+void timeline_free(timeline_file *t);
+
+#endif

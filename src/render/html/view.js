@@ -1,0 +1,697 @@
+/* lapse view: the page's script (embedded by cmake/embed.cmake; docs/view.md).
+ *
+ * It shows two documents the command put in the page: the report model
+ * (#lapse-report, what `lapse report --json` prints) and the timelines and Python
+ * samples of the run's files (#lapse-view, schema "lapse.view"). Every figure of the
+ * Summary is one of the report's, formatted; the Timeline and the Flame tabs draw the
+ * records. Nothing is fetched. window.lapseView is the hook the tests read. */
+(function () {
+  'use strict';
+
+  var hook = window.lapseView = { ready: false, error: null };
+
+  /* ---- decoding the data ---- */
+
+  function decodeBlob(id) {
+    var el = document.getElementById(id);
+    if (!el) return Promise.reject(new Error('the page holds no ' + id));
+    if (el.dataset.encoding === 'json') return Promise.resolve(JSON.parse(el.textContent));
+    if (typeof DecompressionStream === 'undefined')
+      return Promise.reject(new Error('this browser has no DecompressionStream: write the page with ' +
+        '`lapse view --no-compress`'));
+    var bin = atob(el.textContent);
+    var bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate'));
+    return new Response(stream).text().then(JSON.parse);
+  }
+
+  /* ---- formatting (as src/render/format.c does) ---- */
+
+  function fmtDuration(ns) {
+    if (ns === null || ns === undefined || !(ns >= 0) || !isFinite(ns)) return '-';
+    if (ns > 0 && ns < 9.995) return ns.toFixed(2) + 'ns';
+    if (ns < 999.5) return ns.toFixed(0) + 'ns';
+    if (ns < 999950) return (ns / 1e3).toFixed(1) + 'us';
+    if (ns < 999950000) return (ns / 1e6).toFixed(1) + 'ms';
+    if (ns < 9.995e9) return (ns / 1e9).toFixed(2) + 's';
+    if (ns < 59.95e9) return (ns / 1e9).toFixed(1) + 's';
+    var s = Math.round(ns / 1e9);
+    if (s < 3600) return Math.floor(s / 60) + 'm ' + (s % 60) + 's';
+    if (s < 86400) return Math.floor(s / 3600) + 'h ' + Math.floor(s % 3600 / 60) + 'm';
+    return Math.floor(s / 86400) + 'd ' + Math.floor(s % 86400 / 3600) + 'h';
+  }
+  function fmtCount(v) {
+    if (v === null || v === undefined) return '-';
+    return String(v).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  }
+  function fmtBytes(v) {
+    if (v === null || v === undefined) return '-';
+    var u = ['B', 'kB', 'MB', 'GB', 'TB'], i = 0, x = Math.abs(v);
+    while (x >= 999.95 && i < u.length - 1) { x /= 1000; i++; }
+    return (v < 0 ? '-' : '') + (i ? x.toFixed(1) : x.toFixed(0)) + ' ' + u[i];
+  }
+  function fmtShare(v) {
+    if (v === null || v === undefined || !isFinite(v)) return '-';
+    return (v * 100).toFixed(1) + '%';
+  }
+  function fmtNumber(v, digits) {
+    if (v === null || v === undefined || !isFinite(v)) return '-';
+    if (Math.abs(v) >= 1000) return fmtCount(Math.round(v)); /* 352,586,015 as the text report */
+    return Number(v).toFixed(digits === undefined ? 2 : digits);
+  }
+  var FORMATS = { ns: fmtDuration, count: fmtCount, bytes: fmtBytes, share: fmtShare,
+    num: fmtNumber, text: function (v) { return v === null || v === undefined || v === '' ? '-' : String(v); } };
+
+  /* ---- building markup ---- */
+
+  function h(tag, attrs) {
+    var el = document.createElement(tag);
+    if (attrs) for (var k in attrs) {
+      if (attrs[k] === undefined || attrs[k] === null) continue;
+      if (k === 'text') el.textContent = attrs[k];
+      else if (k === 'class') el.className = attrs[k];
+      else el.setAttribute(k, attrs[k]);
+    }
+    for (var i = 2; i < arguments.length; i++) {
+      var c = arguments[i];
+      if (c === null || c === undefined) continue;
+      el.appendChild(typeof c === 'string' ? document.createTextNode(c) : c);
+    }
+    return el;
+  }
+
+  /* A figure of the report: its JSON pointer and raw value in data attributes (the
+   * tests compare them with `lapse report --json`), its text formatted. */
+  function fig(ptr, value, kind, estimated) {
+    var text = FORMATS[kind](value);
+    var cls = kind === 'text' ? 'text' : '';
+    if (estimated && text !== '-') { text = '~ ' + text; cls += ' est'; }
+    var td = h('td', { class: cls || null, 'data-json': ptr, 'data-kind': kind,
+      'data-value': value === null || value === undefined ? 'null' : JSON.stringify(value),
+      'data-sort': typeof value === 'number' ? value : (value === null || value === undefined ? '' : String(value)) });
+    td.textContent = text;
+    return td;
+  }
+  function cell(text, cls) { return h('td', { class: cls || 'text', 'data-sort': text, text: text }); }
+
+  /* A sortable table: cols [{label, text?}], rows: arrays of <td>. */
+  function table(cols, rows, cls) {
+    var head = h('tr');
+    cols.forEach(function (c, i) {
+      var th = h('th', { class: c.text ? 'text' : null, text: c.label });
+      th.addEventListener('click', function () { sortBy(tbl, i, th); });
+      head.appendChild(th);
+    });
+    var body = h('tbody');
+    rows.forEach(function (r) {
+      var tr = h('tr', { class: r.cls || null });
+      (r.cells || r).forEach(function (td) { tr.appendChild(td); });
+      body.appendChild(tr);
+    });
+    var tbl = h('table', { class: cls || null }, h('thead', null, head), body);
+    return tbl;
+  }
+  function sortBy(tbl, col, th) {
+    var desc = !th.classList.contains('sorted-desc');
+    tbl.querySelectorAll('th').forEach(function (x) { x.classList.remove('sorted-asc', 'sorted-desc'); });
+    th.classList.add(desc ? 'sorted-desc' : 'sorted-asc');
+    var body = tbl.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (a, b) {
+      var x = a.cells[col] ? a.cells[col].dataset.sort : '', y = b.cells[col] ? b.cells[col].dataset.sort : '';
+      var nx = x === '' ? NaN : Number(x), ny = y === '' ? NaN : Number(y);
+      var r;
+      if (!isNaN(nx) && !isNaN(ny)) r = nx - ny;
+      else if (isNaN(nx) !== isNaN(ny)) r = isNaN(nx) ? -1 : 1; /* missing sorts low */
+      else r = String(x).localeCompare(String(y));
+      return desc ? -r : r;
+    });
+    rows.forEach(function (r) { body.appendChild(r); });
+  }
+
+  /* ---- Summary ---- */
+
+  function summary(rep) {
+    var root = h('section', { class: 'tab', id: 'tab-summary' });
+    var run = rep.run;
+    var roles = Object.keys(run.roles || {}).map(function (k) { return k + ' x' + run.roles[k]; }).join(', ');
+    root.appendChild(h('h2', { text: 'Run ' + (run.id || run.input) }));
+    var facts = h('dl', { class: 'facts' });
+    function fact(label, td) { facts.appendChild(h('dt', { text: label })); var dd = h('dd'); dd.appendChild(td); facts.appendChild(dd); }
+    function figSpan(ptr, v, kind) { var td = fig(ptr, v, kind); var s = h('span', { 'data-json': ptr, 'data-kind': kind, 'data-value': td.dataset.value, text: td.textContent }); return s; }
+    fact('Runtime', figSpan('/run/runtime_ns', run.runtime_ns, 'ns'));
+    fact('Processes', figSpan('/run/processes', run.processes, 'count'));
+    fact('Final', figSpan('/run/final_processes', run.final_processes, 'count'));
+    fact('Roles', h('span', { text: roles || '-' }));
+    fact('Hosts', h('span', { text: (run.hosts || []).join(', ') + ' (' + (run.hosts || []).length + ')' }));
+    fact('Started', h('span', { text: run.start_real_ns ? new Date(run.start_real_ns / 1e6).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC') : '-' }));
+    fact('Dir', h('span', { text: run.dir }));
+    root.appendChild(facts);
+
+    /* the four numbers, per role and per process */
+    var urows = [];
+    function usageRow(label, ptr, u, cls) {
+      u = u || {};
+      return { cls: cls, cells: [cell(label), fig(ptr + '/wall_ns', u.wall_ns, 'ns'), fig(ptr + '/cpu_ns', u.cpu_ns, 'ns'),
+        fig(ptr + '/cores_busy', u.cores_busy, 'num'), fig(ptr + '/cpu_user_ns', u.cpu_user_ns, 'ns'),
+        fig(ptr + '/cpu_sys_ns', u.cpu_sys_ns, 'ns'), fig(ptr + '/ctx_voluntary', u.ctx_voluntary, 'count'),
+        fig(ptr + '/ctx_involuntary', u.ctx_involuntary, 'count')] };
+    }
+    (rep.roles || []).forEach(function (r, ri) {
+      urows.push(usageRow(r.role + ' x' + r.processes, '/roles/' + ri + '/usage', r.usage));
+      (rep.workers || []).forEach(function (w, wi) {
+        if (w.role === r.role) urows.push(usageRow('pid ' + w.pid + (w.rank !== null ? ' rank ' + w.rank : '') + ' on ' + w.host,
+          '/workers/' + wi + '/usage', w.usage, 'sub'));
+      });
+    });
+    root.appendChild(h('h3', { text: 'Usage' }));
+    root.appendChild(table([{ label: '', text: 1 }, { label: 'wall' }, { label: 'CPU' }, { label: 'cores' },
+      { label: 'user' }, { label: 'sys' }, { label: 'ctx vol' }, { label: 'ctx inv' }], urows));
+    root.appendChild(h('p', { class: 'note', text: 'cores = CPU / wall, the cores kept busy; - = not measured.' }));
+
+    (rep.roles || []).forEach(function (r, ri) { root.appendChild(roleBlock(r, ri, rep)); });
+    root.appendChild(samplesBlock(rep));
+
+    root.appendChild(h('h2', { text: 'CAVEATS' }));
+    if (!rep.caveats || !rep.caveats.length) root.appendChild(h('p', { id: 'caveats', class: 'none', text: 'CAVEATS none: every file was read, complete.' }));
+    else {
+      var ul = h('ul', { class: 'caveats', id: 'caveats' });
+      rep.caveats.forEach(function (c, i) { ul.appendChild(h('li', { 'data-json': '/caveats/' + i + '/message', 'data-kind': 'text', 'data-value': JSON.stringify(c.message), text: c.message })); });
+      root.appendChild(ul);
+    }
+    return root;
+  }
+
+  function phaseIndex(r) {
+    var ix = {};
+    (r.phases || []).forEach(function (p, i) { ix[p.path] = i; });
+    return ix;
+  }
+
+  function roleBlock(r, ri, rep) {
+    var P = '/roles/' + ri;
+    var sec = h('section', { class: 'role', 'data-role': r.role });
+    sec.appendChild(h('h2', null, r.role.toUpperCase() + '  (' + r.processes + ' process' + (r.processes === 1 ? '' : 'es') + ', imbalance ',
+      h('span', { 'data-json': P + '/imbalance', 'data-kind': 'num', 'data-value': JSON.stringify(r.imbalance), text: fmtNumber(r.imbalance) }), ')'));
+    var ix = phaseIndex(r);
+    var top = [];
+    (r.phases || []).forEach(function (p, i) {
+      if (p.depth === 1) top.push({ cells: [cell(p.path), fig(P + '/phases/' + i + '/share_of_busy', p.share_of_busy, 'share', p.estimated),
+        fig(P + '/phases/' + i + '/total_ns', p.total_ns, 'ns', p.estimated)] });
+    });
+    if (r.spans_state !== 'measured') {
+      sec.appendChild(h('p', { class: 'note', text: r.spans_state === 'none_measured' ? 'spans collected, none recorded' : 'no spans collected' }));
+    } else {
+      sec.appendChild(h('h3', null, 'share of ' + r.role + ' busy time (sum of top-level spans, ' + r.processes + ' processes): ',
+        h('span', { 'data-json': P + '/busy_ns', 'data-kind': 'ns', 'data-value': JSON.stringify(r.busy_ns), text: fmtDuration(r.busy_ns) })));
+      sec.appendChild(table([{ label: 'span', text: 1 }, { label: 'share' }, { label: 'total' }], top, 'top-level'));
+
+      var rows = [], crow = [];
+      (r.dominant || []).forEach(function (path) {
+        var i = ix[path], p = r.phases[i], Q = P + '/phases/' + i;
+        rows.push({ cells: [cell(path), fig(Q + '/calls', p.calls, 'count'), fig(Q + '/self_ns', p.self_ns, 'ns', p.self_estimated),
+          fig(Q + '/in_processes', p.in_processes, 'count'), fig(Q + '/p50_ns', p.p50_ns, 'ns', p.estimated),
+          fig(Q + '/p99_ns', p.p99_ns, 'ns', p.estimated), fig(Q + '/wait_share', p.wait_share, 'share', true),
+          fig(Q + '/ticks', p.ticks, 'count')] });
+        (p.counters || []).forEach(function (c, k) {
+          var C = Q + '/counters/' + k;
+          crow.push({ cells: [cell(path), cell(c.name), fig(C + '/sum', c.sum, 'count'), fig(C + '/per_second', c.per_second, 'num'),
+            fig(C + '/ns_per_unit', c.ns_per_unit, 'ns'), fig(C + '/updates', c.updates, 'count')] });
+        });
+      });
+      sec.appendChild(h('h3', { text: 'DOMINANT PHASES by self time' }));
+      sec.appendChild(table([{ label: 'path', text: 1 }, { label: 'calls' }, { label: 'self' }, { label: 'procs' },
+        { label: 'p50' }, { label: 'p99' }, { label: 'wait' }, { label: 'ticks' }], rows, 'dominant'));
+      sec.appendChild(h('p', { class: 'note', text: 'self = total minus child spans; p50, p99 = wall time per call (merged histogram); ' +
+        'procs = processes that completed a call; wait = share of the sampled instants at which the thread was off CPU, an estimate (~); - = too few ticks.' }));
+      if (crow.length) {
+        sec.appendChild(h('h3', { text: 'COUNTERS' }));
+        sec.appendChild(table([{ label: 'path', text: 1 }, { label: 'counter', text: 1 }, { label: 'total' }, { label: 'per second' },
+          { label: 'time per unit' }, { label: 'updates' }], crow, 'counters'));
+      }
+      if (r.loop) {
+        var L = P + '/loop';
+        sec.appendChild(h('h3', { text: 'MOST-CALLED LOOP' }));
+        sec.appendChild(table([{ label: 'path', text: 1 }, { label: 'calls' }, { label: 'mean' }, { label: 'p50' }, { label: 'p95' }, { label: 'p99' }],
+          [[cell(r.loop.path), fig(L + '/calls', r.loop.calls, 'count'), fig(L + '/mean_ns', r.loop.mean_ns, 'ns'),
+            fig(L + '/p50_ns', r.loop.p50_ns, 'ns'), fig(L + '/p95_ns', r.loop.p95_ns, 'ns'), fig(L + '/p99_ns', r.loop.p99_ns, 'ns')]], 'loop'));
+      }
+      var ranked = (r.phases || []).map(function (p, i) { return [p, i]; }).filter(function (x) { return x[0].across_ranks; });
+      if (ranked.length) {
+        sec.appendChild(h('h3', { text: 'ACROSS RANKS' }));
+        sec.appendChild(table([{ label: 'path', text: 1 }, { label: 'ranks' }, { label: 'entered' }, { label: 'min' }, { label: 'median' }, { label: 'max' }, { label: 'slowest rank' }],
+          ranked.map(function (x) {
+            var A = P + '/phases/' + x[1] + '/across_ranks', a = x[0].across_ranks;
+            return [cell(x[0].path), fig(A + '/ranks', a.ranks, 'count'), fig(A + '/entered', a.entered, 'count'), fig(A + '/min_ns', a.min_ns, 'ns'),
+              fig(A + '/median_ns', a.median_ns, 'ns'), fig(A + '/max_ns', a.max_ns, 'ns'), fig(A + '/slowest_rank', a.slowest_rank, 'count')];
+          }), 'ranks'));
+      }
+    }
+    if (r.io_state === 'measured' && r.io) {
+      var I = P + '/io', io = r.io;
+      sec.appendChild(h('h3', { text: 'I/O (process sampler, ' + io.processes + ' processes)' }));
+      sec.appendChild(table([{ label: '', text: 1 }, { label: 'all calls' }, { label: 'disk' }, { label: 'page cache' }], [
+        [cell('read'), fig(I + '/read_chars', io.read_chars, 'bytes'), fig(I + '/read_bytes', io.read_bytes, 'bytes'), fig(I + '/read_cache_bytes', io.read_cache_bytes, 'bytes')],
+        [cell('written'), fig(I + '/write_chars', io.write_chars, 'bytes'), fig(I + '/write_bytes', io.write_bytes, 'bytes'), cell('')]], 'io'));
+      sec.appendChild(table([{ label: 'bytes moved', text: 1 }, { label: 'share' }], [
+        [cell('while no phase was open'), fig(I + '/share_no_phase_open', io.share_no_phase_open, 'share')],
+        [cell('with a phase open throughout'), fig(I + '/share_phase_open', io.share_phase_open, 'share')]], 'io-shares'));
+    } else if (r.io_state === 'none_measured') {
+      sec.appendChild(h('p', { class: 'note', text: 'I/O: sampled, no byte moved' }));
+    }
+    if (r.memory_state === 'measured' && r.memory) {
+      var M = P + '/memory', mem = r.memory;
+      sec.appendChild(h('h3', { text: 'MEMORY' }));
+      var mrows = [[cell('peak RSS per process (getrusage)'), fig(M + '/peak_rss_getrusage_bytes', mem.peak_rss_getrusage_bytes, 'bytes'), fig(M + '/peak_rss_getrusage_pid', mem.peak_rss_getrusage_pid, 'count')]];
+      if (mem.peak_rss_sampled_bytes !== undefined)
+        mrows.push([cell('peak RSS sampled'), fig(M + '/peak_rss_sampled_bytes', mem.peak_rss_sampled_bytes, 'bytes'), cell('')]);
+      sec.appendChild(table([{ label: '', text: 1 }, { label: 'bytes' }, { label: 'pid' }], mrows, 'memory'));
+    }
+    return sec;
+  }
+
+  function samplesBlock(rep) {
+    var sec = h('section', { class: 'samples' });
+    if (!rep.python_samples || !rep.python_samples.length) return sec;
+    sec.appendChild(h('h2', { text: 'PYTHON SAMPLES (estimates)' }));
+    rep.python_samples.forEach(function (s, si) {
+      var S = '/python_samples/' + si;
+      sec.appendChild(h('h3', { text: s.file + ': mode ' + s.mode }));
+      sec.appendChild(table([{ label: 'samples' }, { label: 'rate asked' }, { label: 'rate achieved' }, { label: 'late' }, { label: 'read errors' }],
+        [[fig(S + '/samples', s.samples, 'count'), fig(S + '/rate_asked_hz', s.rate_asked_hz, 'num', true), fig(S + '/rate_achieved_hz', s.rate_achieved_hz, 'num', true),
+          fig(S + '/late_samples', s.late_samples, 'count'), fig(S + '/read_errors', s.read_errors, 'count')]], 'sampling'));
+      (s.processes || []).forEach(function (p, pi) {
+        var fns = p.top_self || [];
+        if (!fns.length) return;
+        var F = S + '/processes/' + pi + '/top_self/';
+        sec.appendChild(table([{ label: 'function by self time (pid ' + p.pid + ')', text: 1 }, { label: 'self' }, { label: 'total' }, { label: 'self time' }],
+          fns.map(function (f, fi) {
+            return [cell(f.function), fig(F + fi + '/self_share', f.self_share, 'share', true), fig(F + fi + '/total_share', f.total_share, 'share', true),
+              fig(F + fi + '/self_ns', f.self_ns, 'ns', true)];
+          }), 'functions'));
+      });
+    });
+    return sec;
+  }
+
+  /* ---- Timeline ---- */
+
+  var ROW = 16, HEAD = 18;
+
+  function hue(s) {
+    var x = 2166136261;
+    for (var i = 0; i < s.length; i++) { x ^= s.charCodeAt(i); x = Math.imul(x, 16777619); }
+    return (x >>> 0) % 360;
+  }
+
+  /* The lanes: host, then process (by rank, then pid), then thread; each thread's
+   * spans as per-level columns sorted by start (within a level they never overlap,
+   * so their ends are sorted too). */
+  function buildLanes(view, rep) {
+    var procs = view.processes.slice();
+    procs.sort(function (a, b) {
+      if (a.host !== b.host) return a.host < b.host ? -1 : 1;
+      var ra = a.rank === null ? Infinity : a.rank, rb = b.rank === null ? Infinity : b.rank;
+      if (ra !== rb) return ra - rb;
+      return a.pid - b.pid;
+    });
+    var lanes = [], y = 0, host = null, tmin = Infinity, tmax = -Infinity;
+    var stats = {};
+    (rep.roles || []).forEach(function (r) { stats[r.role] = { role: r, ix: phaseIndex(r) }; });
+    procs.forEach(function (p) {
+      if (p.host !== host) { host = p.host; lanes.push({ kind: 'host', y: y, h: HEAD, label: 'host ' + host }); y += HEAD; }
+      var plane = { kind: 'process', y: y, h: HEAD, proc: p,
+        label: p.role + ' pid ' + p.pid + (p.rank !== null ? ' rank ' + p.rank : '') };
+      lanes.push(plane); y += HEAD;
+      var pmin = Infinity, pmax = -Infinity;
+      p.threads.forEach(function (t) {
+        var n = t.begin.length, levels = [], at = 0, maxLevel = -1;
+        var counts = [];
+        for (var i = 0; i < n; i++) { var l = t.level[i]; counts[l] = (counts[l] || 0) + 1; if (l > maxLevel) maxLevel = l; }
+        for (var l2 = 0; l2 <= maxLevel; l2++) {
+          var c = counts[l2] || 0;
+          levels.push({ start: new Float64Array(c), end: new Float64Array(c), path: new Uint32Array(c), n: 0, match: null });
+        }
+        for (var k = 0; k < n; k++) {
+          at += t.begin[k];
+          var L = levels[t.level[k]], j = L.n++;
+          L.start[j] = at; L.end[j] = at + t.dur[k]; L.path[j] = t.path[k];
+          if (at < pmin) pmin = at;
+          if (at + t.dur[k] > pmax) pmax = at + t.dur[k];
+        }
+        var rows = Math.max(levels.length, 1);
+        lanes.push({ kind: 'thread', y: y, h: rows * ROW, proc: p, thread: t, levels: levels, spans: n,
+          label: (t.name || 'thread') + ' ' + t.tid, stats: stats[p.role] });
+        y += rows * ROW;
+      });
+      if (p.dropped && p.dropped_at_ns !== null) { pmax = Math.max(pmax, p.dropped_at_ns); pmin = Math.min(pmin, p.dropped_at_ns); }
+      if (pmin < tmin) tmin = pmin;
+      if (pmax > tmax) tmax = pmax;
+    });
+    if (!isFinite(tmin)) { tmin = 0; tmax = 1; }
+    if (tmax <= tmin) tmax = tmin + 1;
+    return { lanes: lanes, height: y, t0: tmin, t1: tmax };
+  }
+
+  function lowerBoundEnd(end, n, t) { /* first i with end[i] > t */
+    var lo = 0, hi = n;
+    while (lo < hi) { var mid = (lo + hi) >> 1; if (end[mid] > t) hi = mid; else lo = mid + 1; }
+    return lo;
+  }
+
+  function timeline(view, rep) {
+    var root = h('section', { class: 'tab', id: 'tab-timeline', hidden: '' });
+    var search = h('input', { type: 'search', id: 'tl-search', placeholder: 'search spans (name or path)' });
+    var info = h('span', { class: 'muted', id: 'tl-info' });
+    var reset = h('button', { type: 'button', text: 'Reset zoom' });
+    root.appendChild(h('div', { id: 'tl-bar' }, search, reset, info));
+    var canvas = h('canvas', { id: 'tl-canvas' });
+    var wrap = h('div', { id: 'tl-wrap' }, canvas);
+    root.appendChild(wrap);
+    var detail = h('div', { id: 'tl-detail', class: 'muted', text: 'Wheel: zoom around the pointer. Drag: pan. Click a span for its path\'s figures.' });
+    root.appendChild(detail);
+
+    var L = buildLanes(view, rep);
+    var LABEL = 170;
+    var st = { t0: L.t0, t1: L.t1, query: '', bars: [], frameMs: 0, width: 0 };
+    var ctx = canvas.getContext('2d');
+    var dpr = window.devicePixelRatio || 1;
+
+    function size() {
+      var w = Math.max(wrap.clientWidth - 2, 300);
+      st.width = w;
+      canvas.width = Math.round(w * dpr); canvas.height = Math.round(Math.max(L.height, 40) * dpr);
+      canvas.style.width = w + 'px'; canvas.style.height = Math.max(L.height, 40) + 'px';
+    }
+    function xOf(t) { return LABEL + (t - st.t0) * (st.width - LABEL) / (st.t1 - st.t0); }
+    function tOf(x) { return st.t0 + (x - LABEL) * (st.t1 - st.t0) / (st.width - LABEL); }
+
+    function setQuery(q) {
+      st.query = q.toLowerCase();
+      L.lanes.forEach(function (lane) {
+        if (lane.kind !== 'thread') return;
+        var paths = lane.proc.paths, hit = new Uint8Array(paths.length), any = false;
+        for (var i = 0; i < paths.length; i++) if (st.query && paths[i].toLowerCase().indexOf(st.query) >= 0) { hit[i] = 1; any = true; }
+        lane.levels.forEach(function (lv) {
+          if (!st.query) { lv.match = null; return; }
+          var pre = new Int32Array(lv.n + 1);
+          for (var k = 0; k < lv.n; k++) pre[k + 1] = pre[k] + (any ? hit[lv.path[k]] : 0);
+          lv.match = pre;
+        });
+      });
+    }
+
+    function draw() {
+      var t = performance.now();
+      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+      ctx.clearRect(0, 0, st.width, L.height);
+      ctx.font = '11px system-ui, sans-serif';
+      ctx.textBaseline = 'middle';
+      var bars = [];
+      var scale = (st.width - LABEL) / (st.t1 - st.t0), searching = !!st.query;
+      var top = wrap.scrollTop, bottom = top + wrap.clientHeight;
+      L.lanes.forEach(function (lane, li) {
+        if (lane.y > bottom || lane.y + lane.h < top) return;
+        if (lane.kind !== 'thread') {
+          ctx.fillStyle = lane.kind === 'host' ? '#e3e8ee' : '#f4f6f8';
+          ctx.fillRect(0, lane.y, st.width, lane.h);
+          ctx.fillStyle = '#1d232a';
+          ctx.fillText(lane.label, 4, lane.y + lane.h / 2);
+          var p = lane.proc;
+          if (lane.kind === 'process' && p.dropped) {
+            var xd = Math.max(xOf(p.dropped_at_ns), LABEL);
+            ctx.fillStyle = 'rgba(179,38,30,.18)';
+            ctx.fillRect(xd, lane.y, st.width - xd, lane.h);
+            ctx.fillStyle = '#b3261e';
+            ctx.fillRect(xd, lane.y, 2, lane.h);
+            var msg = fmtCount(p.dropped) + ' spans dropped here (timeline full, max_spans ' + fmtCount(p.max_spans) + ')';
+            ctx.fillText(msg, Math.min(xd + 5, st.width - 300), lane.y + lane.h / 2);
+            bars.push({ x0: xd, x1: st.width, y: lane.y, h: lane.h, lane: li, dropped: p.dropped });
+          }
+          return;
+        }
+        ctx.fillStyle = '#66707a';
+        ctx.fillText(lane.label, 10, lane.y + ROW / 2);
+        ctx.save();
+        ctx.beginPath(); ctx.rect(LABEL, lane.y, st.width - LABEL, lane.h); ctx.clip();
+        var paths = lane.proc.paths;
+        lane.levels.forEach(function (lv, level) {
+          var y = lane.y + level * ROW, n = lv.n;
+          var i = lowerBoundEnd(lv.end, n, st.t0);
+          while (i < n && lv.start[i] < st.t1) {
+            var x0 = LABEL + (lv.start[i] - st.t0) * scale, x1 = LABEL + (lv.end[i] - st.t0) * scale;
+            if (x1 - x0 >= 1) {
+              var path = paths[lv.path[i]];
+              var hit = searching && lv.match[i + 1] - lv.match[i] > 0;
+              ctx.fillStyle = searching ? (hit ? '#f2b600' : '#dfe3e7') : 'hsl(' + hue(path) + ',55%,70%)';
+              var bx = Math.max(x0, LABEL - 1), bw = Math.min(x1, st.width + 1) - bx;
+              ctx.fillRect(bx, y + 1, bw > 3 ? bw - 1 : bw, ROW - 2); /* a gap between neighbours */
+              if (bw > 30) {
+                ctx.fillStyle = '#1d232a';
+                var name = path.slice(path.lastIndexOf('/') + 1);
+                ctx.fillText(name.length * 6 > bw - 6 ? name.slice(0, Math.max(1, Math.floor((bw - 6) / 6))) : name, bx + 3, y + ROW / 2);
+              }
+              bars.push({ x0: x0, x1: x1, y: y, h: ROW, lane: li, level: level, index: i, path: path, merged: 0, hit: hit });
+              i++;
+            } else { /* narrower than a pixel: what falls in this pixel is one merged column */
+              var px = Math.floor(x0), tEnd = st.t0 + (px + 1 - LABEL) / scale;
+              var j = lowerBoundEnd(lv.end, n, tEnd);
+              if (j <= i) j = i + 1;
+              var mhit = searching && lv.match[j] - lv.match[i] > 0;
+              ctx.fillStyle = searching ? (mhit ? '#f2b600' : '#dfe3e7') : '#8f9aa6';
+              ctx.fillRect(px, y + 1, 1, ROW - 2);
+              bars.push({ x0: px, x1: px + 1, y: y, h: ROW, lane: li, level: level, index: i, merged: j - i, hit: mhit });
+              i = j;
+            }
+          }
+        });
+        ctx.restore();
+      });
+      ctx.fillStyle = '#d9dde2';
+      ctx.fillRect(LABEL - 1, 0, 1, L.height);
+      st.bars = bars;
+      st.frameMs = performance.now() - t;
+      info.textContent = fmtDuration(st.t1 - st.t0) + ' shown, from ' + fmtDuration(Math.max(st.t0, 0)) +
+        ' · ' + bars.length + ' bars · frame ' + st.frameMs.toFixed(1) + ' ms';
+    }
+
+    var pending = false;
+    function redraw() { if (!pending) { pending = true; requestAnimationFrame(function () { pending = false; draw(); }); } }
+
+    function zoom(factor, x) {
+      var tc = tOf(x), span = (st.t1 - st.t0) * factor;
+      span = Math.max(span, 100); /* 100 ns across the canvas at most */
+      var f = (x - LABEL) / (st.width - LABEL);
+      st.t0 = tc - f * span; st.t1 = st.t0 + span;
+    }
+    canvas.addEventListener('wheel', function (e) {
+      e.preventDefault();
+      var r = canvas.getBoundingClientRect();
+      zoom(Math.pow(1.0015, e.deltaY), e.clientX - r.left);
+      redraw();
+    }, { passive: false });
+    var drag = null;
+    canvas.addEventListener('mousedown', function (e) { drag = { x: e.clientX, t0: st.t0, t1: st.t1, moved: false }; canvas.classList.add('dragging'); });
+    window.addEventListener('mousemove', function (e) {
+      if (!drag) return;
+      var dx = e.clientX - drag.x;
+      if (Math.abs(dx) > 2) drag.moved = true;
+      var dt = dx * (drag.t1 - drag.t0) / (st.width - LABEL);
+      st.t0 = drag.t0 - dt; st.t1 = drag.t1 - dt;
+      redraw();
+    });
+    window.addEventListener('mouseup', function (e) {
+      if (!drag) return;
+      var moved = drag.moved;
+      drag = null; canvas.classList.remove('dragging');
+      if (!moved) { var r = canvas.getBoundingClientRect(); select(e.clientX - r.left, e.clientY - r.top); }
+    });
+    wrap.addEventListener('scroll', redraw);
+    search.addEventListener('input', function () { setQuery(search.value); redraw(); });
+    reset.addEventListener('click', function () { st.t0 = L.t0; st.t1 = L.t1; redraw(); });
+    window.addEventListener('resize', function () { if (!root.hidden) { size(); draw(); } });
+
+    function barAt(x, y) {
+      for (var i = st.bars.length - 1; i >= 0; i--) {
+        var b = st.bars[i];
+        if (x >= b.x0 && x < Math.max(b.x1, b.x0 + 1) && y >= b.y && y < b.y + b.h) return b;
+      }
+      return null;
+    }
+    function select(x, y) {
+      var b = barAt(x, y);
+      detail.textContent = '';
+      if (!b) { detail.textContent = 'No span there.'; return null; }
+      var lane = L.lanes[b.lane];
+      if (b.dropped) { detail.textContent = fmtCount(b.dropped) + ' spans of ' + lane.label + ' were not recorded from here on: its timeline was full (max_spans ' + fmtCount(lane.proc.max_spans) + '). The Summary counts them; the timeline cannot show them.'; return b; }
+      var lv = lane.levels[b.level];
+      if (b.merged) {
+        detail.textContent = fmtCount(b.merged) + ' spans narrower than a pixel, merged (' + lane.label + ', level ' + b.level + '): zoom in to see them.';
+        return b;
+      }
+      var path = lane.proc.paths[lv.path[b.index]];
+      detail.appendChild(h('div', null, h('b', { text: path }), '  ' + lane.label + ', ' + lane.proc.role + ' pid ' + lane.proc.pid +
+        ': began at ' + fmtDuration(lv.start[b.index]) + ', took ' + fmtDuration(lv.end[b.index] - lv.start[b.index])));
+      var s = lane.stats, i = s ? s.ix[path] : undefined;
+      if (i === undefined) { detail.appendChild(h('div', { text: 'The report has no figures for this path.' })); return b; }
+      var p = s.role.phases[i], ri = (rep.roles || []).indexOf(s.role), Q = '/roles/' + ri + '/phases/' + i;
+      detail.appendChild(table([{ label: 'path (role ' + s.role.role + ')', text: 1 }, { label: 'calls' }, { label: 'total' }, { label: 'self' }, { label: 'p50' }, { label: 'p99' }, { label: 'wait' }],
+        [[cell(path), fig(Q + '/calls', p.calls, 'count'), fig(Q + '/total_ns', p.total_ns, 'ns', p.estimated), fig(Q + '/self_ns', p.self_ns, 'ns', p.self_estimated),
+          fig(Q + '/p50_ns', p.p50_ns, 'ns', p.estimated), fig(Q + '/p99_ns', p.p99_ns, 'ns', p.estimated), fig(Q + '/wait_share', p.wait_share, 'share', true)]]));
+      return b;
+    }
+
+    var api = {
+      show: function () { size(); draw(); },
+      lanes: function () {
+        return L.lanes.map(function (l) { return { kind: l.kind, y: l.y, h: l.h, label: l.label, pid: l.proc ? l.proc.pid : null, tid: l.thread ? l.thread.tid : null }; });
+      },
+      range: function () { return { t0: st.t0, t1: st.t1, full0: L.t0, full1: L.t1, label: LABEL, width: st.width }; },
+      setRange: function (t0, t1) { st.t0 = t0; st.t1 = t1; draw(); },
+      xOf: xOf, tOf: tOf,
+      barsAt: function (x) { return st.bars.filter(function (b) { return x >= b.x0 && x < Math.max(b.x1, b.x0 + 1); }); },
+      bars: function () { return st.bars; },
+      zoom: function (factor, x) { zoom(factor, x); draw(); return st.frameMs; },
+      pan: function (dx) { var dt = dx * (st.t1 - st.t0) / (st.width - LABEL); st.t0 -= dt; st.t1 -= dt; draw(); return st.frameMs; },
+      search: function (q) { search.value = q; setQuery(q); draw(); return st.bars.filter(function (b) { return b.hit; }).length; },
+      select: function (x, y) { var b = select(x, y); return b ? detail.textContent : null; },
+      frameMs: function () { return st.frameMs; }
+    };
+    return { el: root, api: api };
+  }
+
+  /* ---- Flame ---- */
+
+  function flame(view) {
+    var root = h('section', { class: 'tab', id: 'tab-flame', hidden: '' });
+    var sets = view.processes.filter(function (p) { return p.samples; });
+    if (!sets.length) {
+      root.appendChild(h('p', { class: 'none', id: 'fl-none', text: 'No Python stack samples in this run (lapse record, or lapse run with the PYTHON feature, take them).' }));
+      return { el: root, api: { show: function () {}, frames: function () { return []; } } };
+    }
+    var procSel = h('select', { id: 'fl-process' }, h('option', { value: '', text: 'every process' }));
+    var threadSel = h('select', { id: 'fl-thread' }, h('option', { value: '', text: 'every thread' }));
+    var info = h('span', { class: 'muted', id: 'fl-info' });
+    root.appendChild(h('div', { id: 'fl-bar' }, 'process ', procSel, ' thread ', threadSel, info));
+    var wrap = h('div', { id: 'fl-wrap' });
+    root.appendChild(wrap);
+    var pids = {}, threads = {};
+    sets.forEach(function (p) {
+      var s = p.samples, st = s.stacks;
+      for (var i = 0; i < st.pid.length; i++) {
+        pids[st.pid[i]] = true;
+        threads[st.pid[i] + ':' + st.tid[i]] = s.strings[st.thread_name[i]] || '';
+      }
+    });
+    Object.keys(pids).sort(function (a, b) { return a - b; }).forEach(function (pid) { procSel.appendChild(h('option', { value: pid, text: 'pid ' + pid })); });
+    function fillThreads() {
+      threadSel.textContent = '';
+      threadSel.appendChild(h('option', { value: '', text: 'every thread' }));
+      Object.keys(threads).sort().forEach(function (k) {
+        var pt = k.split(':');
+        if (procSel.value && pt[0] !== procSel.value) return;
+        threadSel.appendChild(h('option', { value: k, text: (threads[k] || 'thread') + ' ' + pt[1] + ' (pid ' + pt[0] + ')' }));
+      });
+    }
+    fillThreads();
+
+    function build() {
+      var tree = { name: 'all', w: 0, n: 0, kids: new Map() };
+      sets.forEach(function (p) {
+        var s = p.samples, st = s.stacks, fr = s.frames, ids = s.frame_ids;
+        for (var i = 0; i < st.pid.length; i++) {
+          if (procSel.value && String(st.pid[i]) !== procSel.value) continue;
+          if (threadSel.value && st.pid[i] + ':' + st.tid[i] !== threadSel.value) continue;
+          var node = tree, w = st.weight_ns[i], c = st.count[i];
+          node.w += w; node.n += c;
+          for (var d = 0; d < st.depth[i]; d++) {
+            var f = ids[st.first[i] + d], fn = s.strings[fr[3 * f]], file = s.strings[fr[3 * f + 1]];
+            var key = fn + '\u0000' + file;
+            var kid = node.kids.get(key);
+            if (!kid) { kid = { name: fn, file: file, w: 0, n: 0, kids: new Map() }; node.kids.set(key, kid); }
+            kid.w += w; kid.n += c;
+            node = kid;
+          }
+        }
+      });
+      return tree;
+    }
+
+    var focus = null, tree = null, drawn = [];
+    function render() {
+      wrap.textContent = '';
+      drawn = [];
+      var W = Math.max(wrap.clientWidth, 300), H = 18, rows = 0;
+      var top = focus || tree;
+      function place(node, x, w, depth) {
+        if (w < 0.5) return;
+        rows = Math.max(rows, depth + 1);
+        var label = node.name + (node.file ? ' (' + node.file + ')' : '');
+        var share = tree.w ? node.w / tree.w : 0;
+        var div = h('div', { class: 'fl-frame', title: label + ': ' + fmtDuration(node.w) + ' sampled, ' + fmtCount(node.n) + ' samples, ' + fmtShare(share) + ' (estimates)' });
+        div.style.left = x + 'px'; div.style.width = w + 'px'; div.style.top = depth * H + 'px';
+        div.style.background = node === tree ? '#cfd6de' : 'hsl(' + (20 + hue(node.name) % 40) + ',75%,' + (62 + hue(node.file || '') % 16) + '%)';
+        div.textContent = w > 24 ? label : '';
+        div.addEventListener('click', function () { focus = node === tree ? null : node; render(); });
+        wrap.appendChild(div);
+        drawn.push({ name: node.name, x: x, w: w, depth: depth, weight_ns: node.w, samples: node.n });
+        var kids = Array.from(node.kids.values()).sort(function (a, b) { return b.w - a.w; });
+        var cx = x;
+        kids.forEach(function (k) { var kw = node.w ? w * k.w / node.w : 0; place(k, cx, kw, depth + 1); cx += kw; });
+      }
+      place(top, 0, W, 0);
+      wrap.style.height = (rows * H + 4) + 'px';
+      info.textContent = fmtCount(tree.n) + ' samples, ' + fmtDuration(tree.w) + ' sampled (estimates)' + (focus ? ' · zoomed into ' + focus.name + ': click it to go back' : '');
+    }
+    function refresh() { tree = build(); focus = null; render(); }
+    procSel.addEventListener('change', function () { fillThreads(); refresh(); });
+    threadSel.addEventListener('change', refresh);
+    return { el: root, api: {
+      show: function () { if (!tree) refresh(); else render(); },
+      frames: function () { return drawn; },
+      filter: function (pid, thread) { procSel.value = pid || ''; fillThreads(); threadSel.value = thread || ''; refresh(); return drawn; }
+    } };
+  }
+
+  /* ---- the page ---- */
+
+  function start(rep, view) {
+    var app = document.getElementById('app');
+    app.textContent = '';
+    var tabs = document.getElementById('tabs');
+    var sum = summary(rep), tl = timeline(view, rep), fl = flame(view);
+    var list = [['Summary', sum, null], ['Timeline', tl.el, tl.api], ['Flame', fl.el, fl.api]];
+    list.forEach(function (t) {
+      app.appendChild(t[1]);
+      var b = h('button', { type: 'button', 'data-tab': t[0].toLowerCase(), text: t[0] });
+      b.addEventListener('click', function () { hook.show(t[0].toLowerCase()); });
+      tabs.appendChild(b);
+    });
+    hook.show = function (name) {
+      list.forEach(function (t) {
+        var on = t[0].toLowerCase() === name;
+        t[1].hidden = !on;
+        tabs.querySelector('[data-tab="' + t[0].toLowerCase() + '"]').classList.toggle('active', on);
+        if (on && t[2]) t[2].show();
+      });
+    };
+    hook.report = rep;
+    hook.timeline = tl.api;
+    hook.flame = fl.api;
+    hook.show('summary');
+  }
+
+  var t0 = performance.now();
+  Promise.all([decodeBlob('lapse-report'), decodeBlob('lapse-view')]).then(function (docs) {
+    hook.decodedMs = performance.now() - t0;
+    start(docs[0], docs[1]);
+    hook.readyMs = performance.now();
+    hook.ready = true;
+  }).catch(function (e) {
+    hook.error = String(e && e.message || e);
+    var app = document.getElementById('app');
+    app.textContent = '';
+    app.appendChild(h('p', { class: 'caveats', text: 'This page cannot show its report: ' + hook.error }));
+  });
+})();

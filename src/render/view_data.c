@@ -1,0 +1,132 @@
+#include "view_data.h"
+
+#include <errno.h>
+
+void view_data_begin(view_data_writer *w, FILE *out, uint64_t base_real_ns)
+{
+    json_init(&w->j, out);
+    w->j.compact = 1;
+    json_begin_object(&w->j, NULL);
+    json_str(&w->j, "schema", VIEW_DATA_SCHEMA);
+    json_u64(&w->j, "version", VIEW_DATA_VERSION);
+    json_u64(&w->j, "base_real_ns", base_real_ns);
+    json_begin_array(&w->j, "processes");
+}
+
+static void rank_json(json_out *j, const char *key, int64_t v)
+{
+    if (v >= 0)
+        json_i64(j, key, v);
+    else
+        json_null(j, key);
+}
+
+/* Columns of one thread's spans: begin as the difference from the previous span's
+ * begin (the first from 0), so that the numbers stay short. */
+static void thread_json(json_out *j, const timeline_file *t, const tl_thread *th)
+{
+    const tl_span *s = t->spans + th->first;
+    json_begin_object(j, NULL);
+    json_i64(j, "tid", th->tid);
+    json_str(j, "name", th->name);
+    json_begin_array(j, "begin");
+    int64_t prev = 0;
+    for (uint64_t i = 0; i < th->count; i++) {
+        json_i64(j, NULL, s[i].begin_ns - prev);
+        prev = s[i].begin_ns;
+    }
+    json_end_array(j);
+    json_begin_array(j, "dur");
+    for (uint64_t i = 0; i < th->count; i++)
+        json_u64(j, NULL, s[i].dur_ns);
+    json_end_array(j);
+    json_begin_array(j, "level");
+    for (uint64_t i = 0; i < th->count; i++)
+        json_u64(j, NULL, s[i].level);
+    json_end_array(j);
+    json_begin_array(j, "path");
+    for (uint64_t i = 0; i < th->count; i++)
+        json_u64(j, NULL, s[i].path);
+    json_end_array(j);
+    json_end_object(j);
+}
+
+static void samples_json(json_out *j, const store_samples *s)
+{
+    json_begin_object(j, "samples");
+    json_str(j, "mode", s->mode);
+    json_begin_array(j, "strings");
+    for (uint32_t i = 0; i < s->string_count; i++)
+        json_str(j, NULL, s->strings[i]);
+    json_end_array(j);
+    /* frames: function, file, line (string ids, line 0 unknown), flattened */
+    json_begin_array(j, "frames");
+    for (uint32_t i = 0; i < s->frame_count; i++) {
+        json_u64(j, NULL, s->frames[i].function);
+        json_u64(j, NULL, s->frames[i].file);
+        json_u64(j, NULL, s->frames[i].line);
+    }
+    json_end_array(j);
+    json_begin_array(j, "frame_ids");
+    for (uint64_t i = 0; i < s->frame_id_count; i++)
+        json_u64(j, NULL, s->frame_ids[i]);
+    json_end_array(j);
+    json_begin_object(j, "stacks");
+#define STACK_COLUMN(key, field, put)                  \
+    json_begin_array(j, key);                          \
+    for (uint32_t i = 0; i < s->stack_count; i++)      \
+        put(j, NULL, s->stacks[i].field);              \
+    json_end_array(j)
+    STACK_COLUMN("pid", pid, json_i64);
+    STACK_COLUMN("tid", tid, json_i64);
+    STACK_COLUMN("thread_name", thread_name, json_u64);
+    STACK_COLUMN("span_path", span_path, json_u64);
+    STACK_COLUMN("state", state, json_u64);
+    STACK_COLUMN("first", first, json_u64);
+    STACK_COLUMN("depth", depth, json_u64);
+    STACK_COLUMN("count", count, json_u64);
+    STACK_COLUMN("weight_ns", weight_ns, json_u64);
+#undef STACK_COLUMN
+    json_end_object(j);
+    json_end_object(j);
+}
+
+void view_data_add(view_data_writer *w, const char *file, const store_file *f,
+                   const timeline_file *t)
+{
+    json_out *j = &w->j;
+    const store_meta *m = &f->meta;
+    json_begin_object(j, NULL);
+    json_str(j, "file", file);
+    json_i64(j, "pid", m->pid);
+    json_str(j, "host", m->host);
+    json_str(j, "role", m->role);
+    rank_json(j, "rank", m->rank);
+    json_u64(j, "max_spans", m->max_spans);
+    json_u64(j, "dropped", t->dropped);
+    if (t->dropped)
+        json_i64(j, "dropped_at_ns", t->dropped_at_ns);
+    else
+        json_null(j, "dropped_at_ns");
+    json_begin_array(j, "paths");
+    for (uint32_t i = 0; i < t->path_count; i++)
+        json_str(j, NULL, t->paths[i]);
+    json_end_array(j);
+    json_begin_array(j, "threads");
+    for (uint32_t i = 0; i < t->thread_count; i++)
+        thread_json(j, t, &t->threads[i]);
+    json_end_array(j);
+    if (f->samples && f->samples->stack_count)
+        samples_json(j, f->samples);
+    else
+        json_null(j, "samples");
+    json_end_object(j);
+}
+
+int view_data_finish(view_data_writer *w)
+{
+    json_end_array(&w->j);
+    json_end_object(&w->j);
+    json_finish(&w->j);
+    return ferror(w->j.f) ? -EIO : 0;
+}
