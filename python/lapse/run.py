@@ -32,7 +32,7 @@ class RunPath:
     self_ns: int
     roles: tuple[str, ...]  #: the roles in which it ran
     counters: Mapping[str, int] = field(hash=False)  #: counter name -> sum
-    estimated: bool = False  #: some of its figures come from a sampled phase
+    estimated: bool = False  #: some of its figures come from a sampled phase (or its self time from sampled children)
 
 
 @dataclass(frozen=True)

@@ -227,6 +227,10 @@ static int build_role(const run_model *m, uint32_t r, unsigned top, report_role 
     const rs_role *rs = rr->stats;
     rr->role = role;
     rr->busy_mean_ns = role->processes ? (double)role->busy_ns / role->processes : 0.0;
+    for (uint32_t i = 0; i < rs->phase_count && !rr->busy_estimated; i++) {
+        const rm_path *p = &m->paths[rs->phases[i]];
+        rr->busy_estimated = p->depth == 1 && p->sample_stride;
+    }
     rr->top_shown = rs->top_level_shown;
     rr->rest_count = rs->top_level_count - rr->top_shown;
     rr->rest_ns = rs->top_level_ns;

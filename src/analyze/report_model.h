@@ -129,6 +129,7 @@ typedef struct report_role {
     const rs_role *stats;
     report_usage usage;            /* the four numbers over its processes */
     double busy_mean_ns;           /* busy time per process */
+    int busy_estimated;            /* a top-level span is sampled: busy time is an estimate */
     uint32_t top_shown;            /* top-level spans shown (at most top) */
     uint32_t rest_count;           /* the others */
     uint64_t rest_ns;              /* their total */
@@ -222,7 +223,8 @@ typedef struct report_run_path {
     uint32_t name;   /* string id */
     uint64_t calls, total_ns;
     uint64_t self_ns; /* the sum of its roles' self times (rm_self_ns) */
-    int estimated;    /* in some role its figures are estimates (a sampled phase) */
+    int estimated;    /* in some role its figures are estimates (a sampled phase, or the
+                         self time of a parent of one) */
     uint32_t roles_first, role_count; /* report_model.run_path_roles[first .. first + count):
                                          the roles that have it, in role order */
     uint32_t counters_first, counter_count; /* report_model.run_counters[...], by name */

@@ -138,7 +138,7 @@ int report_run_paths_build(report_model *r)
             rp->calls += m->paths[p].calls;
             rp->total_ns += m->paths[p].total_ns;
             rp->self_ns += rm_self_ns(&m->paths[p]);
-            rp->estimated |= m->paths[p].sample_stride != 0;
+            rp->estimated |= m->paths[p].sample_stride != 0 || m->paths[p].child_estimated != 0;
             rp->role_count++;
         }
     }

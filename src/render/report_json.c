@@ -249,6 +249,7 @@ static int role_json(json_out *j, const report_model *rep, uint32_t r)
     json_str(j, "imbalance_definition",
              "max / mean of per-process busy_ns over the role's processes (1 = even)");
     json_u64(j, "busy_ns", role->busy_ns);
+    json_bool(j, "busy_estimated", rr->busy_estimated);
     json_str(j, "busy_definition",
              "sum of the top-level spans of every thread of every process of the role; "
              "the denominator of share_of_busy");

@@ -513,9 +513,9 @@ static void role_block(FILE *out, const report_model *r, uint32_t ri, int ascii)
             if (len > width)
                 width = len < PATH_MAX_WIDTH ? len : PATH_MAX_WIDTH;
         }
-        fprintf(out, "share of %s busy time (sum of top-level spans, %u process%s): %s\n",
+        fprintf(out, "share of %s busy time (sum of top-level spans, %u process%s): %s%s\n",
                 role->name, role->processes, role->processes == 1 ? "" : "es",
-                fmt_duration(a, sizeof a, (double)role->busy_ns));
+                rr->busy_estimated ? "~" : "", fmt_duration(a, sizeof a, (double)role->busy_ns));
         for (uint32_t i = 0; i < rr->top_shown; i++) {
             rs_phase phase;
             run_stats_phase(m, rs, rs->top_level[i], &phase);
@@ -532,7 +532,9 @@ static void role_block(FILE *out, const report_model *r, uint32_t ri, int ascii)
     }
     if (role->processes > 1 && rr->spans != REPORT_NOT_COLLECTED) {
         const rm_worker *mw = role->busy_max_worker != RM_NONE ? &m->workers[role->busy_max_worker] : NULL;
-        fprintf(out, "busy per process: min %s, mean %s, max %s", fmt_duration(a, sizeof a, (double)role->busy_min_ns),
+        fprintf(out, "busy per process%s: min %s, mean %s, max %s",
+                rr->busy_estimated ? " (~ estimates: a top-level span is sampled)" : "",
+                fmt_duration(a, sizeof a, (double)role->busy_min_ns),
                 fmt_duration(b, sizeof b, rr->busy_mean_ns),
                 fmt_duration(c, sizeof c, (double)role->busy_max_ns));
         if (mw && rm_has_rank(mw))

@@ -267,8 +267,14 @@ def test_timeline_zoom_search_and_details(small_run, browser, tmp_path):
     page.wait_for_timeout(100)
     r3 = page.evaluate(f"{tl}.range()")
     assert r3["t0"] > r2["t0"] and r3["t1"] - r3["t0"] == pytest.approx(r2["t1"] - r2["t0"])
-    # search: the bars of "kernel" and only those are highlighted
-    page.evaluate(f"{tl}.setRange({r0['full0']}, {r0['full0'] + (r0['full1'] - r0['full0']) * 0.02})")
+    # search: the bars of "kernel" and only those are highlighted, in a range that
+    # holds kernels (from the first one on: how long the run took to reach it varies,
+    # under a sanitizer most of all)
+    slices = perfetto_slices(small_run, tmp_path)
+    first = min(slices, key=lambda s: s["ts"])
+    kernel = min((s for s in slices if s["name"] == "kernel"), key=lambda s: s["ts"])
+    t_kernel = r0["full0"] + (kernel["ts"] - first["ts"]) * 1000
+    page.evaluate(f"{tl}.setRange({t_kernel}, {t_kernel + (r0['full1'] - r0['full0']) * 0.02})")
     hits = page.evaluate(f"{tl}.search('kernel')")
     bars = page.evaluate(f"{tl}.bars()")
     named = [b for b in bars if not b.get("merged") and "path" in b]

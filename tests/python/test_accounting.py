@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import warnings
 
 import pytest
@@ -166,3 +167,39 @@ def test_wait_share_of_a_phase_that_sleeps_half_the_time(tmp_path, monkeypatch):
     assert wait is not None and abs(wait - truth) < 0.12, (wait, truth)
     if 0.4 < truth < 0.6:
         assert 0.35 < wait < 0.65, (wait, truth)
+
+
+def test_a_parent_of_a_sampled_phase_is_estimated_in_the_run(tmp_path):
+    """A measured phase whose sampled child is estimated has an estimated self time
+    (total minus estimated children): the report marks it, and so does load_run's
+    merged tree (it read estimated=False, with a clamped self of 0)."""
+    with Profiler(run_dir=tmp_path) as p:
+        with lapse.phase("outer"):
+            for i in range(40):
+                with lapse.phase("inner", sample=0.05):
+                    if i == 0:
+                        time.sleep(0.05)  # the one measured entry is slow: x20 > outer
+    got = phases(report(p.file))
+    assert got["outer"]["self_estimated"] and not got["outer"]["estimated"], got["outer"]
+    tree = lapse.load_run(p.file).tree
+    assert tree[("outer",)].estimated and tree[("outer", "inner")].estimated
+
+
+def test_busy_time_of_a_sampled_top_level_phase_is_an_estimate(tmp_path):
+    """A sampled top-level phase makes the role's busy time (the denominator of every
+    share) an estimate: marked in the JSON and with ~ in the text, never shown as
+    measured."""
+    with Profiler(run_dir=tmp_path) as p:
+        for _ in range(40):
+            with lapse.phase("step", sample=0.1):
+                pass
+    text = lapse._lapse.report(p.file)
+    (role,) = lapse.Profile.load(p.file).to_dict()["roles"]
+    assert role["busy_estimated"] is True, role
+    (line,) = [l for l in text.splitlines() if l.startswith("share of ")]
+    assert "): ~" in line, line
+    with Profiler(run_dir=tmp_path / "exact") as p:
+        with lapse.phase("step"):
+            pass
+    (role,) = lapse.Profile.load(p.file).to_dict()["roles"]
+    assert role["busy_estimated"] is False
