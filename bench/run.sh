@@ -7,6 +7,8 @@
 # compare the runs). FULL_TIMELINE=0 skips the report_scale run with a full
 # timeline in every file. SAMPLER=0 skips bench/sampler (the external Python sampler
 # against py-spy and Austin, installed into BUILD_DIR/bench-venv on first use).
+# LINES=0 skips bench/line_profile.py (the line profiler against line_profiler,
+# installed into BUILD_DIR/bench-lines-venv-X.Y on first use).
 # WAIT=0 skips bench/wait_accuracy.py (wait% against the truth, C and Python).
 # KILLS=N sets the SIGKILLs of bench/kill_loop.py per target (default 200; 0 skips it).
 set -eu
@@ -60,5 +62,11 @@ fi
 if [ "${SAMPLER:-1}" != 0 ]; then
     echo
     python3 "$here/sampler/run.py" "$build"
+fi
+
+if [ "${LINES:-1}" != 0 ]; then
+    echo
+    echo "== line_profile: lapse.LineProfiler against line_profiler"
+    python3 "$here/line_profile.py" "$build"
 fi
 exit "${kill_loop_failed:-0}"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ._lapse import count, current, phase, span
 from .accounting import installed_profiler
+from .lines import LineProfiler
 from .profile import Profile, ProfileDiff
 from .profiler import Feature, Profiler
 from .profiler import sync_environment as _sync_environment
@@ -30,5 +31,5 @@ if _lapse_ext.is_active():  # started by the environment: os.environ says what i
     _sync_environment()
 
 __all__ = ["Feature", "Profile", "ProfileDiff", "Profiler", "Run", "count", "current",
-           "installed_profiler", "load_run", "phase", "span"]
+           "installed_profiler", "LineProfiler", "load_run", "phase", "span"]
 __version__ = "0.1.0"

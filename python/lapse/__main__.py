@@ -1,4 +1,5 @@
 """python -m lapse run [options] (script.py | -m module) [args...]
+(and python -m lapse lines ...: _lines_cli.py)
 
 What the `lapse run` command executes for Python targets: runs the target once in
 this process with a Profiler active, then prints the report of the run on stderr.
@@ -66,6 +67,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "lines":
+        from ._lines_cli import main as lines_main
+
+        return lines_main(argv[1:])
     if not argv or argv[0] != "run":
         print("usage: python -m lapse run [options] (script.py | -m module) [args...]",
               file=sys.stderr)

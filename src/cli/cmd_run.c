@@ -1,7 +1,9 @@
 /* lapse run [options] (script.py | -m module) [args...]
+ * lapse lines [options] (script.py | -m module) [args...]
  *
- * Runs a Python target once under lapse. The work is done by the Python package
- * (`python -m lapse run`), which this command executes with the interpreter it
+ * Runs a Python target once under lapse (run: a session; lines: the line profiler).
+ * The work is done by the Python package (`python -m lapse run` or `lines`, argv[0]
+ * here), which this command executes with the interpreter it
  * belongs to: $LAPSE_PYTHON, else the python next to this executable (a venv's
  * bin/ where pip installed both), else python3 on PATH. */
 #include "commands.h"
@@ -44,20 +46,20 @@ int cmd_run(int argc, char **argv)
         snprintf(python, sizeof python, "python3");
     char **args = calloc((size_t)argc + 4, sizeof *args);
     if (!args) {
-        fprintf(stderr, "lapse run: out of memory\n");
+        fprintf(stderr, "lapse %s: out of memory\n", argv[0]);
         return 1;
     }
     args[0] = python;
     args[1] = "-m";
     args[2] = "lapse";
-    args[3] = "run";
+    args[3] = argv[0]; /* "run" or "lines" */
     for (int i = 1; i < argc; i++)
         args[3 + i] = argv[i];
     execvp(python, args);
     int e = errno;
-    fprintf(stderr, "lapse run: cannot run %s: %s (set LAPSE_PYTHON to a Python with the lapse "
+    fprintf(stderr, "lapse %s: cannot run %s: %s (set LAPSE_PYTHON to a Python with the lapse "
                     "package installed: pip install .)\n",
-            python, strerror(e));
+            argv[0], python, strerror(e));
     free(args);
     return 1;
 }

@@ -12,6 +12,7 @@ typedef struct command {
 
 static const command commands[] = {
     {"run", cmd_run, "run a Python script or module once under lapse (needs the Python package)"},
+    {"lines", cmd_run, "run a Python script once with the time of every line of its project"},
     {"report", cmd_report, "what a run spent its time on, per role (--json for machines)"},
     {"diff", cmd_diff, "compare two runs path by path, with a stated test for each change"},
     {"export", cmd_export, "convert a run for other tools (--perfetto, --flamegraph, --speedscope)"},

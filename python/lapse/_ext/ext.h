@@ -34,6 +34,10 @@ PyObject *ext_code_timed(PyObject *code, PyObject *marks, PyObject *marks_name);
 int ext_code_timed_init(void);
 extern PyMethodDef ext_plain_functions_methods[];
 
+/* line_monitor.c: the line profiler's engine (lapse.LineProfiler) */
+int ext_line_monitor_init(void);
+extern PyMethodDef ext_line_monitor_methods[];
+
 /* The key of the span stack the calling code uses: the context it runs in (an
  * asyncio task's own, else the thread's). A thread's context is created on first
  * use, also by any ContextVar.set in user code; creating it here first keeps the
