@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 
+from ._cli_parser import CliParser
 from .profiler import Feature, Profiler, run_target
 
 #: the features with a collector, each with a --no-NAME switch
@@ -25,19 +26,8 @@ FEATURE_HELP = {
 }
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with the usage errors of the C commands (docs/cli.md): one line that
-    says what is wrong and where help is, exit 2."""
-
-    def error(self, message: str):  # type: ignore[override]
-        if message.startswith("unrecognized arguments: "):
-            message = f"unknown option '{message.split(': ', 1)[1].split()[0].split('=')[0]}'"
-        sys.stderr.write(f"lapse run: {message} (lapse run --help explains)\n")
-        sys.exit(2)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(
+    p = CliParser(
         prog="lapse run",
         description="Run a Python script or module once under lapse and report where its "
                     "time went. Every process it starts (subprocess, multiprocessing) "

@@ -13,21 +13,12 @@ import os
 import sys
 import types
 
+from ._cli_parser import CliParser
 from .lines import LineProfiler, find_project_root
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with the usage errors of the C commands (docs/cli.md)."""
-
-    def error(self, message: str):  # type: ignore[override]
-        if message.startswith("unrecognized arguments: "):
-            message = f"unknown option '{message.split(': ', 1)[1].split()[0].split('=')[0]}'"
-        sys.stderr.write(f"lapse lines: {message} (lapse lines --help explains)\n")
-        sys.exit(2)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(
+    p = CliParser(
         prog="lapse lines",
         description="Run a Python script or module once with every line of its project "
                     "timed (hits, and time inclusive of the calls a line makes); no "
