@@ -163,6 +163,7 @@ static const struct option options[] = {
 
 int cmd_export(int argc, char **argv)
 {
+    unsigned outputs = 0;
     const char *path = NULL, *out_path = NULL, *samples_format = NULL, *samples_out = NULL,
                *hdf5_out = NULL;
     cli_parser p;
@@ -173,15 +174,18 @@ int cmd_export(int argc, char **argv)
             usage(stdout);
             return 0;
         case OPT_PERFETTO:
+            outputs++;
             out_path = p.arg;
             break;
         case OPT_HDF5:
+            outputs++;
             hdf5_out = p.arg;
             break;
         case OPT_FLAMEGRAPH:
         case OPT_SPEEDSCOPE:
         case OPT_COLLAPSED:
         case OPT_PSTATS:
+            outputs++; /* a second one is refused below, never dropped */
             samples_format = p.option->name;
             samples_out = p.arg;
             break;
@@ -196,7 +200,7 @@ int cmd_export(int argc, char **argv)
     }
     if (!path)
         return usage_error("%s", "no PATH given");
-    if (!!samples_format + !!out_path + !!hdf5_out > 1)
+    if (outputs > 1)
         return usage_error("%s", "one output at a time (--perfetto, --hdf5 or a samples format)");
     if (hdf5_out)
         return export_hdf5(path, hdf5_out);

@@ -163,3 +163,15 @@ def test_pstats_export_bad_input(lapse, workers_run, tmp_path):
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("lapse export: "), r.stderr
         assert not out.exists()
+
+
+def test_two_outputs_are_refused(lapse, workers_run, tmp_path):
+    """Two outputs in one call, of the same kind or not, are a usage error: the
+    first was dropped in silence when both were sample formats."""
+    for pair in (["--speedscope", "a.json", "--pstats", "b.prof"],
+                 ["--perfetto", "a.json", "--perfetto", "b.json"],
+                 ["--collapsed", "a.txt", "--perfetto", "b.json"]):
+        r = lapse.run("export", workers_run.run_dir, *[str(tmp_path / x) if "." in x else x
+                                                       for x in pair])
+        assert r.returncode == 2 and "one output at a time" in r.stderr, (pair, r.stderr)
+        assert not any(tmp_path.glob("[ab].*")), pair
