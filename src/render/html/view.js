@@ -279,7 +279,7 @@
       var S = '/python_samples/' + si;
       sec.appendChild(h('h3', { text: s.file + ': mode ' + s.mode }));
       sec.appendChild(table([{ label: 'samples' }, { label: 'rate asked' }, { label: 'rate achieved' }, { label: 'late' }, { label: 'read errors' }],
-        [[fig(S + '/samples', s.samples, 'count'), fig(S + '/rate_asked_hz', s.rate_asked_hz, 'num', true), fig(S + '/rate_achieved_hz', s.rate_achieved_hz, 'num', true),
+        [[fig(S + '/samples', s.samples, 'count'), fig(S + '/rate_asked_hz', s.rate_asked_hz, 'num'), fig(S + '/rate_achieved_hz', s.rate_achieved_hz, 'num'),
           fig(S + '/late_samples', s.late_samples, 'count'), fig(S + '/read_errors', s.read_errors, 'count')]], 'sampling'));
       (s.processes || []).forEach(function (p, pi) {
         var fns = p.top_self || [];
