@@ -358,6 +358,29 @@ def test_a_run_with_a_truncated_file_names_it(small_run, browser, tmp_path):
     page.close()
 
 
+def opens_of(files: list[pathlib.Path], *args: str, tmp_path: pathlib.Path) -> dict[str, int]:
+    """How many times `lapse ARGS` opened each of files (strace)."""
+    log = tmp_path / "strace.log"
+    subprocess.run(["strace", "-f", "-qq", "-e", "trace=openat,open", "-o", str(log),
+                    str(build_dir() / "lapse"), *args], capture_output=True, check=True,
+                   timeout=TIMEOUT_S * 4, env=clean_env())
+    text = log.read_text()
+    return {f.name: len(re.findall(r'open(?:at)?\([^"]*"[^"]*/' + re.escape(f.name) + '"', text))
+            for f in files}
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed")
+def test_the_files_are_read_once(small_run, tmp_path):
+    """The timelines come from the bytes the report was built from: lapse view opens
+    each file as often as lapse report does (before: once more for the spans)."""
+    files = sorted(small_run.rglob("*.lapse"))
+    report = opens_of(files, "report", "--json", str(small_run), tmp_path=tmp_path)
+    view = opens_of(files, "view", str(small_run), "-o", str(tmp_path / "v.html"),
+                    tmp_path=tmp_path)
+    assert all(n > 0 for n in report.values()), report
+    assert view == report
+
+
 @pytest.mark.skipif(os.environ.get("LAPSE_VIEW_SCALE") != "1",
                     reason="the scale run takes a minute: LAPSE_VIEW_SCALE=1")
 def test_scale(browser, tmp_path):

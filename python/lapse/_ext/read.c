@@ -22,6 +22,7 @@
 #include "store/file_io.h"
 #include "store/run_dir.h"
 #include "tools/export_run.h"
+#include "tools/held_files.h"
 #include "tools/host_view.h"
 
 #include <errno.h>
@@ -225,56 +226,9 @@ static PyObject *finish(int stage, int rc, int exists, const char *err, mem_out 
 
 /* ---- report ---- */
 
-/* What read_load keeps of each file it read: the bytes a reader read of it. */
-typedef struct held_file {
-    char *file;
-    store_held held;
-} held_file;
-
-typedef struct held_list {
-    held_file *items;
-    size_t count, cap;
-    int failed;
-} held_list;
-
-static void hold_file(void *ctx, const char *file, store_held *held)
-{
-    held_list *l = ctx;
-    if (l->count == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        held_file *p = realloc(l->items, cap * sizeof *p);
-        if (!p) {
-            l->failed = 1;
-            store_held_free(held);
-            return;
-        }
-        l->items = p;
-        l->cap = cap;
-    }
-    char *copy = strdup(file);
-    if (!copy) {
-        l->failed = 1;
-        store_held_free(held);
-        return;
-    }
-    l->items[l->count].file = copy;
-    l->items[l->count].held = *held;
-    l->count++;
-}
-
-static void held_list_free(held_list *l)
-{
-    for (size_t i = 0; i < l->count; i++) {
-        free(l->items[i].file);
-        store_held_free(&l->items[i].held);
-    }
-    free(l->items);
-    memset(l, 0, sizeof *l);
-}
-
 /* Each held file named as a profile keeps it: its path inside the run directory
  * ("<host>/<name>.lapse"), or for a run of one file, that file's name. */
-static void held_names(held_list *l, const run_model *m)
+static void held_names(held_files *l, const run_model *m)
 {
     size_t dl = strlen(m->dir);
     while (dl > 1 && m->dir[dl - 1] == '/')
@@ -381,7 +335,7 @@ static int input_load(const run_input *in, const rm_options *opt, run_model *m, 
 /* report(), and load() when held is given: the text of the report of the input, with
  * extra unreadable files; held receives the bytes read of each file. */
 static PyObject *report_of(const run_input *input, int json, unsigned top, const extras *x,
-                           held_list *held)
+                           held_files *held)
 {
     const char *path = input->path;
     report_options ro = {0};
@@ -392,7 +346,7 @@ static PyObject *report_of(const run_input *input, int json, unsigned top, const
     opt.extra_unreadable = x ? x->items : NULL;
     opt.extra_unreadable_count = x ? x->count : 0;
     if (held) {
-        opt.hold = hold_file;
+        opt.hold = held_files_add;
         opt.hold_ctx = held;
     }
     char err[REASON_LEN] = "";
@@ -467,7 +421,7 @@ static PyObject *read_load(PyObject *self, PyObject *args)
     PyObject *path_obj = NULL;
     if (!PyArg_ParseTuple(args, "O&:load", PyUnicode_FSConverter, &path_obj))
         return NULL;
-    held_list held = {0};
+    held_files held = {0};
     run_input input = {.path_obj = path_obj, .path = PyBytes_AS_STRING(path_obj)};
     PyObject *text = report_of(&input, 1, 10, NULL, &held);
     input_free(&input);
@@ -481,7 +435,7 @@ static PyObject *read_load(PyObject *self, PyObject *args)
             Py_CLEAR(files);
         Py_XDECREF(item);
     }
-    held_list_free(&held);
+    held_files_free(&held);
     if (!files) {
         Py_XDECREF(text);
         return NULL;
