@@ -167,6 +167,7 @@ static void write_page(const view_docs *d, const char *out_path, FILE *out, unsi
         {"lapse-view", d->view.data, d->view.len},
     };
     r->compressed = compress && html_page_can_compress();
+    r->writing = 1;
     int to_file = out_path && strcmp(out_path, "-");
     const char *name = to_file ? out_path : "<stdout>";
     store_out o;

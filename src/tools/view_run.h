@@ -13,6 +13,7 @@
 
 typedef struct view_run_result {
     int rc;              /* 0, or a negative code; err says why (one line) */
+    int writing;         /* the failure is about the output */
     size_t processes;    /* on the timeline */
     uint64_t spans, dropped, sample_stacks;
     size_t bytes;        /* of the page */

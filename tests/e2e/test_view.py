@@ -358,6 +358,33 @@ def test_a_run_with_a_truncated_file_names_it(small_run, browser, tmp_path):
     page.close()
 
 
+def test_profile_html_page_in_the_browser(small_run, browser, tmp_path):
+    """Profile.html()'s page (the held bytes, in memory) shows what lapse view's
+    does; _repr_html_()'s iframe runs the same page. Needs the lapse package (run
+    with the interpreter of tests/python/run.sh's venv)."""
+    lapse_py = pytest.importorskip("lapse")
+    report = json.loads(lapse("report", str(small_run), "--json").stdout)
+    prof = lapse_py.Profile.load(small_run)
+    page = open_page(browser, prof.html(tmp_path / "p.html"))
+    figs = page.eval_on_selector_all("#tab-summary [data-json]",
+                                     "els => els.map(e => [e.dataset.json, e.dataset.value])")
+    assert len(figs) > 60
+    phase_figs = [(ptr, v) for ptr, v in figs if ptr.startswith("/roles/") and "/phases/" in ptr]
+    assert phase_figs and all(json.loads(v) == pointer(report, ptr) for ptr, v in phase_figs)
+    lanes = page.evaluate("window.lapseView.timeline.lanes()")
+    assert sum(1 for l in lanes if l["kind"] == "process") == 2
+    page.close()
+    outer = tmp_path / "notebook.html"
+    outer.write_text(f"<!DOCTYPE html><html><body>{prof._repr_html_()}</body></html>")
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(outer.as_uri())
+    frame = page.frames[1]
+    frame.wait_for_function("window.lapseView.ready || window.lapseView.error", timeout=60000)
+    assert frame.evaluate("window.lapseView.error") is None
+    assert frame.evaluate("window.lapseView.timeline.lanes().length") == len(lanes)
+    page.close()
+
+
 def opens_of(files: list[pathlib.Path], *args: str, tmp_path: pathlib.Path) -> dict[str, int]:
     """How many times `lapse ARGS` opened each of files (strace)."""
     log = tmp_path / "strace.log"
