@@ -1,5 +1,5 @@
 /* lapse export: a run's timelines as Chrome trace JSON for Perfetto; its Python stack
- * samples as collapsed stacks, speedscope JSON or a flame graph SVG. */
+ * samples as collapsed stacks, speedscope JSON, a flame graph SVG or pstats. */
 #include "commands.h"
 
 #include "args.h"
@@ -18,7 +18,7 @@ static const char usage_line[] =
     "usage: lapse export PATH --perfetto OUT.json\n"
     "       lapse export PATH --hdf5 OUT.h5\n"
     "       lapse export PATH (--flamegraph OUT.svg | --speedscope OUT.json |\n"
-    "                          --collapsed OUT.txt)\n";
+    "                          --collapsed OUT.txt | --pstats OUT.prof)\n";
 
 static void usage(FILE *out)
 {
@@ -56,10 +56,12 @@ static void usage(FILE *out)
             "without one), and /metadata (docs/cli.md, \"lapse export --hdf5\").\n"
             "%s"
             "\n"
-            "--flamegraph, --speedscope and --collapsed write the Python stack samples the\n"
-            "run's files hold (lapse record, or lapse run with the PYTHON feature), merged:\n"
-            "an interactive flame graph (click to zoom, search), speedscope's JSON (one\n"
-            "profile per thread; www.speedscope.app), or flamegraph.pl's input.\n"
+            "--flamegraph, --speedscope, --collapsed and --pstats write the Python stack\n"
+            "samples the run's files hold (lapse record, or lapse run with the PYTHON\n"
+            "feature), merged: an interactive flame graph (click to zoom, search),\n"
+            "speedscope's JSON (one profile per thread; www.speedscope.app), flamegraph.pl's\n"
+            "input, or a pstats file (python -m pstats, snakeviz) whose call counts are\n"
+            "samples, not calls, and whose times are the time the samples stand for.\n"
             "\n"
             "OUT is replaced atomically (a temporary of its own, then a rename; never\n"
             "written through a link), with mode 0600 (0640 with LAPSE_SHARE=1).\n"
@@ -67,7 +69,7 @@ static void usage(FILE *out)
             "options:\n"
             "  --perfetto OUT   write the trace to OUT (\"-\" for standard output)\n"
             "  --hdf5 OUT       write the spans to OUT in scope_profiler's layout (\"-\": stdout)\n"
-            "  --flamegraph OUT, --speedscope OUT, --collapsed OUT\n"
+            "  --flamegraph OUT, --speedscope OUT, --collapsed OUT, --pstats OUT\n"
             "                   write the run's Python samples to OUT (\"-\": standard output)\n"
             "  -h, --help       this help\n"
             "\n"
@@ -146,13 +148,14 @@ static int export_hdf5(const char *path, const char *out_path)
     return 0;
 }
 
-enum { OPT_PERFETTO = 256, OPT_FLAMEGRAPH, OPT_SPEEDSCOPE, OPT_COLLAPSED, OPT_HDF5 };
+enum { OPT_PERFETTO = 256, OPT_FLAMEGRAPH, OPT_SPEEDSCOPE, OPT_COLLAPSED, OPT_PSTATS, OPT_HDF5 };
 
 static const struct option options[] = {
     {"perfetto", required_argument, NULL, OPT_PERFETTO},
     {"flamegraph", required_argument, NULL, OPT_FLAMEGRAPH},
     {"speedscope", required_argument, NULL, OPT_SPEEDSCOPE},
     {"collapsed", required_argument, NULL, OPT_COLLAPSED},
+    {"pstats", required_argument, NULL, OPT_PSTATS},
     {"hdf5", required_argument, NULL, OPT_HDF5},
     {"help", no_argument, NULL, 'h'},
     {0, 0, 0, 0},
@@ -160,6 +163,7 @@ static const struct option options[] = {
 
 int cmd_export(int argc, char **argv)
 {
+    unsigned outputs = 0;
     const char *path = NULL, *out_path = NULL, *samples_format = NULL, *samples_out = NULL,
                *hdf5_out = NULL;
     cli_parser p;
@@ -170,14 +174,18 @@ int cmd_export(int argc, char **argv)
             usage(stdout);
             return 0;
         case OPT_PERFETTO:
+            outputs++;
             out_path = p.arg;
             break;
         case OPT_HDF5:
+            outputs++;
             hdf5_out = p.arg;
             break;
         case OPT_FLAMEGRAPH:
         case OPT_SPEEDSCOPE:
         case OPT_COLLAPSED:
+        case OPT_PSTATS:
+            outputs++; /* a second one is refused below, never dropped */
             samples_format = p.option->name;
             samples_out = p.arg;
             break;
@@ -192,7 +200,7 @@ int cmd_export(int argc, char **argv)
     }
     if (!path)
         return usage_error("%s", "no PATH given");
-    if (!!samples_format + !!out_path + !!hdf5_out > 1)
+    if (outputs > 1)
         return usage_error("%s", "one output at a time (--perfetto, --hdf5 or a samples format)");
     if (hdf5_out)
         return export_hdf5(path, hdf5_out);

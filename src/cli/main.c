@@ -15,7 +15,7 @@ static const command commands[] = {
     {"lines", cmd_run, "run a Python script once with the time of every line of its project"},
     {"report", cmd_report, "what a run spent its time on, per role (--json for machines)"},
     {"diff", cmd_diff, "compare two runs path by path, with a stated test for each change"},
-    {"export", cmd_export, "convert a run for other tools (--perfetto, --flamegraph, --speedscope)"},
+    {"export", cmd_export, "convert a run for other tools (--perfetto, --flamegraph, --speedscope, --pstats)"},
     {"view", cmd_view, "one self-contained HTML page of a run: summary, timeline, flame"},
     {"record", cmd_record, "sample a Python program's stacks from outside (launch, or --pid)"},
     {"dump", cmd_dump, "print every thread's Python stack of a running process now"},

@@ -1,6 +1,6 @@
 /* Writers of a sample set for other tools: collapsed stacks (flamegraph.pl input),
- * speedscope JSON and a self-contained interactive flame graph SVG. Each returns 0, or
- * -EIO when writing to out failed. */
+ * speedscope JSON, a self-contained interactive flame graph SVG and pstats. Each
+ * returns 0, or -EIO when writing to out failed. */
 #ifndef LAPSE_RENDER_SAMPLES_WRITE_H
 #define LAPSE_RENDER_SAMPLES_WRITE_H
 
@@ -29,5 +29,15 @@ int samples_write_speedscope(const sample_set *set, FILE *out, const char *name)
  * zoom, search to highlight, reset), one tower per process and thread, widths by the
  * time samples stand for. title goes at the top. */
 int samples_write_flamegraph(const sample_set *set, FILE *out, const char *title);
+
+/* Python's pstats file (what cProfile's dump_stats writes; pstats.Stats and snakeviz
+ * read it): a marshal'd dict with one entry per function (file and qualified name;
+ * its line is the lowest line the samples saw in it), threads and processes merged.
+ * Counts are samples that saw the function on the stack (cc = nc), not calls; tt is
+ * the time of the samples with it innermost, ct of those with it anywhere on the stack
+ * (once per sample, so recursion counts once), in seconds; each caller's entry is the
+ * same for the samples where that caller called it. Stacks without a Python frame are
+ * left out. -ENODATA (nothing written) when no stack has one, -ENOMEM, or -EIO. */
+int samples_write_pstats(const sample_set *set, FILE *out);
 
 #endif

@@ -19,10 +19,11 @@ int samples_export(const char *path, const char *format, const char *title, FILE
     int kind = !strcmp(format, "collapsed")    ? 0
                : !strcmp(format, "speedscope") ? 1
                : !strcmp(format, "flamegraph") ? 2
+               : !strcmp(format, "pstats")     ? 3
                                                : -1;
     if (kind < 0) {
-        snprintf(err, errlen, "unknown samples format '%s' (collapsed, speedscope, flamegraph)",
-                 format);
+        snprintf(err, errlen,
+                 "unknown samples format '%s' (collapsed, speedscope, flamegraph, pstats)", format);
         return -EINVAL;
     }
     run_model m;
@@ -52,8 +53,12 @@ int samples_export(const char *path, const char *format, const char *title, FILE
     if (!rc) {
         rc = kind == 0   ? samples_write_collapsed(set, out, 0)
              : kind == 1 ? samples_write_speedscope(set, out, title)
-                         : samples_write_flamegraph(set, out, title);
-        if (rc)
+             : kind == 2 ? samples_write_flamegraph(set, out, title)
+                         : samples_write_pstats(set, out);
+        if (rc == -ENODATA)
+            snprintf(err, errlen, "the samples of %s hold no Python frame: a pstats file would be "
+                                  "empty", path);
+        else if (rc)
             snprintf(err, errlen, "cannot write the %s output", format);
     }
     sample_set_free(set);

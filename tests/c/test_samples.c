@@ -1,6 +1,6 @@
 /* Python stack samples: the set (interning, aggregation, checks), its writers
  * (collapsed, speedscope parsed back by python3's json, flame graph SVG parsed back
- * by python3's xml) and the SAMPLES section of .lapse files (round trip, strict
+ * by python3's xml, pstats by python3's pstats) and the SAMPLES section of .lapse files (round trip, strict
  * decoding, truncation at every length). */
 #include "../../src/analyze/run_model.h"
 #include "../../src/analyze/run_stats.h"
@@ -205,6 +205,56 @@ static void test_speedscope(void)
     CHECK_STR(got, "MainThread (tid 11)|main:app.py:30;Worker.work:app.py:12;leaf:lib/util.py:5|3000\n"
                    "MainThread (tid 11)|main:app.py:30;Worker.work:app.py:12|1000\n"
                    "worker (tid 12)|run:app.py:40;leaf:lib/util.py:5|4000\n");
+    sample_set_free(s);
+}
+
+/* pstats: one entry per function (frames of other lines merged, the lowest line
+ * kept), recursion counted once per sample, stacks without a frame left out, names
+ * that are not UTF-8 made readable; python3's pstats reads it. */
+static void test_pstats(void)
+{
+    sample_set *s = make_set();
+    uint32_t app = str(s, "app.py"), lib = str(s, "lib/util.py");
+    uint32_t f_main = sample_set_frame(s, str(s, "main"), app, 30);
+    uint32_t f_work = sample_set_frame(s, str(s, "Worker.work"), app, 12);
+    uint32_t f_leaf7 = sample_set_frame(s, str(s, "leaf"), lib, 7);
+    uint32_t f_odd = sample_set_frame(s, str(s, "bad\xff"), app, 50);
+    sample_key k = {100, 11, str(s, "MainThread"), 0, SAMPLE_RUNNING};
+    uint32_t rec[] = {f_main, f_work, f_work, f_leaf7}, odd[] = {f_odd};
+    CHECK(sample_set_add(s, &k, rec, 4, 1000000) == 0);
+    CHECK(sample_set_add(s, &k, odd, 1, 500000) == 0);
+    CHECK(sample_set_add(s, &k, NULL, 0, 5000000) == 0); /* no Python frame */
+    char path[512];
+    snprintf(path, sizeof path, "%s/p.prof", tmpdir);
+    FILE *f = fopen(path, "w");
+    CHECK(samples_write_pstats(s, f) == 0);
+    fclose(f);
+    const char *script =
+        "import pstats, sys\n"
+        "st = pstats.Stats(sys.argv[1])\n"
+        "r = lambda v: tuple(round(x, 6) for x in v)\n"
+        "for k, v in sorted(st.stats.items()):\n"
+        "    print(k, r(v[:4]), sorted((c, r(w)) for c, w in v[4].items()))\n"
+        "print(round(st.total_tt, 6), st.total_calls)\n";
+    char *got = python(script, path);
+    CHECK_STR(got,
+              "('app.py', 12, 'Worker.work') (5, 5, 0.001, 0.005) [(('app.py', 12, 'Worker.work'), "
+              "(1, 1, 0.0, 0.001)), (('app.py', 30, 'main'), (5, 5, 0.001, 0.005))]\n"
+              "('app.py', 30, 'main') (5, 5, 0.0, 0.005) []\n"
+              "('app.py', 40, 'run') (2, 2, 0.0, 0.004) []\n"
+              "('app.py', 50, 'bad?') (1, 1, 0.0005, 0.0005) []\n"
+              "('lib/util.py', 5, 'leaf') (6, 6, 0.008, 0.008) [(('app.py', 12, 'Worker.work'), "
+              "(4, 4, 0.004, 0.004)), (('app.py', 40, 'run'), (2, 2, 0.004, 0.004))]\n"
+              "0.0095 19\n");
+    sample_set_free(s);
+    /* nothing but stacks without a frame: nothing to write */
+    s = sample_set_new();
+    sample_key k0 = {1, 2, 0, 0, SAMPLE_RUNNING};
+    CHECK(sample_set_add(s, &k0, NULL, 0, 1000) == 0);
+    f = fopen(path, "w");
+    CHECK(samples_write_pstats(s, f) == -ENODATA);
+    CHECK(ftell(f) == 0);
+    fclose(f);
     sample_set_free(s);
 }
 
@@ -796,6 +846,7 @@ int main(void)
     test_set();
     test_collapsed();
     test_speedscope();
+    test_pstats();
     test_flamegraph();
     test_flamegraph_script();
     test_lapse_file();

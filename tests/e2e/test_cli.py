@@ -109,6 +109,7 @@ VALUES = {
     ("export", "flamegraph"): ("out.svg", None),
     ("export", "speedscope"): ("out.json", None),
     ("export", "collapsed"): ("out.txt", None),
+    ("export", "pstats"): ("out.prof", None),
     ("export", "hdf5"): ("out.h5", None),
     ("top", "rate"): ("200", "0"),
     ("top", "interval"): ("0.5", "0"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import pstats
 from collections import defaultdict
 
 from conftest import WORKER_PATHS
@@ -111,3 +112,66 @@ def test_record_file_exports_samples(lapse, tmp_path):
     # hot stands for about 3/4 of hot + cold (as in test_record's shares)
     total = {n: sum(e["dur"] for e in callers if e["name"].startswith(n + " ")) for n in ("hot", "cold")}
     assert abs(total["hot"] / (total["hot"] + total["cold"]) - 0.75) < 0.1, total
+
+
+def test_pstats_export_reads_back_in_pstats(lapse, tmp_path):
+    """--pstats writes what Python's own pstats.Stats reads: work() (innermost in
+    both hot and cold) holds the most self time, its callers are hot and cold at
+    about 3:1, counts are the samples that saw each function, and the total time is
+    the time the samples with a Python frame stand for (speedscope's weights)."""
+    rec = tmp_path / "w.lapse"
+    r = lapse.run("record", "-r", "200", "-o", rec, "--", PYTHONS[0], WORKLOAD, "2",
+                  timeout=60)
+    assert r.returncode == 0, r.stderr
+    prof, scope, folded = tmp_path / "w.prof", tmp_path / "w.json", tmp_path / "w.txt"
+    for option, out in (("--pstats", prof), ("--speedscope", scope), ("--collapsed", folded)):
+        r = lapse.run("export", rec, option, out)
+        assert r.returncode == 0, r.stderr
+    stats = pstats.Stats(str(prof))
+    by_name = {func[2]: (func, value) for func, value in stats.stats.items()}
+    assert {"work", "hot", "cold", "main"} <= set(by_name), sorted(by_name)
+    top = max(stats.stats.items(), key=lambda kv: kv[1][2])
+    assert top[0][2] == "work" and top[0][0] == str(WORKLOAD), top[0]
+    work_key, (cc, nc, tt, ct, callers) = by_name["work"]
+    assert cc == nc and tt <= ct + 1e-9
+    # counts are samples: those of the collapsed stacks that hold a work frame
+    seen = sum(int(line.rsplit(" ", 1)[1]) for line in folded.read_text().splitlines()
+               if not line.startswith("#") and ";work (" in line)
+    assert nc == seen and nc >= 200, (nc, seen)
+    assert {c[2] for c in callers} == {"hot", "cold"}, callers
+    via = {c[2]: v for c, v in callers.items()}
+    assert sum(v[1] for v in via.values()) == nc
+    assert abs(sum(v[3] for v in via.values()) - ct) < 1e-6
+    assert abs(via["hot"][3] / ct - 0.75) < 0.1, via
+    assert {c[2] for c in by_name["hot"][1][4]} == {"main"}
+    assert by_name["hot"][1][2] < 0.1 * by_name["hot"][1][3], by_name["hot"]
+    # the total: every sample with a Python frame, once, in seconds
+    doc = json.loads(scope.read_text())
+    total_us = sum(w for p in doc["profiles"] for smp, w in zip(p["samples"], p["weights"]) if smp)
+    assert abs(stats.total_tt - total_us / 1e6) < 1e-6, (stats.total_tt, total_us)
+
+
+def test_pstats_export_bad_input(lapse, workers_run, tmp_path):
+    """A file that is not a .lapse file, a run without Python samples, or no such path:
+    one line, exit 1, nothing written."""
+    bad = tmp_path / "bad.lapse"
+    bad.write_bytes(b"LAPSE\0\0\0" + b"\xff" * 40)
+    for path in (bad, workers_run.run_dir, tmp_path / "missing"):
+        out = tmp_path / "out.prof"
+        r = lapse.run("export", path, "--pstats", out)
+        assert r.returncode == 1, (path, r.returncode, r.stderr)
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("lapse export: "), r.stderr
+        assert not out.exists()
+
+
+def test_two_outputs_are_refused(lapse, workers_run, tmp_path):
+    """Two outputs in one call, of the same kind or not, are a usage error: the
+    first was dropped in silence when both were sample formats."""
+    for pair in (["--speedscope", "a.json", "--pstats", "b.prof"],
+                 ["--perfetto", "a.json", "--perfetto", "b.json"],
+                 ["--collapsed", "a.txt", "--perfetto", "b.json"]):
+        r = lapse.run("export", workers_run.run_dir, *[str(tmp_path / x) if "." in x else x
+                                                       for x in pair])
+        assert r.returncode == 2 and "one output at a time" in r.stderr, (pair, r.stderr)
+        assert not any(tmp_path.glob("[ab].*")), pair
