@@ -35,7 +35,7 @@ never 0.
 from __future__ import annotations
 
 import copy
-import html
+import html as _html
 import json
 import os
 import pathlib
@@ -377,7 +377,7 @@ class Profile:
     returns is a copy or a frozen record, so nothing you do to a result changes the
     profile.
 
-    Rendering (``show()``, ``str()``, ``diff()``, ``perfetto()``) runs the same C
+    Rendering (``show()``, ``str()``, ``diff()``, ``perfetto()``, ``html()``) runs the same C
     code as the ``lapse`` command on the held bytes, in memory (no temporary file is
     written); file and directory names in the text are those the profile was loaded
     from. States that depend on the time of reading (a process ``running`` or
@@ -546,8 +546,30 @@ class Profile:
             f"{_plural(caveats, 'caveat') if caveats else 'no caveats'}>"
         )
 
+    def html(self, path: StrPath, compress: bool = True) -> pathlib.Path:
+        """Writes the page ``lapse view`` writes (docs/view.md: Summary, Timeline and
+        Flame tabs, one self-contained HTML file to open offline) and returns its path.
+
+        The page is rendered by the same C code from the held bytes, in memory (no
+        temporary file is written), and replaces ``path`` atomically, mode 0600
+        (0640 with ``LAPSE_SHARE=1``). ``compress``: deflate the data when lapse was
+        built with zlib (the browser inflates them); ``False`` keeps plain JSON.
+
+        Raises:
+            OSError: ``path`` cannot be written.
+        """
+        target = pathlib.Path(path)
+        _lapse.view(self._in_memory(), os.fspath(target), compress=compress,
+                    unreadable=self._unheld())
+        return target
+
     def _repr_html_(self) -> str:
-        return f"<pre>{html.escape(str(self))}</pre>"
+        """The ``html()`` page for notebooks, inside an ``<iframe srcdoc>``: a page of
+        its own, so that its script runs and its styles stay in it (Jupyter does not
+        run a script placed in an output's HTML directly)."""
+        page = _lapse.view(self._in_memory(), unreadable=self._unheld())
+        return (f'<iframe srcdoc="{_html.escape(page, quote=True)}" '
+                'style="width: 100%; height: 640px; border: 1px solid #ccc"></iframe>')
 
     def _roles(self, role: str | None) -> list[Mapping[str, Any]]:
         roles: list[Mapping[str, Any]] = self._doc.get("roles", [])
@@ -834,7 +856,7 @@ class ProfileDiff:
         )
 
     def _repr_html_(self) -> str:
-        return f"<pre>{html.escape(self._text)}</pre>"
+        return f"<pre>{_html.escape(self._text)}</pre>"
 
     def to_dict(self) -> dict[str, Any]:
         """A deep copy of the diff document (schema ``lapse.diff`` version 1,

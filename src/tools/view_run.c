@@ -1,15 +1,16 @@
 #include "view_run.h"
 
 #include "analyze/report_model.h"
-#include "analyze/run_join.h"
 #include "analyze/run_model.h"
 #include "analyze/timeline.h"
+#include "held_files.h"
 #include "host_view.h"
 #include "render/html_page.h"
 #include "render/report_render.h"
 #include "render/view_data.h"
 #include "store/codec.h"
 #include "store/file_write.h"
+#include "store/file_io.h"
 #include "store/run_dir.h"
 #include "store/run_read.h"
 
@@ -53,22 +54,25 @@ static void doc_free(mem_doc *d)
 typedef struct timeline_pass {
     view_data_writer w;
     uint64_t base;
+    const run_model *m;
     view_run_result *r;
-    void (*note)(void *, const char *);
-    void *ctx;
 } timeline_pass;
+
+/* Whether the report calls file unreadable (its sums do not hold together: the
+ * timeline leaves it out as the report does). */
+static int unreadable_in(const run_model *m, const char *file)
+{
+    for (uint32_t i = 0; i < m->unreadable_count; i++)
+        if (!strcmp(m->unreadable[i].file, file))
+            return 1;
+    return 0;
+}
 
 static int add_image(void *ctx, const store_image *im)
 {
     timeline_pass *tp = ctx;
-    if (!im->f) {
-        if (tp->note && !im->same_as) {
-            char line[1400];
-            snprintf(line, sizeof line, "%s: %s (left out)", im->name, im->why);
-            tp->note(tp->ctx, line);
-        }
+    if (!im->f || unreadable_in(tp->m, im->name))
         return 0;
-    }
     timeline_file t;
     if (timeline_build(im->f, tp->base, &t))
         return -ENOMEM;
@@ -82,26 +86,16 @@ static int add_image(void *ctx, const store_image *im)
     return 0;
 }
 
-/* The timelines and samples of the run's files, read once more (spans this time). */
-static int write_timeline(const char *path, uint64_t base, mem_doc *d, view_run_result *r,
-                          void (*note)(void *, const char *), void *ctx)
+/* The timelines and samples of the attempt's files, given in memory: the bytes the
+ * report was built from, read once more (spans this time). */
+static int write_timeline(const store_attempt *a, const run_model *m, mem_doc *d,
+                          view_run_result *r)
 {
-    store_run_listing run;
-    int rc = store_list_run(path, &run, r->err, sizeof r->err);
-    if (rc)
-        return rc;
-    run_join join;
-    if (run_join_build(&run, path, &join)) {
-        store_run_listing_free(&run);
-        return -ENOMEM;
-    }
-    timeline_pass tp = {.base = base, .r = r, .note = note, .ctx = ctx};
-    view_data_begin(&tp.w, d->f, base);
-    rc = store_read_attempt(&join.run, STORE_READ_SKIP_HIST, add_image, &tp, NULL, NULL);
+    timeline_pass tp = {.base = m->start_real_ns, .m = m, .r = r};
+    view_data_begin(&tp.w, d->f, tp.base);
+    int rc = store_read_attempt(a, STORE_READ_SKIP_HIST, add_image, &tp, NULL, NULL);
     if (!rc && view_data_finish(&tp.w))
         rc = -ENOMEM;
-    run_join_free(&join);
-    store_run_listing_free(&run);
     return rc;
 }
 
@@ -111,6 +105,99 @@ static void fail(view_run_result *r, int rc, const char *fmt, const char *a, con
     snprintf(r->err, sizeof r->err, fmt, a, b);
 }
 
+/* The page's two documents (the report's JSON, the timelines) and its title. */
+typedef struct view_docs {
+    mem_doc report, view;
+    char title[512];
+} view_docs;
+
+static void docs_free(view_docs *d)
+{
+    doc_free(&d->report);
+    doc_free(&d->view);
+}
+
+/* The documents of the run m was loaded from, whose files a holds in memory. */
+static int build_docs(const run_model *m, const store_attempt *a, const char *path,
+                      view_docs *d, view_run_result *r)
+{
+    memset(d, 0, sizeof *d);
+    if (!m->worker_count) {
+        if (m->unreadable_count)
+            snprintf(r->err, sizeof r->err, "%s: no readable .lapse file (%u unreadable; %s: %s)",
+                     path, m->unreadable_count, m->unreadable[0].file, m->unreadable[0].reason);
+        else
+            snprintf(r->err, sizeof r->err, "%s: no readable .lapse file", path);
+        return r->rc = -ENOENT;
+    }
+    report_inputs in = {10, 1};
+    report_model rm;
+    if (report_model_build(m, &in, &rm)) {
+        fail(r, -ENOMEM, "%s: out of memory building the report%s", path, "");
+        return r->rc;
+    }
+    report_options ro = {0};
+    int rc = doc_open(&d->report);
+    if (!rc && (rc = report_write_json(d->report.f, &rm, &ro)) == 0)
+        rc = doc_close(&d->report);
+    report_model_free(&rm);
+    if (rc) {
+        fail(r, -ENOMEM, "%s: out of memory writing the report%s", path, "");
+        return r->rc;
+    }
+    snprintf(d->title, sizeof d->title, "lapse view: %s", *m->run_id ? m->run_id : path);
+    if ((rc = doc_open(&d->view)) == 0)
+        rc = write_timeline(a, m, &d->view, r);
+    if (!rc)
+        rc = doc_close(&d->view);
+    if (rc) {
+        if (rc == -ENOMEM || !*r->err)
+            fail(r, rc, "%s: out of memory reading the timelines%s", path, "");
+        r->rc = rc;
+    }
+    return r->rc;
+}
+
+/* The page of d to out_path ("-": standard output) or, with out_path NULL, to out. */
+static void write_page(const view_docs *d, const char *out_path, FILE *out, unsigned flags,
+                       int compress, view_run_result *r)
+{
+    html_blob blobs[] = {
+        {"lapse-report", d->report.data, d->report.len},
+        {"lapse-view", d->view.data, d->view.len},
+    };
+    r->compressed = compress && html_page_can_compress();
+    r->writing = 1;
+    int to_file = out_path && strcmp(out_path, "-");
+    const char *name = to_file ? out_path : "<stdout>";
+    store_out o;
+    if (out_path)
+        out = stdout;
+    if (to_file) {
+        if ((r->rc = store_out_open(&o, out_path, flags, r->err, sizeof r->err)) != 0)
+            return;
+        if (!(out = store_out_stream(&o))) {
+            store_out_abort(&o);
+            fail(r, -ENOMEM, "cannot write %s: out of memory%s", out_path, "");
+            return;
+        }
+    }
+    long start = ftell(out);
+    int rc = html_page_write(out, d->title, blobs, 2, r->compressed);
+    long at = ftell(out);
+    r->bytes = start >= 0 && at > start ? (size_t)(at - start) : 0;
+    if (!rc && !to_file && fflush(out))
+        rc = -EIO;
+    if (rc) {
+        fail(r, rc, "%s: %s", out_path ? name : "the page",
+             rc == -ENOMEM ? "out of memory" : "write failed (disk full?)");
+        if (to_file)
+            store_out_abort(&o);
+    } else if (to_file) {
+        r->rc = store_out_commit(&o, r->err, sizeof r->err);
+    }
+}
+
 void view_run_write(const char *path, const char *out_path, unsigned flags, int compress,
                     view_run_result *r, void (*note)(void *ctx, const char *line), void *ctx)
 {
@@ -118,83 +205,65 @@ void view_run_write(const char *path, const char *out_path, unsigned flags, int 
     run_model m;
     host_view_here here;
     host_view_fill(&here);
-    rm_options opt = {.host = &here.view};
-    if ((r->rc = run_model_load(path, &opt, &m, r->err, sizeof r->err)) != 0)
-        return;
-    if (!m.worker_count) {
-        if (m.unreadable_count)
-            snprintf(r->err, sizeof r->err, "%s: no readable .lapse file (%u unreadable; %s: %s)",
-                     path, m.unreadable_count, m.unreadable[0].file, m.unreadable[0].reason);
-        else
-            snprintf(r->err, sizeof r->err, "%s: no readable .lapse file", path);
-        r->rc = -ENOENT;
-        run_model_free(&m);
+    held_files held = {0};
+    rm_options opt = {.host = &here.view, .hold = held_files_add, .hold_ctx = &held};
+    if ((r->rc = run_model_load(path, &opt, &m, r->err, sizeof r->err)) != 0) {
+        held_files_free(&held);
         return;
     }
-    report_inputs in = {10, 1};
-    report_model rm;
-    if (report_model_build(&m, &in, &rm)) {
-        fail(r, -ENOMEM, "%s: out of memory building the report%s", path, "");
-        run_model_free(&m);
-        return;
+    for (uint32_t i = 0; note && m.worker_count && i < m.unreadable_count; i++) {
+        char line[1400];
+        snprintf(line, sizeof line, "%s: %s (left out)", m.unreadable[i].file,
+                 m.unreadable[i].reason);
+        note(ctx, line);
     }
-    mem_doc report = {0}, view = {0};
-    report_options ro = {0};
-    int rc = doc_open(&report);
-    if (!rc && (rc = report_write_json(report.f, &rm, &ro)) == 0)
-        rc = doc_close(&report);
-    char title[512];
-    snprintf(title, sizeof title, "lapse view: %s", *m.run_id ? m.run_id : path);
-    uint64_t base = m.start_real_ns;
-    report_model_free(&rm);
+    /* the timelines from the bytes the report was built from: the files read once */
+    store_buffer *files = held.failed ? NULL : held_files_buffers(&held);
+    char **names = files ? calloc(held.count ? held.count : 1, sizeof *names) : NULL;
+    view_docs d = {0};
+    if (!names) {
+        fail(r, -ENOMEM, "%s: out of memory loading the run%s", path, "");
+    } else {
+        for (size_t i = 0; i < held.count; i++)
+            names[i] = held.items[i].file;
+        store_attempt a = {.dir = m.dir, .single_file = m.single_file, .files = names,
+                           .file_count = held.count, .buffers = files};
+        if (build_docs(&m, &a, path, &d, r) == 0)
+            write_page(&d, out_path, NULL, flags, compress, r);
+    }
+    docs_free(&d);
+    free(names);
+    free(files);
     run_model_free(&m);
-    if (rc) {
-        fail(r, -ENOMEM, "%s: out of memory writing the report%s", path, "");
-        goto out;
-    }
-    if ((rc = doc_open(&view)) == 0)
-        rc = write_timeline(path, base, &view, r, note, ctx);
-    if (!rc)
-        rc = doc_close(&view);
-    if (rc) {
-        if (rc == -ENOMEM || !*r->err)
-            fail(r, rc, "%s: out of memory reading the timelines%s", path, "");
-        r->rc = rc;
-        goto out;
-    }
+    held_files_free(&held);
+}
 
-    html_blob blobs[] = {
-        {"lapse-report", report.data, report.len},
-        {"lapse-view", view.data, view.len},
-    };
-    r->compressed = compress && html_page_can_compress();
-    int to_stdout = !strcmp(out_path, "-");
-    store_out o;
-    FILE *out = stdout;
-    if (!to_stdout) {
-        if ((r->rc = store_out_open(&o, out_path, flags, r->err, sizeof r->err)) != 0)
-            goto out;
-        if (!(out = store_out_stream(&o))) {
-            store_out_abort(&o);
-            fail(r, -ENOMEM, "cannot write %s: out of memory%s", out_path, "");
-            goto out;
-        }
+void view_mem_write(const char *dir, int single_file, const store_buffer *files, size_t count,
+                    const rm_unreadable *extra, uint32_t extra_count, const char *out_path,
+                    FILE *out, unsigned flags, int compress, view_run_result *r)
+{
+    memset(r, 0, sizeof *r);
+    run_model m;
+    host_view_here here;
+    host_view_fill(&here);
+    rm_options opt = {.host = &here.view, .extra_unreadable = extra,
+                      .extra_unreadable_count = extra_count};
+    if ((r->rc = run_model_load_mem(dir, single_file, files, count, &opt, &m, r->err,
+                                    sizeof r->err)) != 0)
+        return;
+    char **names = calloc(count ? count : 1, sizeof *names);
+    view_docs d = {0};
+    if (!names) {
+        fail(r, -ENOMEM, "%s: out of memory loading the run%s", dir, "");
+    } else {
+        for (size_t i = 0; i < count; i++)
+            names[i] = (char *)files[i].name;
+        store_attempt a = {.dir = m.dir, .single_file = single_file, .files = names,
+                           .file_count = count, .buffers = files};
+        if (build_docs(&m, &a, dir, &d, r) == 0)
+            write_page(&d, out_path, out, flags, compress, r);
     }
-    rc = html_page_write(out, title, blobs, 2, r->compressed);
-    if (!to_stdout) {
-        long at = ftell(out);
-        r->bytes = at > 0 ? (size_t)at : 0;
-    }
-    if (rc) {
-        fail(r, rc, "%s: %s", out_path, rc == -ENOMEM ? "out of memory" : "write failed (disk full?)");
-        if (!to_stdout)
-            store_out_abort(&o);
-    } else if (!to_stdout) {
-        r->rc = store_out_commit(&o, r->err, sizeof r->err);
-    } else if (fflush(stdout)) {
-        fail(r, -EIO, "%s: %s", "<stdout>", "write failed");
-    }
-out:
-    doc_free(&report);
-    doc_free(&view);
+    docs_free(&d);
+    free(names);
+    run_model_free(&m);
 }

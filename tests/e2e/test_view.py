@@ -358,6 +358,56 @@ def test_a_run_with_a_truncated_file_names_it(small_run, browser, tmp_path):
     page.close()
 
 
+def test_profile_html_page_in_the_browser(small_run, browser, tmp_path):
+    """Profile.html()'s page (the held bytes, in memory) shows what lapse view's
+    does; _repr_html_()'s iframe runs the same page. Needs the lapse package (run
+    with the interpreter of tests/python/run.sh's venv)."""
+    lapse_py = pytest.importorskip("lapse")
+    report = json.loads(lapse("report", str(small_run), "--json").stdout)
+    prof = lapse_py.Profile.load(small_run)
+    page = open_page(browser, prof.html(tmp_path / "p.html"))
+    figs = page.eval_on_selector_all("#tab-summary [data-json]",
+                                     "els => els.map(e => [e.dataset.json, e.dataset.value])")
+    assert len(figs) > 60
+    phase_figs = [(ptr, v) for ptr, v in figs if ptr.startswith("/roles/") and "/phases/" in ptr]
+    assert phase_figs and all(json.loads(v) == pointer(report, ptr) for ptr, v in phase_figs)
+    lanes = page.evaluate("window.lapseView.timeline.lanes()")
+    assert sum(1 for l in lanes if l["kind"] == "process") == 2
+    page.close()
+    outer = tmp_path / "notebook.html"
+    outer.write_text(f"<!DOCTYPE html><html><body>{prof._repr_html_()}</body></html>")
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(outer.as_uri())
+    frame = page.frames[1]
+    frame.wait_for_function("window.lapseView.ready || window.lapseView.error", timeout=60000)
+    assert frame.evaluate("window.lapseView.error") is None
+    assert frame.evaluate("window.lapseView.timeline.lanes().length") == len(lanes)
+    page.close()
+
+
+def opens_of(files: list[pathlib.Path], *args: str, tmp_path: pathlib.Path) -> dict[str, int]:
+    """How many times `lapse ARGS` opened each of files (strace)."""
+    log = tmp_path / "strace.log"
+    subprocess.run(["strace", "-f", "-qq", "-e", "trace=openat,open", "-o", str(log),
+                    str(build_dir() / "lapse"), *args], capture_output=True, check=True,
+                   timeout=TIMEOUT_S * 4, env=clean_env())
+    text = log.read_text()
+    return {f.name: len(re.findall(r'open(?:at)?\([^"]*"[^"]*/' + re.escape(f.name) + '"', text))
+            for f in files}
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed")
+def test_the_files_are_read_once(small_run, tmp_path):
+    """The timelines come from the bytes the report was built from: lapse view opens
+    each file as often as lapse report does (before: once more for the spans)."""
+    files = sorted(small_run.rglob("*.lapse"))
+    report = opens_of(files, "report", "--json", str(small_run), tmp_path=tmp_path)
+    view = opens_of(files, "view", str(small_run), "-o", str(tmp_path / "v.html"),
+                    tmp_path=tmp_path)
+    assert all(n > 0 for n in report.values()), report
+    assert view == report
+
+
 @pytest.mark.skipif(os.environ.get("LAPSE_VIEW_SCALE") != "1",
                     reason="the scale run takes a minute: LAPSE_VIEW_SCALE=1")
 def test_scale(browser, tmp_path):

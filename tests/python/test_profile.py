@@ -413,7 +413,7 @@ def test_repr_str_and_show(tmp_path: pathlib.Path) -> None:
     short = io.StringIO()
     prof.show(file=short, top=1)
     assert short.getvalue() != text
-    assert prof._repr_html_().startswith("<pre>")
+    assert prof._repr_html_().startswith("<iframe srcdoc=\"")
     # the text is what the C report renders from the same files
     assert text == _lapse.report(prof.source)
 

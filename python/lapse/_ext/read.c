@@ -22,7 +22,9 @@
 #include "store/file_io.h"
 #include "store/run_dir.h"
 #include "tools/export_run.h"
+#include "tools/held_files.h"
 #include "tools/host_view.h"
+#include "tools/view_run.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -225,56 +227,9 @@ static PyObject *finish(int stage, int rc, int exists, const char *err, mem_out 
 
 /* ---- report ---- */
 
-/* What read_load keeps of each file it read: the bytes a reader read of it. */
-typedef struct held_file {
-    char *file;
-    store_held held;
-} held_file;
-
-typedef struct held_list {
-    held_file *items;
-    size_t count, cap;
-    int failed;
-} held_list;
-
-static void hold_file(void *ctx, const char *file, store_held *held)
-{
-    held_list *l = ctx;
-    if (l->count == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        held_file *p = realloc(l->items, cap * sizeof *p);
-        if (!p) {
-            l->failed = 1;
-            store_held_free(held);
-            return;
-        }
-        l->items = p;
-        l->cap = cap;
-    }
-    char *copy = strdup(file);
-    if (!copy) {
-        l->failed = 1;
-        store_held_free(held);
-        return;
-    }
-    l->items[l->count].file = copy;
-    l->items[l->count].held = *held;
-    l->count++;
-}
-
-static void held_list_free(held_list *l)
-{
-    for (size_t i = 0; i < l->count; i++) {
-        free(l->items[i].file);
-        store_held_free(&l->items[i].held);
-    }
-    free(l->items);
-    memset(l, 0, sizeof *l);
-}
-
 /* Each held file named as a profile keeps it: its path inside the run directory
  * ("<host>/<name>.lapse"), or for a run of one file, that file's name. */
-static void held_names(held_list *l, const run_model *m)
+static void held_names(held_files *l, const run_model *m)
 {
     size_t dl = strlen(m->dir);
     while (dl > 1 && m->dir[dl - 1] == '/')
@@ -381,7 +336,7 @@ static int input_load(const run_input *in, const rm_options *opt, run_model *m, 
 /* report(), and load() when held is given: the text of the report of the input, with
  * extra unreadable files; held receives the bytes read of each file. */
 static PyObject *report_of(const run_input *input, int json, unsigned top, const extras *x,
-                           held_list *held)
+                           held_files *held)
 {
     const char *path = input->path;
     report_options ro = {0};
@@ -392,7 +347,7 @@ static PyObject *report_of(const run_input *input, int json, unsigned top, const
     opt.extra_unreadable = x ? x->items : NULL;
     opt.extra_unreadable_count = x ? x->count : 0;
     if (held) {
-        opt.hold = hold_file;
+        opt.hold = held_files_add;
         opt.hold_ctx = held;
     }
     char err[REASON_LEN] = "";
@@ -467,7 +422,7 @@ static PyObject *read_load(PyObject *self, PyObject *args)
     PyObject *path_obj = NULL;
     if (!PyArg_ParseTuple(args, "O&:load", PyUnicode_FSConverter, &path_obj))
         return NULL;
-    held_list held = {0};
+    held_files held = {0};
     run_input input = {.path_obj = path_obj, .path = PyBytes_AS_STRING(path_obj)};
     PyObject *text = report_of(&input, 1, 10, NULL, &held);
     input_free(&input);
@@ -481,7 +436,7 @@ static PyObject *read_load(PyObject *self, PyObject *args)
             Py_CLEAR(files);
         Py_XDECREF(item);
     }
-    held_list_free(&held);
+    held_files_free(&held);
     if (!files) {
         Py_XDECREF(text);
         return NULL;
@@ -624,6 +579,68 @@ static PyObject *read_export_perfetto(PyObject *self, PyObject *args, PyObject *
     return result;
 }
 
+/* ---- view ---- */
+
+static PyObject *read_view(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    static char *names[] = {"run", "out", "compress", "unreadable", NULL};
+    PyObject *run_obj = NULL, *out_obj = Py_None, *unreadable = NULL;
+    int compress = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|OpO:view", names, &PyTuple_Type, &run_obj,
+                                     &out_obj, &compress, &unreadable))
+        return NULL;
+    PyObject *out_bytes = NULL;
+    if (out_obj != Py_None && !PyUnicode_FSConverter(out_obj, &out_bytes))
+        return NULL;
+    const char *out_path = out_bytes ? PyBytes_AS_STRING(out_bytes) : NULL;
+    if (out_path && (!*out_path || !strcmp(out_path, "-"))) {
+        Py_DECREF(out_bytes);
+        PyErr_SetString(PyExc_ValueError, "view: out must name a file");
+        return NULL;
+    }
+    run_input input;
+    extras x;
+    if (parse_input(run_obj, &input) < 0) {
+        Py_XDECREF(out_bytes);
+        return NULL;
+    }
+    if (parse_extras(unreadable, &x) < 0) {
+        input_free(&input);
+        Py_XDECREF(out_bytes);
+        return NULL;
+    }
+    view_run_result *r = calloc(1, sizeof *r);
+    mem_out o = {0};
+    PyObject *result = NULL;
+    if (!r || (!out_path && mem_open(&o) != 0)) {
+        PyErr_NoMemory();
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        view_mem_write(input.path, input.single_file, input.files, input.count, x.items, x.count,
+                       out_path, o.f, store_share_from_env(), compress, r);
+        if (o.f && mem_close(&o) && !r->rc) {
+            r->rc = -ENOMEM;
+            snprintf(r->err, sizeof r->err, "%s: out of memory writing the page", input.path);
+        }
+        Py_END_ALLOW_THREADS
+        if (r->rc && r->writing)
+            raise_write_error(r->rc, r->err);
+        else if (r->rc == -ENOENT)
+            raise_reason(PyExc_ValueError, 0, r->err); /* no readable file */
+        else if (r->rc)
+            raise_write_error(r->rc, r->err); /* out of memory */
+        else
+            result = out_path ? PyLong_FromSize_t(r->bytes) : mem_text(&o);
+    }
+    free(o.buf);
+    free(r);
+    extras_free(&x);
+    input_free(&input);
+    Py_XDECREF(out_bytes);
+    return result;
+}
+
 static PyObject *read_add_samples(PyObject *self, PyObject *args)
 {
     (void)self;
@@ -736,6 +753,13 @@ PyMethodDef ext_read_methods[] = {
      "created. Files are 0600 and directories 0700 (0640 and 0750 with LAPSE_SHARE=1),\n"
      "the umask applying on top. With size beyond len(data), the file has that size,\n"
      "the rest a hole (a file held in part). OSError on failure."},
+    {"view", (PyCFunction)(void (*)(void))read_view, METH_VARARGS | METH_KEYWORDS,
+     "view(run, out=None, compress=True, unreadable=()) -> int | str\n\n"
+     "The page `lapse view` writes (docs/view.md), of a run in memory as report() takes\n"
+     "it (the tuple; nothing is read from disk). With out, written there atomically\n"
+     "(store's one atomic write) and its size returned; else returned as a str.\n"
+     "compress: deflate the data when lapse has zlib. ValueError when no file is\n"
+     "readable, OSError when out cannot be written."},
     {"add_samples", read_add_samples, METH_VARARGS,
      "add_samples(samples_path, target)\n\n"
      "Adds the Python stack samples of samples_path (a file of `lapse record --format\n"
