@@ -33,3 +33,11 @@ if _lapse_ext.is_active():  # started by the environment: os.environ says what i
 __all__ = ["Feature", "Profile", "ProfileDiff", "Profiler", "Run", "count", "current",
            "installed_profiler", "LineProfiler", "load_run", "phase", "span"]
 __version__ = "0.1.0"
+
+
+def load_ipython_extension(ipython: object) -> None:
+    """``%load_ext lapse``: registers the ``%lapse`` and ``%%lapse`` magics
+    (lapse.magics; IPython is imported only then)."""
+    from .magics import load_ipython_extension as load
+
+    load(ipython)
