@@ -1,4 +1,5 @@
 #include "export_hdf5.h"
+#include "export_run.h"
 
 #include "analyze/run_join.h"
 #include "analyze/span_regions.h"
@@ -17,20 +18,6 @@
 
 typedef void (*note_fn)(void *, const char *);
 
-static void say(note_fn note, void *ctx, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void say(note_fn note, void *ctx, const char *fmt, ...)
-{
-    if (!note)
-        return;
-    char line[1200];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    note(ctx, line);
-}
-
 /* Pass 1: which images read, their ranks, the origin. */
 typedef struct first_pass {
     note_fn note;
@@ -47,12 +34,12 @@ static int first_image(void *ctx, const store_image *im)
 {
     first_pass *fp = ctx;
     if (im->same_as) {
-        say(fp->note, fp->ctx, "%s: the same process as %s (left out: it is exported once)",
+        export_note(fp->note, fp->ctx, "%s: the same process as %s (left out: it is exported once)",
             im->name, im->same_as);
         return 0;
     }
     if (!im->f) {
-        say(fp->note, fp->ctx, "%s: %s (left out)", im->name, im->why);
+        export_note(fp->note, fp->ctx, "%s: %s (left out)", im->name, im->why);
         if (!fp->bad++)
             snprintf(fp->first_bad, sizeof fp->first_bad, "%s: %s", im->name, im->why);
         return 0;
@@ -137,11 +124,11 @@ static int second_image(void *ctx, const store_image *im)
         for (uint32_t i = 0; i < regions.count; i++)
             sp->r->calls += regions.regions[i].count;
         if (renamed)
-            say(sp->note, sp->ctx,
+            export_note(sp->note, sp->ctx,
                 "%s: %u span name%s with '/' (or empty, or \".\") written percent-encoded "
                 "(HDF5 names cannot hold them)", im->name, renamed, renamed == 1 ? "" : "s");
         if (m->timeline_dropped)
-            say(sp->note, sp->ctx,
+            export_note(sp->note, sp->ctx,
                 "%s: timeline full, %llu spans not recorded (max_spans %llu); /rank%lld misses them",
                 im->name, (unsigned long long)m->timeline_dropped,
                 (unsigned long long)m->max_spans, (long long)group);
@@ -199,10 +186,10 @@ void export_run_hdf5(const char *path, const char *out_path, unsigned flags,
     int64_t first_moved;
     size_t moved = assign_groups(fp.ranks, fp.good, &first_moved);
     if (moved == 1 && fp.good > 1)
-        say(note, ctx, "1 process without a rank of its own written as /rank%lld (its "
+        export_note(note, ctx, "1 process without a rank of its own written as /rank%lld (its "
                        "lapse_rank attribute is -1 or the rank it shares)", (long long)first_moved);
     else if (moved)
-        say(note, ctx, "%zu processes without a rank of their own written as /rank%lld to "
+        export_note(note, ctx, "%zu processes without a rank of their own written as /rank%lld to "
                        "/rank%lld (their lapse_rank attribute is -1 or the rank they share)",
             moved, (long long)first_moved, (long long)(first_moved + (int64_t)moved - 1));
 

@@ -14,10 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void say(void (*note)(void *, const char *), void *ctx, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void say(void (*note)(void *, const char *), void *ctx, const char *fmt, ...)
+void export_note(void (*note)(void *, const char *), void *ctx, const char *fmt, ...)
 {
     if (!note)
         return;
@@ -44,10 +41,10 @@ typedef struct first_pass {
 static void say_duplicates(first_pass *fp)
 {
     if (fp->dups == 1)
-        say(fp->note, fp->ctx, "%s: the same process as %s (left out: it is exported once)",
+        export_note(fp->note, fp->ctx, "%s: the same process as %s (left out: it is exported once)",
             fp->first_dup, fp->kept);
     else if (fp->dups)
-        say(fp->note, fp->ctx,
+        export_note(fp->note, fp->ctx,
             "%s and %llu more: the same process as %s (left out: it is exported once)",
             fp->first_dup, (unsigned long long)fp->dups - 1, fp->kept);
     fp->dups = 0;
@@ -66,7 +63,7 @@ static int first_image(void *ctx, const store_image *im)
         return 0;
     }
     if (!im->f) {
-        say(fp->note, fp->ctx, "%s: %s (left out)", im->name, im->why);
+        export_note(fp->note, fp->ctx, "%s: %s (left out)", im->name, im->why);
         if (!fp->bad++)
             snprintf(fp->first_bad, sizeof fp->first_bad, "%s: %s", im->name, im->why);
         return 0;
@@ -103,7 +100,7 @@ static int second_image(void *ctx, const store_image *im)
     sp->r->slices += st.slices;
     sp->r->sample_slices += st.sample_slices;
     if (st.dropped)
-        say(sp->note, sp->ctx,
+        export_note(sp->note, sp->ctx,
             "%s: timeline full, %llu spans not recorded (max_spans %llu); the trace misses them",
             name, (unsigned long long)st.dropped, (unsigned long long)f->meta.max_spans);
     return 0;

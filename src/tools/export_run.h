@@ -39,4 +39,8 @@ void export_mem_perfetto(const char *dir, int single_file, const struct store_bu
 /* Whether export_run_perfetto writes out_path as gzip (it ends in ".gz"). */
 int export_wants_gzip(const char *out_path);
 
+/* One line of fmt to note(ctx, line), when note is set: the exports' notes on stderr. */
+void export_note(void (*note)(void *ctx, const char *line), void *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 #endif
