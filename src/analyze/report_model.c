@@ -288,7 +288,7 @@ static int build_role(const run_model *m, uint32_t r, unsigned top, report_role 
     if (build_memory(m, r, rr))
         return -ENOMEM;
     rr->samples_only = samples_only(m, rr, r);
-    return 0;
+    return report_gpu_build(m, r, top, &rr->gpu);
 }
 
 static void free_role(report_role *rr)
@@ -298,6 +298,7 @@ static void free_role(report_role *rr)
     free(rr->by_rank_max);
     free(rr->io_phases);
     free(rr->memory.growth);
+    report_gpu_free(&rr->gpu);
 }
 
 /* ---- Python samples ---- */

@@ -13,6 +13,7 @@
 #define LAPSE_ANALYZE_REPORT_MODEL_H
 
 #include "caveats.h"
+#include "gpu_activity.h"
 #include "run_model.h"
 #include "run_ranks.h"
 #include "run_stats.h"
@@ -153,6 +154,7 @@ typedef struct report_role {
     report_state process_io_state; /* the process sampler's I/O (the I/O block) */
     report_process_io process_io;
     report_memory memory;
+    report_gpu gpu;                /* GPU ACTIVITY BY SPAN (ACTIVITY) */
     int samples_only;              /* every process holds Python samples and no span nor
                                       counter (lapse record's files), and the role has no
                                       I/O nor MEMORY block: its samples say it all */

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define RING_SLOTS (1u << 18) /* launches between an API call and its record's arrival */
 #define MAX_NAMES 4096u       /* distinct kernel names; past it: OTHER_NAME */
@@ -49,6 +50,8 @@ static struct {
 static const int kinds[3] = {CUPTI_KIND_CONCURRENT_KERNEL, CUPTI_KIND_MEMCPY, CUPTI_KIND_MEMSET};
 
 const char *cupti_why(void) { return C.why; }
+
+uint32_t cupti_state(void) { return C.state; }
 
 static int missing(const char *fmt, const char *a, const char *b)
 {
@@ -189,6 +192,11 @@ static void *open_library(void)
         if (!h)
             missing("LAPSE_CUPTI_PATH=%s cannot be loaded: %s", path, dlerror());
         return h;
+    }
+    if (access("/dev/nvidiactl", F_OK) != 0) {
+        missing("no NVIDIA GPU on this machine (no /dev/nvidiactl)%s%s", "", "");
+        C.state = CUPTI_NO_DEVICE;
+        return NULL;
     }
     static const char *const names[] = {"libcupti.so", "libcupti.so.13", "libcupti.so.12"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {

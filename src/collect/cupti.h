@@ -10,7 +10,9 @@
 #define CUPTI_MAX_RECORDS_DEFAULT 262144u /* records kept; $LAPSE_MAX_ACTIVITIES */
 #define CUPTI_NO_NODE UINT32_MAX          /* a record whose launch was not seen */
 
-enum cupti_state { CUPTI_OFF = 0, CUPTI_COLLECTING = 1, CUPTI_MISSING = 2 };
+/* CUPTI_NO_DEVICE: no NVIDIA device node (/dev/nvidiactl) and no LAPSE_CUPTI_PATH:
+ * a machine without a GPU, where nothing is loaded */
+enum cupti_state { CUPTI_OFF = 0, CUPTI_COLLECTING = 1, CUPTI_MISSING = 2, CUPTI_NO_DEVICE = 3 };
 enum cupti_activity_kind { CUPTI_ACT_KERNEL = 1, CUPTI_ACT_MEMCPY = 2, CUPTI_ACT_MEMSET = 3 };
 
 typedef struct cupti_activity {
@@ -36,10 +38,11 @@ typedef struct cupti_taken {
 } cupti_taken;
 
 /* Loads libcupti and starts collecting. 0, or -1 with cupti_why() saying why (the
- * state is then CUPTI_MISSING). Never fails the program: any CUPTI failure is a
+ * state is then CUPTI_MISSING or CUPTI_NO_DEVICE). Never fails the program: any CUPTI failure is a
  * reason. */
 int cupti_start(void);
 const char *cupti_why(void);
+uint32_t cupti_state(void); /* cupti_state */
 /* Asks CUPTI for the completed buffers, then copies what is kept (malloc'd: free
  * with cupti_taken_free). 0 or -ENOMEM. */
 int cupti_take(cupti_taken *out);

@@ -9,6 +9,8 @@
 #include "../store/file_io.h"
 #include "cpu_sampler.h"
 #include "fork_children.h"
+#include "gpu_activity.h"
+#include "../collect/cupti.h"
 #include "launcher.h"
 #include "proc_sampler.h"
 #include "snapshot.h"
@@ -462,6 +464,8 @@ static int write_locked(int final, const char *reason)
         rc = proc_sampler_take(&f.proc);
     if (rc == 0)
         rc = fork_children_take(&f);
+    if (rc == 0 && (S.opts.features & LAPSE_FEATURE_ACTIVITY))
+        rc = gpu_activity_take(&f);
     if (rc == 0) {
         fill_meta(&f.meta, final, reason);
         rc = store_write_file(S.file, &f, session_store_flags(), err, sizeof err);
@@ -476,6 +480,7 @@ static int write_locked(int final, const char *reason)
         snprintf(err, sizeof err, "out of memory taking a snapshot for %s", S.file);
     }
     free(f.children);
+    gpu_activity_free(&f);
     snapshot_free(&f);
     if (rc) {
         /* never break the host program: a line, and carry on. The next write that
@@ -779,6 +784,8 @@ static void end_session(const char *reason, int at_exit)
     sampler_stop(at_exit);
     if (S.proc_sample_ms)
         proc_tick(); /* the last, partial interval */
+    if (S.opts.features & LAPSE_FEATURE_ACTIVITY)
+        cupti_stop(); /* every record flushed into the final file */
     flusher_stop(at_exit);
     int rc = session_write(1, reason);
     (void)rc;
@@ -817,6 +824,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
     core_fork_child();
+    cupti_fork_child();
     pthread_mutex_init(&S.write_mu, NULL);
     /* a waiter of the parent may have held it; none of its threads is here */
     pthread_mutex_init(&snap_mu, NULL);
@@ -859,14 +867,12 @@ static int check_features(uint32_t features)
     static const struct {
         uint32_t bit;
         const char *name;
-    } reserved[] = {{LAPSE_FEATURE_MARKERS, "MARKERS"},
-                    {LAPSE_FEATURE_DEVICE, "DEVICE"},
-                    {LAPSE_FEATURE_ACTIVITY, "ACTIVITY"}};
+    } reserved[] = {{LAPSE_FEATURE_MARKERS, "MARKERS"}, {LAPSE_FEATURE_DEVICE, "DEVICE"}};
     for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
         if (features & reserved[i].bit)
             return set_error(-ENOTSUP, "lapse_start: feature ", reserved[i].name);
     uint32_t known = LAPSE_FEATURE_SPANS | LAPSE_FEATURE_TIMELINE | LAPSE_FEATURE_CPU |
-                     LAPSE_FEATURE_IO | LAPSE_FEATURE_MEMORY;
+                     LAPSE_FEATURE_IO | LAPSE_FEATURE_MEMORY | LAPSE_FEATURE_ACTIVITY;
     if (features & ~known) {
         char bits[32];
         snprintf(bits, sizeof bits, "0x%x", features & ~known);
@@ -980,6 +986,10 @@ int lapse_start(const lapse_options *options)
     S.active = 1;
     if (o.handle_signals)
         signals_install();
+    /* before the program launches work: a collector that cannot start is a reason in
+     * the file (lapse_activity_state), never a failed start */
+    if (o.features & LAPSE_FEATURE_ACTIVITY)
+        cupti_start();
     flusher_start();
     sampler_start();
     /* The session's first file before lapse_start returns, so that a process killed
@@ -993,6 +1003,13 @@ int lapse_start(const lapse_options *options)
 }
 
 uint32_t lapse_features(void) { return S.active ? S.opts.features : 0; }
+
+int lapse_activity_state(const char **why)
+{
+    if (why)
+        *why = S.active && (S.opts.features & LAPSE_FEATURE_ACTIVITY) ? cupti_why() : "";
+    return S.active && (S.opts.features & LAPSE_FEATURE_ACTIVITY) ? (int)cupti_state() : 0;
+}
 
 void session_mark_from_environment(void) { S.inherited = 1; }
 

@@ -44,6 +44,11 @@ LAPSE_API void lapse_session_set_thread_names(int on);
  * with the user's group (lapse_options.share, LAPSE_SHARE=1), else 0. */
 unsigned session_store_flags(void);
 
+/* The ACTIVITY collector's state in the active session (enum cupti_state: 0 not
+ * asked for, 1 collecting, 2 missing, 3 no GPU on the machine), *why its reason
+ * ("" when none), for a binding's strict start. */
+LAPSE_API int lapse_activity_state(const char **why);
+
 /* Signal handlers (signals.c). */
 void signals_install(void);
 void signals_restore(void);

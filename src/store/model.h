@@ -178,6 +178,36 @@ typedef struct store_child {
     uint64_t fork_mono_ns;
 } store_child;
 
+/* GPU activity (section GPU_ACTIVITY): kernels, copies and sets CUPTI recorded,
+ * each with the span open on the thread that launched it. */
+enum store_gpu_kind { STORE_GPU_KERNEL = 1, STORE_GPU_MEMCPY = 2, STORE_GPU_MEMSET = 3 };
+/* MISSING: asked for and could not run (a reason the report names); NO_DEVICE: the
+ * machine has no NVIDIA GPU, so nothing was tried (said in JSON, not a caveat) */
+enum store_gpu_state { STORE_GPU_COLLECTED = 1, STORE_GPU_MISSING = 2, STORE_GPU_NO_DEVICE = 3 };
+#define STORE_GPU_NO_NODE UINT32_MAX /* a record whose launch the collector did not see */
+
+typedef struct store_gpu_record {
+    uint32_t kind;      /* store_gpu_kind */
+    uint32_t copy_kind; /* memcpy: CUPTI's CUpti_ActivityMemcpyKind (1 HtoD, 2 DtoH, 8 DtoD,
+                           ...); else 0 */
+    uint32_t device, stream;
+    uint32_t name; /* kernels: index in the section's names; else 0 */
+    uint32_t node; /* the launching span's node (a thread root: no span was open), or
+                      STORE_GPU_NO_NODE */
+    uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC */
+    uint64_t bytes;            /* copies and sets; 0 for kernels */
+} store_gpu_record;
+
+typedef struct store_gpu_activity {
+    uint32_t state; /* store_gpu_state */
+    char *note;     /* missing: why; collected: "" or what was lost */
+    uint64_t dropped; /* records past the collector's bound (dropped_activities) */
+    char **names;     /* names[0] is "" */
+    uint32_t name_count;
+    store_gpu_record *records;
+    uint32_t count;
+} store_gpu_activity;
+
 typedef struct store_file {
     store_meta meta;
     char **names; /* names[0] is "" */
@@ -195,6 +225,7 @@ typedef struct store_file {
     store_child *children;  /* the children it forked, in fork order */
     uint32_t child_count;
     uint64_t children_unrecorded; /* forked children past the writer's bound */
+    store_gpu_activity *gpu; /* NULL: GPU activity was not asked for (no ACTIVITY) */
     void *owned; /* memory behind the pointers above: the reader's arena, or the
                   * writer's copies of histograms with a pending increment */
 } store_file;
