@@ -51,17 +51,22 @@ enum lapse_feature {
                                          LAPSE_IO_SCOPE spans */
     LAPSE_FEATURE_MEMORY = 1u << 4,   /* RSS: the peak (getrusage, the process sampler)
                                          and the RSS growth of LAPSE_IO_SCOPE spans */
-    /* Reserved for the GPU collectors, which do not exist yet: lapse_start refuses
-     * them (-ENOTSUP). */
+    /* MARKERS and DEVICE are reserved for GPU collectors that do not exist yet:
+     * lapse_start refuses them (-ENOTSUP). */
     LAPSE_FEATURE_MARKERS = 1u << 5,  /* NVTX ranges for spans */
     LAPSE_FEATURE_DEVICE = 1u << 6,   /* GPU telemetry of the process */
-    LAPSE_FEATURE_ACTIVITY = 1u << 7, /* GPU kernels and copies attributed to spans */
+    LAPSE_FEATURE_ACTIVITY = 1u << 7, /* GPU kernels, copies and sets (CUPTI, loaded with
+                                         dlopen: $LAPSE_CUPTI_PATH, else libcupti.so),
+                                         each attributed to the span open on the thread
+                                         that launched it. Where it cannot start (no GPU,
+                                         no CUPTI, another CUPTI subscriber) the file says
+                                         why; the session still starts */
 };
 /* The process sampler's two halves, as one flag (what it was before they split). */
 #define LAPSE_FEATURE_PROCESS (LAPSE_FEATURE_IO | LAPSE_FEATURE_MEMORY)
 #define LAPSE_FEATURES_DEFAULT                                                            \
     (LAPSE_FEATURE_SPANS | LAPSE_FEATURE_TIMELINE | LAPSE_FEATURE_CPU | LAPSE_FEATURE_IO | \
-     LAPSE_FEATURE_MEMORY)
+     LAPSE_FEATURE_MEMORY | LAPSE_FEATURE_ACTIVITY)
 
 typedef struct lapse_options {
     uint32_t features;             /* LAPSE_FEATURE_* bits; 0: $LAPSE_FEATURES ("spans,

@@ -44,14 +44,14 @@ void report_gpu_block(FILE *out, const run_model *m, const report_role *rr)
     for (uint32_t i = 0; i < g->span_count; i++) {
         const report_gpu_span *s = &g->spans[i];
         fit_left(pbuf, sizeof pbuf, span_label(m, rr, s, path), GPU_PATH_WIDTH);
-        fprintf(out, "  %-*s %8llu %10s %7s %7llu %10s ", GPU_PATH_WIDTH, pbuf,
+        fprintf(out, "  %-*s %8llu %10s %7s %7llu %10s", GPU_PATH_WIDTH, pbuf,
                 (unsigned long long)s->kernels, fmt_duration(a, sizeof a, (double)s->kernel_ns),
                 s->share >= 0 ? fmt_percent(b, sizeof b, s->share) : "-",
                 (unsigned long long)(s->copies + s->sets),
                 fmt_bytes(c, sizeof c, s->copy_bytes + s->set_bytes));
         for (uint32_t k = 0; k < s->top_count; k++) {
             const report_gpu_kernel *kn = &g->span_top[s->top_first + k];
-            fprintf(out, "%s %s %s x%llu", k ? "," : "", rm_str(m, kn->name),
+            fprintf(out, "%s %s %s x%llu", k ? "," : " ", rm_str(m, kn->name),
                     fmt_duration(a, sizeof a, (double)kn->ns), (unsigned long long)kn->count);
         }
         fputc('\n', out);

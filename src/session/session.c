@@ -289,7 +289,8 @@ static void choose_file(void)
 const char *lapse_session_exported_env_name(unsigned i) { return i < ENV_SAVED ? exported_env[i] : NULL; }
 
 /* The names of LAPSE_FEATURES, as LAPSE_FEATURE_* bits from bit 0 (SPANS). */
-static const char *const feature_names[] = {"spans", "timeline", "cpu", "io", "memory"};
+static const char *const feature_names[] = {"spans",  "timeline", "cpu",     "io",
+                                            "memory", "markers",  "device", "activity"};
 #define FEATURE_NAMES (sizeof feature_names / sizeof feature_names[0])
 
 /* Parses LAPSE_FEATURES ("spans,cpu,..."); 0, or -EINVAL with *bad the unknown name. */
