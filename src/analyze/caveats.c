@@ -2,6 +2,7 @@
 
 #include "run_ranks.h"
 #include "sample_stats.h"
+#include "store/model.h"
 #include "store/sample_set.h"
 
 #include <errno.h>
@@ -29,6 +30,8 @@ static const char *const kind_names[] = {
     [CAVEAT_MISSING_RANKS] = "missing_ranks",
     [CAVEAT_IO_UNREADABLE] = "io_unreadable",
     [CAVEAT_SAMPLING] = "sampling",
+    [CAVEAT_ACTIVITY_MISSING] = "activity_missing",
+    [CAVEAT_DROPPED_ACTIVITIES] = "dropped_activities",
 };
 
 const char *caveat_kind_name(caveat_kind k)
@@ -73,6 +76,7 @@ static uint64_t w_folded(const rm_worker *w) { return w->folded_depth + w->folde
 static uint64_t w_unmatched(const rm_worker *w) { return w->unmatched_ends; }
 static uint64_t w_counters(const rm_worker *w) { return w->dropped_counters; }
 static uint64_t w_proc_unreadable(const rm_worker *w) { return w->proc.unreadable; }
+static uint64_t w_gpu_dropped(const rm_worker *w) { return w->gpu_dropped; }
 
 /* A summed caveat: the sum of pick() over the workers, each worker with a count named.
  * The caveat's worker and file are the one worker's when exactly one has a count.
@@ -297,6 +301,16 @@ int caveats_build(const run_model *m, const run_ranks *ranks, caveat_list *l)
     }
     if (add_children_without_files(l, m))
         goto fail;
+    for (uint32_t i = 0; i < m->worker_count; i++) {
+        /* ACTIVITY asked for and not run, or run and a flush lost records; a machine
+         * without a GPU (STORE_GPU_NO_DEVICE) is no caveat */
+        const rm_worker *w = &m->workers[i];
+        if (w->gpu_state == STORE_GPU_MISSING || (w->gpu_state == STORE_GPU_COLLECTED && *w->gpu_note)) {
+            NEW(about_worker(l, CAVEAT_ACTIVITY_MISSING, m, i));
+            c->reason = w->gpu_note;
+            c->flags = w->gpu_state == STORE_GPU_COLLECTED;
+        }
+    }
     for (uint32_t i = 0; i < m->leftover_count; i++) {
         const rm_leftover *lo = &m->leftovers[i];
         NEW(push(l, CAVEAT_LEFTOVER_TMP));
@@ -331,6 +345,8 @@ int caveats_build(const run_model *m, const run_ranks *ranks, caveat_list *l)
     if (!summed(l, CAVEAT_UNMATCHED_ENDS, m, w_unmatched, 0, &oom) && oom)
         goto fail;
     if (!summed(l, CAVEAT_DROPPED_COUNTERS, m, w_counters, 0, &oom) && oom)
+        goto fail;
+    if (!summed(l, CAVEAT_DROPPED_ACTIVITIES, m, w_gpu_dropped, 0, &oom) && oom)
         goto fail;
     if (m->overflowed_counters) {
         NEW(push(l, CAVEAT_OVERFLOW));

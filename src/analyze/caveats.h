@@ -34,6 +34,8 @@ typedef enum caveat_kind {
     CAVEAT_MISSING_RANKS,
     CAVEAT_IO_UNREADABLE,
     CAVEAT_SAMPLING,
+    CAVEAT_ACTIVITY_MISSING,    /* ACTIVITY could not run, or lost records (reason) */
+    CAVEAT_DROPPED_ACTIVITIES,  /* GPU records past the collector's bound */
 } caveat_kind;
 
 /* The kind as reports name it ("stale", ...). */
