@@ -1,0 +1,156 @@
+"""ACTIVITY (CUPTI) end to end, against the fake libcupti (tests/fakes/fake_cupti.c):
+tests/e2e/e2e_gpu_activity.c launches known kernels, a copy and a set inside known
+spans; the report, its JSON and the Perfetto export must attribute each to the span
+that launched it, exactly."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+
+import pytest
+
+from conftest import profile_env, role_of, run_program, worker_by_pid
+
+FEATURES = "spans,timeline,activity"
+
+
+def fake(lapse) -> str:
+    path = lapse.build / "fakes" / "libcupti.so"
+    if not path.exists():
+        pytest.fail(f"{path} is missing: build first")
+    return str(path)
+
+
+def run_gpu(lapse, run_dir, *args, cupti: str | None = "fake", expect_rc: int = 0, **env):
+    extra = dict(LAPSE_FEATURES=FEATURES, **env)
+    if cupti is not None:
+        extra["LAPSE_CUPTI_PATH"] = fake(lapse) if cupti == "fake" else cupti
+    r = run_program([lapse.program("e2e_gpu_activity"), *args], profile_env(run_dir, **extra))
+    assert r.returncode == expect_rc, r.stderr
+    return r
+
+
+def by_span(doc: dict) -> dict:
+    role = role_of(doc, "main")
+    assert role["gpu_activity_state"] == "measured"
+    rows = {}
+    for s in role["gpu_activity"]["by_span"]:
+        key = s["path"] if s["launched"] == "span" else f"({s['launched']})"
+        rows[key] = (s["kernels"], s["kernel_gpu_ns"], s["copies"], s["copy_bytes"], s["sets"],
+                     s["set_bytes"], [(k["name"], k["count"], k["gpu_ns"]) for k in s["top_kernels"]])
+    return rows
+
+
+EXPECTED = {
+    "train/forward": (4, 6_500_000, 0, 0, 0, 0, [("gemm", 3, 6_000_000), ("relu", 1, 500_000)]),
+    "train/backward": (2, 6_000_000, 1, 1 << 20, 0, 0, [("gemm_bw", 2, 6_000_000)]),
+    "worker": (2, 1_400_000, 0, 0, 0, 0, [("wk", 2, 1_400_000)]),
+    "(no_span)": (1, 1_000, 0, 0, 0, 0, [("outside", 1, 1_000)]),
+    "train": (0, 0, 0, 0, 1, 4096, []),
+}
+
+
+def test_every_kernel_copy_and_set_is_attributed_to_the_span_that_launched_it(lapse, tmp_path):
+    run_gpu(lapse, tmp_path)
+    doc = lapse.report_json(tmp_path)
+    assert by_span(doc) == EXPECTED
+    gpu = role_of(doc, "main")["gpu_activity"]
+    assert (gpu["kernels"], gpu["kernel_gpu_ns"], gpu["copies"], gpu["copy_bytes"], gpu["sets"],
+            gpu["set_bytes"], gpu["dropped_activities"]) == (9, 13_901_000, 1, 1 << 20, 1, 4096, 0)
+    assert [(k["name"], k["count"], k["gpu_ns"]) for k in gpu["top_kernels"]] == [
+        ("gemm", 3, 6_000_000), ("gemm_bw", 2, 6_000_000), ("wk", 2, 1_400_000),
+        ("relu", 1, 500_000), ("outside", 1, 1_000)]
+    w = doc["workers"][0]
+    assert w["gpu_activity"] == {"state": "collected", "note": "", "records": 11,
+                                 "dropped_activities": 0}
+    assert "activity" in w["features"]
+    assert doc["caveats"] == []
+    text = lapse.run("report", tmp_path).stdout
+    block = text[text.index("GPU ACTIVITY BY SPAN"):].splitlines()
+    assert block[0] == ("GPU ACTIVITY BY SPAN  (CUPTI, 1 process: 9 kernels 13.9ms GPU time, "
+                        "1 copy 1.0 MB, 1 set 4.1 kB)")
+    rows = [line.split() for line in block[2:7]]
+    assert [r[0] for r in rows] == ["train/forward", "train/backward", "worker", "(no", "train"]
+    assert rows[0][1:5] == ["4", "6.5ms", "46.8%", "0"]
+    assert rows[1][1:7] == ["2", "6.0ms", "43.2%", "1", "1.0", "MB"]
+
+
+def test_records_past_the_bound_are_counted_not_kept(lapse, tmp_path):
+    run_gpu(lapse, tmp_path, LAPSE_MAX_ACTIVITIES="5")
+    doc = lapse.report_json(tmp_path)
+    gpu = role_of(doc, "main")["gpu_activity"]
+    assert (gpu["kernels"], gpu["dropped_activities"]) == (5, 6)
+    assert doc["workers"][0]["gpu_activity"]["records"] == 5
+    (cav,) = [c for c in doc["caveats"] if c["kind"] == "dropped_activities"]
+    assert cav["count"] == 6 and cav["processes"] == 1
+
+
+def missing_reason(lapse, run_dir) -> str:
+    doc = lapse.report_json(run_dir)
+    role = role_of(doc, "main")
+    assert role["gpu_activity_state"] == "not_collected" and role["gpu_activity"] is None
+    w = doc["workers"][0]
+    assert w["gpu_activity"]["state"] == "missing"
+    (cav,) = [c for c in doc["caveats"] if c["kind"] == "activity_missing"]
+    assert cav["reason"] == w["gpu_activity"]["note"]
+    assert "GPU ACTIVITY BY SPAN" not in lapse.run("report", run_dir).stdout
+    return cav["reason"]
+
+
+def test_a_missing_library_is_a_reason_and_the_program_runs(lapse, tmp_path):
+    r = run_program([lapse.program("e2e_regions"), "3", "a"],
+                    profile_env(tmp_path, LAPSE_FEATURES=FEATURES,
+                                LAPSE_CUPTI_PATH=str(tmp_path / "nowhere" / "libcupti.so")))
+    assert r.returncode == 0 and r.stderr == ""
+    why = missing_reason(lapse, tmp_path)
+    assert why.startswith(f"LAPSE_CUPTI_PATH={tmp_path}/nowhere/libcupti.so cannot be loaded: ")
+    text = lapse.run("report", tmp_path).stdout
+    assert "GPU activity (ACTIVITY) was not collected: LAPSE_CUPTI_PATH=" in text
+
+
+@pytest.mark.parametrize("call", ["cuptiGetVersion", "cuptiActivityRegisterCallbacks",
+                                  "cuptiSubscribe", "cuptiEnableDomain", "cuptiGetTimestamp",
+                                  "cuptiActivityEnable"])
+def test_a_failing_call_at_start_is_a_reason_naming_it(lapse, tmp_path, call):
+    run_gpu(lapse, tmp_path, FAKE_CUPTI_FAIL=call)
+    why = missing_reason(lapse, tmp_path)
+    assert why.startswith(call) and why.endswith("failed: CUPTI_ERROR_UNKNOWN"), why
+
+
+def test_a_failing_flush_keeps_what_came_and_says_what_was_lost(lapse, tmp_path):
+    run_gpu(lapse, tmp_path, FAKE_CUPTI_FAIL="cuptiActivityFlushAll")
+    doc = lapse.report_json(tmp_path)
+    w = doc["workers"][0]["gpu_activity"]
+    assert w["state"] == "collected" and w["records"] == 0
+    assert w["note"] == ("cuptiActivityFlushAll failed: CUPTI_ERROR_UNKNOWN (records CUPTI still "
+                         "held are not in the file)")
+    (cav,) = [c for c in doc["caveats"] if c["kind"] == "activity_missing"]
+    assert "GPU activity is incomplete: cuptiActivityFlushAll failed" in cav["message"]
+
+
+def test_a_second_subscriber_means_missing_with_the_reason(lapse, tmp_path):
+    run_gpu(lapse, tmp_path, FAKE_CUPTI_OTHER_SUBSCRIBER="1")
+    why = missing_reason(lapse, tmp_path)
+    assert why == ("another CUPTI subscriber is active (torch.profiler, Nsight Systems, ...): "
+                   "cuptiSubscribe: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED")
+
+
+def test_a_cupti_older_than_cuda_12_is_refused_by_version(lapse, tmp_path):
+    run_gpu(lapse, tmp_path, FAKE_CUPTI_VERSION="17")
+    assert missing_reason(lapse, tmp_path) == (
+        "CUPTI API version 17 is older than CUDA 12's (18): its records are not read")
+
+
+@pytest.mark.skipif(os.path.exists("/dev/nvidiactl"), reason="this machine has an NVIDIA GPU")
+def test_a_machine_without_a_gpu_collects_nothing_and_says_so_without_a_caveat(lapse, tmp_path):
+    r = run_program([lapse.program("e2e_regions"), "1", "a"], profile_env(tmp_path))
+    assert r.returncode == 0
+    doc = lapse.report_json(tmp_path)
+    w = doc["workers"][0]
+    assert "activity" in w["features"]  # in the default features
+    assert w["gpu_activity"] == {"state": "no_device", "records": 0, "dropped_activities": 0,
+                                 "note": "no NVIDIA GPU on this machine (no /dev/nvidiactl)"}
+    assert doc["caveats"] == []
+    assert role_of(doc, "main")["gpu_activity_state"] == "not_collected"
