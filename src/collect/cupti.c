@@ -26,6 +26,7 @@
  * being rewritten reads as another id, never as a mix. */
 typedef struct ring_slot {
     uint64_t id_thread, id_node;
+    uint64_t launch_ns; /* CLOCK_MONOTONIC, at the API call's entry */
 } ring_slot;
 
 static struct {
@@ -85,6 +86,8 @@ static void on_api(void *userdata, int domain, uint32_t cbid, const void *cbdata
         return;
     uint64_t id = (uint64_t)d->correlation_id << 32;
     ring_slot *s = &C.ring[d->correlation_id & (RING_SLOTS - 1)];
+    __atomic_store_n(&s->id_node, 0, __ATOMIC_RELAXED); /* being rewritten: no id matches */
+    __atomic_store_n(&s->launch_ns, core_mono_ns(), __ATOMIC_RELAXED);
     __atomic_store_n(&s->id_thread, id | thread, __ATOMIC_RELAXED);
     __atomic_store_n(&s->id_node, id | node, __ATOMIC_RELEASE);
 }
@@ -136,10 +139,13 @@ static void keep(cupti_activity *a, uint32_t correlation)
     const ring_slot *s = &C.ring[correlation & (RING_SLOTS - 1)];
     uint64_t n = __atomic_load_n(&s->id_node, __ATOMIC_ACQUIRE);
     uint64_t t = __atomic_load_n(&s->id_thread, __ATOMIC_RELAXED);
+    uint64_t launch = __atomic_load_n(&s->launch_ns, __ATOMIC_RELAXED);
     a->thread = a->node = CUPTI_NO_NODE;
+    a->launch_ns = 0;
     if (correlation && n >> 32 == correlation && t >> 32 == correlation) {
         a->thread = (uint32_t)t;
         a->node = (uint32_t)n;
+        a->launch_ns = launch;
     }
     a->start_ns = to_mono(a->start_ns);
     a->end_ns = to_mono(a->end_ns);
@@ -164,17 +170,17 @@ static void on_buffer_complete(void *context, uint32_t stream, uint8_t *buffer, 
         if (r->kind == CUPTI_KIND_KERNEL || r->kind == CUPTI_KIND_CONCURRENT_KERNEL) {
             const cupti_kernel_prefix *k = (const void *)r;
             a = (cupti_activity){CUPTI_ACT_KERNEL, 0, k->device_id, k->stream_id,
-                                 intern(k->name), 0, 0, k->start, k->end, 0};
+                                 intern(k->name), 0, 0, k->start, k->end, 0, 0};
             keep(&a, k->correlation_id);
         } else if (r->kind == CUPTI_KIND_MEMCPY) {
             const cupti_memcpy_prefix *m = (const void *)r;
             a = (cupti_activity){CUPTI_ACT_MEMCPY, m->copy_kind, m->device_id, m->stream_id,
-                                 0, 0, 0, m->start, m->end, m->bytes};
+                                 0, 0, 0, m->start, m->end, m->bytes, 0};
             keep(&a, m->correlation_id);
         } else if (r->kind == CUPTI_KIND_MEMSET) {
             const cupti_memset_prefix *m = (const void *)r;
             a = (cupti_activity){CUPTI_ACT_MEMSET, 0, m->device_id, m->stream_id,
-                                 0, 0, 0, m->start, m->end, m->bytes};
+                                 0, 0, 0, m->start, m->end, m->bytes, 0};
             keep(&a, m->correlation_id);
         }
     }

@@ -24,6 +24,7 @@ typedef struct cupti_activity {
                                   (CORE_ROOT: none open); CUPTI_NO_NODE: launch unseen */
     uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC */
     uint64_t bytes;            /* copies and sets */
+    uint64_t launch_ns;        /* CLOCK_MONOTONIC at the launching call; 0: unseen */
 } cupti_activity;
 
 typedef struct cupti_taken {

@@ -47,7 +47,8 @@ int gpu_activity_take(store_file *f)
         const cupti_activity *a = &k->t.records[i];
         store_gpu_record *r = &g->records[i];
         *r = (store_gpu_record){a->kind, a->copy_kind, a->device, a->stream, a->name,
-                                STORE_GPU_NO_NODE, a->start_ns, a->end_ns, a->bytes};
+                                STORE_GPU_NO_NODE, a->start_ns, a->end_ns, a->bytes,
+                                a->launch_ns};
         if (a->thread < f->thread_count && a->node < count[a->thread])
             r->node = base[a->thread] + a->node;
     }

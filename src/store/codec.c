@@ -203,6 +203,7 @@ static void encode_gpu(const store_gpu_activity *g, bytes_out *out)
         bytes_put_u64(out, r->start_ns);
         bytes_put_u64(out, r->end_ns);
         bytes_put_u64(out, r->bytes);
+        bytes_put_u64(out, r->launch_ns);
     }
     section_end(out, at);
 }
@@ -794,7 +795,7 @@ static int decode_gpu(decoder *d, bytes_in *in, uint32_t count)
     g->name_count = n;
     if (n == 0 || g->names[0][0] != 0)
         return fail(d, "gpu activity section's names must start with the empty name");
-    if (bytes_left(in) != (uint64_t)count * 48u)
+    if (bytes_left(in) != (uint64_t)count * 56u)
         return fail(d, "gpu activity section: %u records do not fill its %zu bytes", count,
                     bytes_left(in));
     g->records = arena_alloc(f, ((size_t)count + 1) * sizeof *g->records);
@@ -811,6 +812,7 @@ static int decode_gpu(decoder *d, bytes_in *in, uint32_t count)
         r->start_ns = bytes_get_u64(in);
         r->end_ns = bytes_get_u64(in);
         r->bytes = bytes_get_u64(in);
+        r->launch_ns = bytes_get_u64(in);
         if (r->kind < STORE_GPU_KERNEL || r->kind > STORE_GPU_MEMSET)
             return fail(d, "gpu record %u has kind %u", i, r->kind);
         if (r->name >= g->name_count || (r->node != STORE_GPU_NO_NODE && r->node >= f->node_count))

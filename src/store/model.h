@@ -196,6 +196,7 @@ typedef struct store_gpu_record {
                       STORE_GPU_NO_NODE */
     uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC */
     uint64_t bytes;            /* copies and sets; 0 for kernels */
+    uint64_t launch_ns;        /* CLOCK_MONOTONIC at the call that launched it; 0 unseen */
 } store_gpu_record;
 
 typedef struct store_gpu_activity {

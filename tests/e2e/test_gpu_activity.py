@@ -154,3 +154,43 @@ def test_a_machine_without_a_gpu_collects_nothing_and_says_so_without_a_caveat(l
                                  "note": "no NVIDIA GPU on this machine (no /dev/nvidiactl)"}
     assert doc["caveats"] == []
     assert role_of(doc, "main")["gpu_activity_state"] == "not_collected"
+
+
+def test_perfetto_has_a_track_per_device_and_stream_and_an_arrow_per_launch(lapse, tmp_path):
+    run_gpu(lapse, tmp_path / "run")
+    out = tmp_path / "trace.json"
+    r = lapse.run("export", "--perfetto", out, tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    assert ", 11 GPU slices on 3 device/stream tracks with 11 launch arrows" in r.stderr
+    doc = json.loads(out.read_text())
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    names = {e["tid"]: e["args"]["name"] for e in events
+             if e.get("ph") == "M" and e["name"] == "thread_name"}
+    gpu = [e for e in events if e.get("ph") == "X" and e.get("cat") == "gpu"]
+    per_track = {}
+    for e in gpu:
+        per_track.setdefault(names[e["tid"]], []).append((e["name"], e["dur"]))
+    assert per_track == {
+        "GPU 0 stream 7": [("gemm", 2000.0)] * 3 + [("relu", 500.0), ("memset", 10.0),
+                                                    ("outside", 1.0)],
+        "GPU 0 stream 8": [("gemm_bw", 3000.0)] * 2 + [("memcpy HtoD", 100.0)],
+        "GPU 1 stream 9": [("wk", 700.0)] * 2,
+    }
+    # each arrow starts on the launching thread, inside the span open there at the
+    # launch, and ends at its record's start on the record's track
+    spans = [e for e in events if e.get("ph") == "X" and "cat" not in e]
+    starts = {e["id"]: e for e in events if e.get("ph") == "s"}
+    ends = {e["id"]: e for e in events if e.get("ph") == "f"}
+    assert len(starts) == len(ends) == 11
+    by_start = {(e["tid"], e["ts"]): e for e in gpu}
+    launched_in = []
+    for i, s in starts.items():
+        f = ends[i]
+        rec = by_start[(f["tid"], f["ts"])]
+        inner = [sp for sp in spans if sp["tid"] == s["tid"] and sp["ts"] <= s["ts"] <= sp["ts"] + sp["dur"]]
+        launched_in.append((rec["name"], max(inner, key=lambda sp: sp["ts"])["name"] if inner else None))
+    assert sorted(launched_in, key=str) == sorted(
+        [("gemm", "forward")] * 3 + [("relu", "forward"), ("gemm_bw", "backward"),
+                                     ("gemm_bw", "backward"), ("memcpy HtoD", "backward"),
+                                     ("memset", "train"), ("outside", None),
+                                     ("wk", "worker"), ("wk", "worker")], key=str)
