@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import os
+import pathlib
 import tempfile
 import warnings
 from types import TracebackType
@@ -21,9 +22,9 @@ if TYPE_CHECKING:
 class Feature(enum.Flag):
     """What a Profiler may collect. Flags decide what may be collected; evidence
     decides what appears: a flag whose collector cannot run here adds no section to the
-    result (and with ``strict=True`` the Profiler refuses to start). MARKERS, DEVICE
-    and ACTIVITY have no collector yet (the GPU collectors are to come): a Profiler
-    refuses them with a ValueError, and they are not in ``DEFAULT``."""
+    result (and with ``strict=True`` the Profiler refuses to start). MARKERS and DEVICE
+    have no collector yet: a Profiler refuses them with a ValueError, and they are not
+    in ``DEFAULT``."""
 
     SPANS = enum.auto()     #: spans and counters: their wall time (without it a span
                             #: records nothing)
@@ -35,9 +36,10 @@ class Feature(enum.Flag):
     PYTHON = enum.auto()    #: external sampling of Python stacks
     MARKERS = enum.auto()   #: NVTX ranges for spans (no collector yet: refused)
     DEVICE = enum.auto()    #: GPU telemetry of this process (no collector yet: refused)
-    ACTIVITY = enum.auto()  #: GPU kernels and copies attributed to spans (no collector yet:
-                            #: refused)
-    DEFAULT = SPANS | CPU | IO | MEMORY | PYTHON  #: every feature with a collector
+    ACTIVITY = enum.auto()  #: GPU kernels, copies and sets (CUPTI), each attributed to the
+                            #: span that launched it; missing, with the reason, where CUPTI
+                            #: cannot start (no GPU, no libcupti, another CUPTI subscriber)
+    DEFAULT = SPANS | CPU | IO | MEMORY | PYTHON | ACTIVITY  #: every feature with a collector
 
 
 #: The features this build can always collect. PYTHON joins them where the lapse
@@ -45,17 +47,19 @@ class Feature(enum.Flag):
 AVAILABLE = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY
 
 #: Features with no collector yet: a Profiler refuses them (ValueError).
-NO_COLLECTOR = Feature.MARKERS | Feature.DEVICE | Feature.ACTIVITY
+NO_COLLECTOR = Feature.MARKERS | Feature.DEVICE
 
 #: What a Profiler collects unless told otherwise: what a C session collects
-#: (LAPSE_FEATURES_DEFAULT: spans, wait%, the process sampler's I/O and RSS), as
-#: `lapse run` does, which also samples Python stacks (Feature.PYTHON).
-COLLECTED_BY_DEFAULT = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY
+#: (LAPSE_FEATURES_DEFAULT: spans, wait%, the process sampler's I/O and RSS, GPU
+#: activity), as `lapse run` does, which also samples Python stacks (Feature.PYTHON).
+COLLECTED_BY_DEFAULT = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY | Feature.ACTIVITY
 
 
 def available() -> Feature:
     """The features a Profiler can collect in this process. PYTHON, when absent, is
-    accepted and adds nothing (``Profiler.missing``); NO_COLLECTOR is refused."""
+    accepted and adds nothing (``Profiler.missing``); NO_COLLECTOR is refused. ACTIVITY
+    is known only once a session tried to start CUPTI: it is not in this answer, and a
+    Profiler that cannot collect it names it in ``missing`` after ``start``."""
     from ._python_sampler import unavailable_reason
 
     return AVAILABLE | (Feature.PYTHON if unavailable_reason() is None else Feature(0))
@@ -79,7 +83,7 @@ class Profiler:
 
     Args:
         features: what may be collected (``Feature`` flags); default
-            ``COLLECTED_BY_DEFAULT``: spans, wait% (CPU), I/O and memory, as a C session
+            ``COLLECTED_BY_DEFAULT``: spans, wait% (CPU), I/O, memory and GPU activity, as a C session
             (in a process that joins an inherited session: the session's). A feature
             with no collector (``NO_COLLECTOR``), or CPU without SPANS, raises ValueError.
         role: this process's role in the report (default ``$LAPSE_ROLE`` or "main").
@@ -172,7 +176,9 @@ class Profiler:
 
             self._lapse_command, self._python_why = resolve()
         python = Feature(0) if self._python_why else Feature.PYTHON
-        self.missing = features & ~(AVAILABLE | python)  #: requested features that add nothing here
+        #: requested features that add nothing here (ACTIVITY: known after start)
+        self.missing = features & ~(AVAILABLE | python | Feature.ACTIVITY)
+        self.activity_why: str | None = None  #: why ACTIVITY is missing, after start
         self._python_sampler = None
         self._launcher = False  # run_target runs the program: its launcher frames are left out
         self._file: str | None = None
@@ -220,12 +226,28 @@ class Profiler:
                                       io=Feature.IO in self.features,
                                       memory=Feature.MEMORY in self.features,
                                       process_ms=self.process_sample_ms or 0,
-                                      snapshot_ms=self.snapshot_ms or 0, share=self.share)
+                                      snapshot_ms=self.snapshot_ms or 0, share=self.share,
+                                      activity=Feature.ACTIVITY in self.features)
         except OSError as e:
             # the host program carries on without profiling
             warnings.warn(f"{e} (profiling is off)", RuntimeWarning, stacklevel=2)
             self._file = None
             return self
+        if Feature.ACTIVITY in self.features:
+            state, why = _lapse.activity_state()
+            if state != 1:
+                self.missing |= Feature.ACTIVITY
+                self.activity_why = why
+                # strict: CUPTI that cannot start fails; a machine without a GPU (3) only
+                # when ACTIVITY was asked for by name
+                if self.strict and (state != 3 or "features" in self._given):
+                    _lapse.stop()  # before the body runs: no session, no file
+                    if self._file:
+                        pathlib.Path(self._file).unlink(missing_ok=True)
+                    self._file = None
+                    sync_environment()
+                    raise RuntimeError(f"lapse: strict=True and these collectors cannot run here: "
+                                       f"ACTIVITY ({why})")
         self._began()
         return self
 
@@ -233,15 +255,18 @@ class Profiler:
         """Checks the options asked for against the inherited session's, raising for
         those it cannot take (what it collects and keeps is fixed at its start); the
         options left to the default become the session's."""
-        # the session's LAPSE_FEATURE_* bits: SPANS 1, TIMELINE 2, CPU 4, IO 8, MEMORY 16
+        # the session's LAPSE_FEATURE_* bits: SPANS 1, TIMELINE 2, CPU 4, IO 8, MEMORY 16,
+        # ACTIVITY 128
         bits = session["features"]
         collected = Feature(0)
-        for flag, bit in ((Feature.SPANS, 1), (Feature.CPU, 4), (Feature.IO, 8), (Feature.MEMORY, 16)):
+        c_flags = ((Feature.SPANS, 1), (Feature.CPU, 4), (Feature.IO, 8), (Feature.MEMORY, 16),
+                   (Feature.ACTIVITY, 128))
+        for flag, bit in c_flags:
             if bits & bit:
                 collected |= flag
         cannot = []
         if "features" in self._given:
-            for flag in (Feature.SPANS, Feature.CPU, Feature.IO, Feature.MEMORY):
+            for flag, _ in c_flags:
                 if (flag in self.features) != (flag in collected):
                     cannot.append(f"features: {flag.name} ({'on' if flag in collected else 'off'} "
                                   f"in the session)")
@@ -260,7 +285,7 @@ class Profiler:
                                "which cannot take " + "; ".join(cannot) +
                                ": leave them out to take the session's")
         # what this Profiler now stands for is the session's
-        c_side = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY
+        c_side = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY | Feature.ACTIVITY
         self.features = collected | (self.features & ~c_side)
         self.max_spans = session["max_spans"]
         self.snapshot_ms = session["snapshot_ms"]

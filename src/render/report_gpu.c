@@ -1,8 +1,10 @@
 #include "report_gpu.h"
 
+#include "caveat_text.h"
 #include "format.h"
 #include "json_out.h"
 
+#include <errno.h>
 #include <string.h>
 
 #define GPU_PATH_WIDTH 28
@@ -129,4 +131,28 @@ void report_gpu_json(json_out *j, const run_model *m, const report_role *rr)
         kernel_json(j, m, &g->top[k]);
     json_end_array(j);
     json_end_object(j);
+}
+
+int report_write_gpu_text(FILE *out, const report_model *r)
+{
+    const run_model *m = r->m;
+    int any = 0;
+    for (uint32_t i = 0; i < m->role_count; i++) {
+        const report_role *rr = &r->roles[i];
+        if (rr->gpu.state != REPORT_MEASURED)
+            continue;
+        fprintf(out, "%srole %s\n", any ? "\n" : "", *rr->role->name ? rr->role->name : "(no role)");
+        report_gpu_block(out, m, rr);
+        any = 1;
+    }
+    if (!any)
+        fputs("no GPU activity recorded\n", out);
+    char msg[CAVEAT_TEXT_MAX];
+    for (uint32_t i = 0; i < r->caveats.count; i++) {
+        const caveat *c = &r->caveats.items[i];
+        if (c->kind == CAVEAT_ACTIVITY_MISSING || c->kind == CAVEAT_DROPPED_ACTIVITIES)
+            fprintf(out, "caveat %s: %s\n", caveat_kind_name(c->kind), caveat_text(m, c, msg, sizeof msg));
+    }
+    fflush(out);
+    return ferror(out) ? -EIO : 0;
 }

@@ -10,6 +10,10 @@ struct json_out;
 
 /* Nothing unless the role's state is MEASURED. */
 void report_gpu_block(FILE *out, const run_model *m, const report_role *rr);
+/* The GPU ACTIVITY block of every role that has one, under its role's name, then the
+ * caveats about GPU activity; "no GPU activity recorded" when no role has a block.
+ * 0 or -EIO. */
+int report_write_gpu_text(FILE *out, const report_model *r);
 /* "gpu_activity_state" and "gpu_activity" (null unless MEASURED) of a role. */
 void report_gpu_json(struct json_out *j, const run_model *m, const report_role *rr);
 
