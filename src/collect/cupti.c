@@ -414,10 +414,17 @@ void cupti_fork_child(void)
 {
     pthread_mutex_init(&C.mu, NULL);
     int was = C.live;
+    uint32_t state = C.state;
+    char why[sizeof C.why];
+    memcpy(why, C.why, sizeof why);
     C.live = 0;
     C.subscriber = NULL;
     memset(C.enabled, 0, sizeof C.enabled);
     cupti_reset();
-    if (was)
+    if (!was) { /* what the parent's start found holds for the child too */
+        C.state = state == CUPTI_COLLECTING ? CUPTI_OFF : state;
+        memcpy(C.why, why, sizeof why);
+    } else {
         missing("a forked child: CUDA and CUPTI do not carry over fork%s%s", "", "");
+    }
 }

@@ -17,6 +17,10 @@ int gpu_activity_take(store_file *f)
     if (!k)
         return -ENOMEM;
     int rc = cupti_take(&k->t);
+    if (rc == 0 && k->t.state == CUPTI_OFF) { /* the collector never started: no section */
+        free(k);
+        return 0;
+    }
     /* each thread's nodes are contiguous, its root (parent -1) first */
     uint32_t *base = calloc(f->thread_count + 1u, sizeof *base);
     uint32_t *count = calloc(f->thread_count + 1u, sizeof *count);

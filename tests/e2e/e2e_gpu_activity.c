@@ -8,7 +8,9 @@
  *   (no span):      outside 1 us (stream 7)
  *   worker (a second thread): wk 0.7 ms x2 (device 1, stream 9)
  *
- * usage: e2e_gpu_activity [REPEAT]  (REPEAT times the whole; default 1) */
+ * usage: e2e_gpu_activity [REPEAT]  (REPEAT times the whole; default 1)
+ *        e2e_gpu_activity fork      (the whole once, then a forked child opens a span
+ *                                    and exits: it prints the child's pid) */
 #include "lapse.h"
 
 #include <dlfcn.h>
@@ -16,6 +18,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static void (*launch)(const char *, uint32_t, uint32_t, uint64_t);
 static void (*memcpy_)(uint32_t, uint64_t, uint32_t, uint32_t, uint64_t);
@@ -32,7 +37,8 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-    int repeat = argc > 1 ? atoi(argv[1]) : 1;
+    int fork_child = argc > 1 && strcmp(argv[1], "fork") == 0;
+    int repeat = argc > 1 && !fork_child ? atoi(argv[1]) : 1;
     const char *path = getenv("LAPSE_CUPTI_PATH");
     void *lib = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
     if (!lib) { /* lapse did not load it (ACTIVITY off, or the library missing) */
@@ -65,6 +71,17 @@ int main(int argc, char **argv)
         pthread_t t;
         if (pthread_create(&t, NULL, worker, NULL) == 0)
             pthread_join(t, NULL);
+    }
+    if (fork_child) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            LAPSE_SCOPE("child");
+            return 0;
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        printf("%d\n", (int)pid);
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 5;
     }
     return 0;
 }

@@ -194,3 +194,15 @@ def test_perfetto_has_a_track_per_device_and_stream_and_an_arrow_per_launch(laps
                                      ("gemm_bw", "backward"), ("memcpy HtoD", "backward"),
                                      ("memset", "train"), ("outside", None),
                                      ("wk", "worker"), ("wk", "worker")], key=str)
+
+
+def test_a_forked_child_collects_nothing_and_says_why(lapse, tmp_path):
+    r = run_gpu(lapse, tmp_path, "fork")
+    child = int(r.stdout.split()[-1])
+    doc = lapse.report_json(tmp_path)
+    parent = [w for w in doc["workers"] if w["pid"] != child]
+    assert parent[0]["gpu_activity"]["state"] == "collected"
+    assert parent[0]["gpu_activity"]["records"] == 11
+    w = worker_by_pid(doc, child)
+    assert w["gpu_activity"] == {"state": "missing", "records": 0, "dropped_activities": 0,
+                                 "note": "a forked child: CUDA and CUPTI do not carry over fork"}
