@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,9 +55,12 @@ const char *cupti_why(void) { return C.why; }
 
 uint32_t cupti_state(void) { return C.state; }
 
-static int missing(const char *fmt, const char *a, const char *b)
+__attribute__((format(printf, 1, 2))) static int missing(const char *fmt, ...)
 {
-    snprintf(C.why, sizeof C.why, fmt, a, b);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(C.why, sizeof C.why, fmt, ap);
+    va_end(ap);
     C.state = CUPTI_MISSING;
     return -1;
 }
@@ -200,7 +204,7 @@ static void *open_library(void)
         return h;
     }
     if (access("/dev/nvidiactl", F_OK) != 0) {
-        missing("no NVIDIA GPU on this machine (no /dev/nvidiactl)%s%s", "", "");
+        missing("no NVIDIA GPU on this machine (no /dev/nvidiactl)");
         C.state = CUPTI_NO_DEVICE;
         return NULL;
     }
@@ -210,8 +214,7 @@ static void *open_library(void)
         if (h)
             return h;
     }
-    missing("no CUPTI library found (%s, .so.13, .so.12): set LAPSE_CUPTI_PATH to one%s",
-            names[0], "");
+    missing("no CUPTI library found (%s, .so.13, .so.12): set LAPSE_CUPTI_PATH to one", names[0]);
     return NULL;
 }
 
@@ -236,7 +239,7 @@ static int resolve(void)
     for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
         void *f = dlsym(C.lib, syms[i].name);
         if (!f)
-            return missing("the CUPTI library has no %s%s", syms[i].name, "");
+            return missing("the CUPTI library has no %s", syms[i].name);
         memcpy((char *)&C.api + syms[i].at, &f, sizeof f);
     }
     void *f = dlsym(C.lib, "cuptiGetResultString"); /* optional: the reasons' wording */
@@ -300,12 +303,9 @@ int cupti_start(void)
     cupti_result r = C.api.GetVersion(&version);
     if (r != CUPTI_SUCCESS_)
         return failed("cuptiGetVersion", r);
-    if (version < CUPTI_API_VERSION_CUDA12) {
-        char v[16];
-        snprintf(v, sizeof v, "%u", version);
-        return missing("CUPTI API version %s is older than CUDA 12's (%s): its records are not "
-                       "read", v, "18");
-    }
+    if (version < CUPTI_API_VERSION_CUDA12)
+        return missing("CUPTI API version %u is older than CUDA 12's (%u): its records are not "
+                       "read", version, CUPTI_API_VERSION_CUDA12);
     const char *bound = getenv("LAPSE_MAX_ACTIVITIES");
     unsigned long cap = bound && *bound ? strtoul(bound, NULL, 10) : CUPTI_MAX_RECORDS_DEFAULT;
     if (cap == 0 || cap > (1ul << 24))
@@ -326,7 +326,7 @@ int cupti_start(void)
     pthread_mutex_unlock(&C.mu);
     if (!ok) {
         cupti_reset();
-        return missing("out of memory for the activity records%s%s", "", "");
+        return missing("out of memory for the activity records");
     }
     if ((r = C.api.ActivityRegisterCallbacks(on_buffer_request, on_buffer_complete)))
         return failed("cuptiActivityRegisterCallbacks", r);
@@ -425,6 +425,6 @@ void cupti_fork_child(void)
         C.state = state == CUPTI_COLLECTING ? CUPTI_OFF : state;
         memcpy(C.why, why, sizeof why);
     } else {
-        missing("a forked child: CUDA and CUPTI do not carry over fork%s%s", "", "");
+        missing("a forked child: CUDA and CUPTI do not carry over fork");
     }
 }

@@ -206,3 +206,13 @@ def test_a_forked_child_collects_nothing_and_says_why(lapse, tmp_path):
     w = worker_by_pid(doc, child)
     assert w["gpu_activity"] == {"state": "missing", "records": 0, "dropped_activities": 0,
                                  "note": "a forked child: CUDA and CUPTI do not carry over fork"}
+
+
+def test_a_library_that_is_not_cupti_is_a_reason(lapse, tmp_path):
+    # a real shared library without CUPTI's functions: libc's own
+    import ctypes.util
+    libc = ctypes.util.find_library("c") or "libc.so.6"
+    r = run_program([lapse.program("e2e_regions"), "1", "a"],
+                    profile_env(tmp_path, LAPSE_FEATURES=FEATURES, LAPSE_CUPTI_PATH=libc))
+    assert r.returncode == 0
+    assert missing_reason(lapse, tmp_path) == "the CUPTI library has no cuptiGetVersion"
