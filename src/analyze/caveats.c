@@ -76,7 +76,7 @@ static uint64_t w_folded(const rm_worker *w) { return w->folded_depth + w->folde
 static uint64_t w_unmatched(const rm_worker *w) { return w->unmatched_ends; }
 static uint64_t w_counters(const rm_worker *w) { return w->dropped_counters; }
 static uint64_t w_proc_unreadable(const rm_worker *w) { return w->proc.unreadable; }
-static uint64_t w_gpu_dropped(const rm_worker *w) { return w->gpu_dropped; }
+static uint64_t w_activity_dropped(const rm_worker *w) { return w->activity_dropped; }
 
 /* A summed caveat: the sum of pick() over the workers, each worker with a count named.
  * The caveat's worker and file are the one worker's when exactly one has a count.
@@ -305,10 +305,10 @@ int caveats_build(const run_model *m, const run_ranks *ranks, caveat_list *l)
         /* ACTIVITY asked for and not run, or run and a flush lost records; a machine
          * without a GPU (STORE_GPU_NO_DEVICE) is no caveat */
         const rm_worker *w = &m->workers[i];
-        if (w->gpu_state == STORE_GPU_MISSING || (w->gpu_state == STORE_GPU_COLLECTED && *w->gpu_note)) {
+        if (w->activity_state == STORE_GPU_MISSING || (w->activity_state == STORE_GPU_COLLECTED && *w->activity_note)) {
             NEW(about_worker(l, CAVEAT_ACTIVITY_MISSING, m, i));
-            c->reason = w->gpu_note;
-            c->flags = w->gpu_state == STORE_GPU_COLLECTED;
+            c->reason = w->activity_note;
+            c->flags = w->activity_state == STORE_GPU_COLLECTED;
         }
     }
     for (uint32_t i = 0; i < m->leftover_count; i++) {
@@ -346,7 +346,7 @@ int caveats_build(const run_model *m, const run_ranks *ranks, caveat_list *l)
         goto fail;
     if (!summed(l, CAVEAT_DROPPED_COUNTERS, m, w_counters, 0, &oom) && oom)
         goto fail;
-    if (!summed(l, CAVEAT_DROPPED_ACTIVITIES, m, w_gpu_dropped, 0, &oom) && oom)
+    if (!summed(l, CAVEAT_DROPPED_ACTIVITIES, m, w_activity_dropped, 0, &oom) && oom)
         goto fail;
     if (m->overflowed_counters) {
         NEW(push(l, CAVEAT_OVERFLOW));

@@ -288,7 +288,7 @@ static int build_role(const run_model *m, uint32_t r, unsigned top, report_role 
     if (build_memory(m, r, rr))
         return -ENOMEM;
     rr->samples_only = samples_only(m, rr, r);
-    return report_gpu_build(m, r, top, &rr->gpu);
+    return report_activity_build(m, r, top, &rr->activity);
 }
 
 static void free_role(report_role *rr)
@@ -298,7 +298,7 @@ static void free_role(report_role *rr)
     free(rr->by_rank_max);
     free(rr->io_phases);
     free(rr->memory.growth);
-    report_gpu_free(&rr->gpu);
+    report_activity_free(&rr->activity);
 }
 
 /* ---- Python samples ---- */

@@ -154,7 +154,7 @@ typedef struct report_role {
     report_state process_io_state; /* the process sampler's I/O (the I/O block) */
     report_process_io process_io;
     report_memory memory;
-    report_gpu gpu;                /* GPU ACTIVITY BY SPAN (ACTIVITY) */
+    report_activity activity;                /* GPU ACTIVITY BY SPAN (ACTIVITY) */
     int samples_only;              /* every process holds Python samples and no span nor
                                       counter (lapse record's files), and the role has no
                                       I/O nor MEMORY block: its samples say it all */

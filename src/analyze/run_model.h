@@ -98,7 +98,7 @@ typedef struct rm_child {
  * one kind and (kernels) one kernel name, the records launched while that path was
  * the innermost open span on the launching thread (a role root: no span was open).
  * unseen: records whose launch the collector did not see, under their role's root. */
-typedef struct rm_gpu {
+typedef struct rm_activity {
     uint32_t path;
     uint32_t kind;   /* store_gpu_kind */
     uint32_t name;   /* kernels: string id of the kernel's name; else 0 */
@@ -106,7 +106,7 @@ typedef struct rm_gpu {
     uint64_t count;
     uint64_t ns;     /* time on the GPU, end - start, added */
     uint64_t bytes;  /* copies and sets */
-} rm_gpu;
+} rm_activity;
 
 typedef struct rm_worker {
     char *file, *host, *role, *run_id, *end_reason, *launcher, *job_id;
@@ -140,10 +140,10 @@ typedef struct rm_worker {
     rm_child *children;  /* the children it forked that ran as its program, fork order */
     uint32_t child_count;
     uint64_t children_unrecorded; /* forked past its writer's bound: not known */
-    uint32_t gpu_state;   /* store_gpu_state of its GPU_ACTIVITY section; 0: none */
-    char *gpu_note;       /* that section's note ("" when none) */
-    uint64_t gpu_dropped; /* records its collector had no room for */
-    uint64_t gpu_records; /* records its file holds */
+    uint32_t activity_state;   /* store_gpu_state of its GPU_ACTIVITY section; 0: none */
+    char *activity_note;       /* that section's note ("" when none) */
+    uint64_t activity_dropped; /* records its collector had no room for */
+    uint64_t activity_records; /* records its file holds */
 } rm_worker;
 
 typedef struct rm_role {
@@ -222,8 +222,8 @@ typedef struct run_model {
     uint32_t path_count, path_cap;
     rm_counter *counters;
     uint32_t counter_count, counter_cap;
-    rm_gpu *gpu; /* by path, kind, name, unseen after finishing; one entry for each */
-    uint32_t gpu_count, gpu_cap;
+    rm_activity *activity; /* by path, kind, name, unseen after finishing; one entry for each */
+    uint32_t activity_count, activity_cap;
     rm_role *roles; /* sorted by name after loading */
     uint32_t role_count, role_cap;
     rm_worker *workers;

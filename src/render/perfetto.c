@@ -351,8 +351,8 @@ int perfetto_first_ns(const store_file *f, uint64_t *first_ns)
     if (f->samples && f->samples->stack_count && f->samples->start_real_ns &&
         f->samples->start_real_ns < first)
         first = f->samples->start_real_ns; /* the Python samples' tracks */
-    for (uint32_t i = 0; f->gpu && i < f->gpu->count; i++) { /* the GPU tracks, the flows */
-        const store_gpu_record *r = &f->gpu->records[i];
+    for (uint32_t i = 0; f->activity && i < f->activity->count; i++) { /* the GPU tracks, the flows */
+        const store_gpu_record *r = &f->activity->records[i];
         uint64_t at = r->launch_ns && r->launch_ns < r->start_ns ? r->launch_ns : r->start_ns;
         if (at + off < first)
             first = at + off;
@@ -739,10 +739,10 @@ static int add_samples(perfetto_writer *w, const store_file *f, uint64_t base_ns
 #define GPU_TRACK_BASE 0x7ff00000ll /* track ids above any Linux tid (2^22) */
 #define GPU_TRACKS_MAX 4096u        /* more (device, stream) pairs share the last */
 
-static int add_gpu(perfetto_writer *w, const store_file *f, uint64_t base_ns, int64_t pid,
+static int add_activity(perfetto_writer *w, const store_file *f, uint64_t base_ns, int64_t pid,
                    const int64_t *tids, perfetto_file_stats *st)
 {
-    const store_gpu_activity *g = f->gpu;
+    const store_gpu_activity *g = f->activity;
     uint64_t off = timeline_clock_offset(f);
     uint64_t *tracks = malloc(GPU_TRACKS_MAX * sizeof *tracks); /* device << 32 | stream */
     if (!tracks)
@@ -971,7 +971,7 @@ int perfetto_add_file(perfetto_writer *w, const store_file *f, uint64_t base_ns,
         }
     }
 
-    if (f->gpu && f->gpu->count && add_gpu(w, f, base_ns, pid, tids, &st)) {
+    if (f->activity && f->activity->count && add_activity(w, f, base_ns, pid, tids, &st)) {
         free(tids);
         name_cache_free(&names);
         return -ENOMEM;

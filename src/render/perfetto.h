@@ -5,7 +5,7 @@
  * and RSS, and for a file with Python stack samples one track per sampled thread
  * with its stacks merged (see add_samples in perfetto.c), and for a file with GPU
  * activity one track per device and stream, its kernels, copies and sets as slices,
- * with a flow arrow from the launching thread (at the launch) to each (add_gpu).
+ * with a flow arrow from the launching thread (at the launch) to each (add_activity).
  *
  * The writer streams: files are added one at a time and nothing of a file is kept
  * after perfetto_add_file returns, so a run with millions of spans costs one

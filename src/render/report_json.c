@@ -3,7 +3,7 @@
 
 #include "json_out.h"
 #include "caveat_text.h"
-#include "report_gpu.h"
+#include "report_activity.h"
 #include "report_ranks.h"
 #include "report_samples.h"
 
@@ -303,7 +303,7 @@ static int role_json(json_out *j, const report_model *rep, uint32_t r)
     json_end_array(j);
     io_json(j, m, rr);
     memory_json(j, m, rr);
-    report_gpu_json(j, m, rr);
+    report_activity_json(j, m, rr);
     json_end_object(j);
     return 0;
 }
@@ -412,13 +412,13 @@ static void worker_json(json_out *j, const rm_worker *w, const report_usage *u)
     } else {
         json_null(j, "cpu_sampler");
     }
-    if (w->gpu_state) { /* the ACTIVITY collector's: collected, missing (why), no device */
+    if (w->activity_state) { /* the ACTIVITY collector's: collected, missing (why), no device */
         static const char *const states[] = {"", "collected", "missing", "no_device"};
         json_begin_object(j, "gpu_activity");
-        json_str(j, "state", w->gpu_state < 4 ? states[w->gpu_state] : "");
-        json_str(j, "note", w->gpu_note);
-        json_u64(j, "records", w->gpu_records);
-        json_u64(j, "dropped_activities", w->gpu_dropped);
+        json_str(j, "state", w->activity_state < 4 ? states[w->activity_state] : "");
+        json_str(j, "note", w->activity_note);
+        json_u64(j, "records", w->activity_records);
+        json_u64(j, "dropped_activities", w->activity_dropped);
         json_end_object(j);
     } else {
         json_null(j, "gpu_activity");

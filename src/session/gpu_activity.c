@@ -59,17 +59,17 @@ int gpu_activity_take(store_file *f)
     g->count = k->t.count;
     free(base);
     free(count);
-    f->gpu = g; /* the first member: freed through it */
+    f->activity = g; /* the first member: freed through it */
     return 0;
 }
 
 void gpu_activity_free(store_file *f)
 {
-    taken_gpu *k = (taken_gpu *)f->gpu;
+    taken_gpu *k = (taken_gpu *)f->activity;
     if (!k)
         return;
     free(k->g.records);
     cupti_taken_free(&k->t);
     free(k);
-    f->gpu = NULL;
+    f->activity = NULL;
 }

@@ -4,7 +4,7 @@
 
 #include "../store/model.h"
 
-/* After snapshot_take (f's threads and nodes in place): f->gpu from what the
+/* After snapshot_take (f's threads and nodes in place): f->activity from what the
  * collector holds, each record's (thread, node) made the file's node index. 0 or
  * -ENOMEM. Free with gpu_activity_free. */
 int gpu_activity_take(store_file *f);

@@ -183,7 +183,7 @@ static void encode_samples(const store_samples *s, bytes_out *out)
     section_end(out, at);
 }
 
-static void encode_gpu(const store_gpu_activity *g, bytes_out *out)
+static void encode_activity(const store_gpu_activity *g, bytes_out *out)
 {
     size_t at = section_begin(out, STORE_SECTION_GPU_ACTIVITY, g->count);
     bytes_put_u32(out, g->state);
@@ -217,7 +217,7 @@ int store_encode(const store_file *f, bytes_out *out)
     bytes_put_u64(out, 0); /* total length, patched */
     int children = f->child_count || f->children_unrecorded;
     bytes_put_u32(out, 9u + (f->samples ? 1u : 0u) + (children ? 1u : 0u) +
-                           (f->gpu ? 1u : 0u)); /* section count */
+                           (f->activity ? 1u : 0u)); /* section count */
     bytes_put_u32(out, 0); /* header crc, patched */
 
     encode_meta(&f->meta, out);
@@ -346,8 +346,8 @@ int store_encode(const store_file *f, bytes_out *out)
         section_end(out, at);
     }
 
-    if (f->gpu)
-        encode_gpu(f->gpu, out);
+    if (f->activity)
+        encode_activity(f->activity, out);
 
     if (out->failed)
         return -ENOMEM;
@@ -769,7 +769,7 @@ static int decode_children(decoder *d, bytes_in *in, uint32_t count)
 
 /* Section GPU_ACTIVITY: the payload must hold exactly what its counts say; every
  * name and node a record names exists. */
-static int decode_gpu(decoder *d, bytes_in *in, uint32_t count)
+static int decode_activity(decoder *d, bytes_in *in, uint32_t count)
 {
     store_file *f = d->f;
     store_gpu_activity *g = arena_alloc(f, sizeof *g);
@@ -821,7 +821,7 @@ static int decode_gpu(decoder *d, bytes_in *in, uint32_t count)
             return fail(d, "gpu record %u ends before it starts", i);
     }
     g->count = count;
-    f->gpu = g;
+    f->activity = g;
     return 0;
 }
 
@@ -1049,7 +1049,7 @@ int store_decoder_section(store_decoder *d, const store_section *s, const uint8_
     case STORE_SECTION_SAMPLES: rc = decode_samples(d, &in, s->count); break;
     case STORE_SECTION_CPU_TICKS: rc = decode_cpu_ticks(d, &in, s->count); break;
     case STORE_SECTION_CHILDREN: rc = decode_children(d, &in, s->count); break;
-    case STORE_SECTION_GPU_ACTIVITY: rc = decode_gpu(d, &in, s->count); break;
+    case STORE_SECTION_GPU_ACTIVITY: rc = decode_activity(d, &in, s->count); break;
     default: break;
     }
     if (rc == -ENOMEM)

@@ -226,7 +226,7 @@ typedef struct store_file {
     store_child *children;  /* the children it forked, in fork order */
     uint32_t child_count;
     uint64_t children_unrecorded; /* forked children past the writer's bound */
-    store_gpu_activity *gpu; /* NULL: GPU activity was not asked for (no ACTIVITY) */
+    store_gpu_activity *activity; /* NULL: GPU activity was not asked for (no ACTIVITY) */
     void *owned; /* memory behind the pointers above: the reader's arena, or the
                   * writer's copies of histograms with a pending increment */
 } store_file;

@@ -646,7 +646,7 @@ static void test_gpu_activity(void)
     bytes_out none = {0};
     CHECK(store_encode(&in, &none) == 0);
     CHECK(store_decode(none.data, none.len, 0, &out, err, sizeof err) == 0);
-    CHECK(out.gpu == NULL); /* absent: not asked for */
+    CHECK(out.activity == NULL); /* absent: not asked for */
     store_file_free(&out);
 
     char *names[] = {"", "gemm", "relu"};
@@ -656,19 +656,19 @@ static void test_gpu_activity(void)
         {STORE_GPU_KERNEL, 0, 0, 7, 2, STORE_GPU_NO_NODE, 5000, 5001, 0, 0},
     };
     store_gpu_activity g = {STORE_GPU_COLLECTED, "", 6, names, 3, recs, 3};
-    in.gpu = &g;
+    in.activity = &g;
     bytes_out buf = {0};
     CHECK(store_encode(&in, &buf) == 0);
     CHECK_EQ_U64(buf.len, none.len + 24 + 4 + 4 + 8 + 4 + (4 + 4 + 4 + 4 + 4) + 3 * 56);
     CHECK(store_decode(buf.data, buf.len, 0, &out, err, sizeof err) == 0);
-    CHECK(out.gpu != NULL);
-    if (out.gpu) {
-        CHECK_EQ_U64(out.gpu->state, STORE_GPU_COLLECTED);
-        CHECK_EQ_U64(out.gpu->dropped, 6);
-        CHECK_EQ_U64(out.gpu->name_count, 3);
-        CHECK(strcmp(out.gpu->names[2], "relu") == 0);
-        CHECK_EQ_U64(out.gpu->count, 3);
-        CHECK(out.gpu->count == 3 && memcmp(out.gpu->records, recs, sizeof recs) == 0);
+    CHECK(out.activity != NULL);
+    if (out.activity) {
+        CHECK_EQ_U64(out.activity->state, STORE_GPU_COLLECTED);
+        CHECK_EQ_U64(out.activity->dropped, 6);
+        CHECK_EQ_U64(out.activity->name_count, 3);
+        CHECK(strcmp(out.activity->names[2], "relu") == 0);
+        CHECK_EQ_U64(out.activity->count, 3);
+        CHECK(out.activity->count == 3 && memcmp(out.activity->records, recs, sizeof recs) == 0);
     }
     store_file_free(&out);
     bytes_out_free(&buf);
@@ -686,7 +686,7 @@ static void test_gpu_activity(void)
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         store_gpu_activity b = {STORE_GPU_COLLECTED, "", 0, names, 3, &bad[k].r, 1};
-        in.gpu = &b;
+        in.activity = &b;
         bytes_out enc = {0};
         CHECK(store_encode(&in, &enc) == 0);
         err[0] = 0;
@@ -694,7 +694,7 @@ static void test_gpu_activity(void)
         CHECK(strstr(err, bad[k].why) != NULL);
         bytes_out_free(&enc);
     }
-    in.gpu = NULL;
+    in.activity = NULL;
 
     /* sections a newer writer adds (13, 14, 16: other GPU collectors) are skipped */
     for (uint32_t type = 13; type <= 16; type += type == 14 ? 2 : 1) {
@@ -703,7 +703,7 @@ static void test_gpu_activity(void)
         append_section(&with, &none, type, 1, &payload);
         err[0] = 0;
         CHECK(store_decode(with.data, with.len, 0, &out, err, sizeof err) == 0);
-        CHECK(out.gpu == NULL);
+        CHECK(out.activity == NULL);
         CHECK_EQ_U64(out.node_count, 4);
         store_file_free(&out);
         bytes_out_free(&with);

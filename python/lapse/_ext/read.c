@@ -16,7 +16,7 @@
 #include "analyze/run_stats.h"
 #include "render/diff_render.h"
 #include "render/perfetto.h"
-#include "render/report_gpu.h"
+#include "render/report_activity.h"
 #include "render/report_render.h"
 #include "store/samples_file.h"
 #include "store/codec.h"
@@ -371,7 +371,7 @@ static PyObject *report_of(const run_input *input, int json, unsigned top, const
         } else {
             if ((rc = mem_open(&o)) == 0) {
                 /* json 2: the GPU ACTIVITY blocks alone (Profile.trace_report) */
-                rc = json == 2 ? report_write_gpu_text(o.f, &r)
+                rc = json == 2 ? report_write_activity_text(o.f, &r)
                      : json    ? report_write_json(o.f, &r, &ro)
                                : report_write_text(o.f, &r, &ro);
                 int crc = mem_close(&o);

@@ -1,4 +1,4 @@
-#include "report_gpu.h"
+#include "report_activity.h"
 
 #include "caveat_text.h"
 #include "format.h"
@@ -10,7 +10,7 @@
 #define GPU_PATH_WIDTH 28
 
 static const char *span_label(const run_model *m, const report_role *rr,
-                              const report_gpu_span *s, char *buf)
+                              const report_activity_span *s, char *buf)
 {
     if (s->unseen)
         return "(launch not seen)";
@@ -28,9 +28,9 @@ static void fit_left(char *buf, size_t n, const char *s, int width)
         snprintf(buf, n, "...%s", s + len - (size_t)(width - 3));
 }
 
-void report_gpu_block(FILE *out, const run_model *m, const report_role *rr)
+void report_activity_block(FILE *out, const run_model *m, const report_role *rr)
 {
-    const report_gpu *g = &rr->gpu;
+    const report_activity *g = &rr->activity;
     if (g->state != REPORT_MEASURED)
         return;
     char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], path[RM_PATH_BUF], pbuf[512];
@@ -44,7 +44,7 @@ void report_gpu_block(FILE *out, const run_model *m, const report_role *rr)
     fprintf(out, "  %-*s %8s %10s %7s %7s %10s  %s\n", GPU_PATH_WIDTH, "span (launched in)",
             "kernels", "GPU time", "share", "copies", "bytes", "top kernels by GPU time");
     for (uint32_t i = 0; i < g->span_count; i++) {
-        const report_gpu_span *s = &g->spans[i];
+        const report_activity_span *s = &g->spans[i];
         fit_left(pbuf, sizeof pbuf, span_label(m, rr, s, path), GPU_PATH_WIDTH);
         fprintf(out, "  %-*s %8llu %10s %7s %7llu %10s", GPU_PATH_WIDTH, pbuf,
                 (unsigned long long)s->kernels, fmt_duration(a, sizeof a, (double)s->kernel_ns),
@@ -52,7 +52,7 @@ void report_gpu_block(FILE *out, const run_model *m, const report_role *rr)
                 (unsigned long long)(s->copies + s->sets),
                 fmt_bytes(c, sizeof c, s->copy_bytes + s->set_bytes));
         for (uint32_t k = 0; k < s->top_count; k++) {
-            const report_gpu_kernel *kn = &g->span_top[s->top_first + k];
+            const report_activity_kernel *kn = &g->span_top[s->top_first + k];
             fprintf(out, "%s %s %s x%llu", k ? "," : " ", rm_str(m, kn->name),
                     fmt_duration(a, sizeof a, (double)kn->ns), (unsigned long long)kn->count);
         }
@@ -62,14 +62,14 @@ void report_gpu_block(FILE *out, const run_model *m, const report_role *rr)
         return;
     fputs("  kernels by GPU time:\n", out);
     for (uint32_t k = 0; k < g->top_count; k++) {
-        const report_gpu_kernel *kn = &g->top[k];
+        const report_activity_kernel *kn = &g->top[k];
         fprintf(out, "    %10s %7s x%-6llu %s\n", fmt_duration(a, sizeof a, (double)kn->ns),
                 fmt_percent(b, sizeof b, g->kernel_ns ? (double)kn->ns / (double)g->kernel_ns : 0),
                 (unsigned long long)kn->count, rm_str(m, kn->name));
     }
 }
 
-static void kernel_json(json_out *j, const run_model *m, const report_gpu_kernel *k)
+static void kernel_json(json_out *j, const run_model *m, const report_activity_kernel *k)
 {
     json_begin_object(j, NULL);
     json_str(j, "name", rm_str(m, k->name));
@@ -78,9 +78,9 @@ static void kernel_json(json_out *j, const run_model *m, const report_gpu_kernel
     json_end_object(j);
 }
 
-void report_gpu_json(json_out *j, const run_model *m, const report_role *rr)
+void report_activity_json(json_out *j, const run_model *m, const report_role *rr)
 {
-    const report_gpu *g = &rr->gpu;
+    const report_activity *g = &rr->activity;
     char path[RM_PATH_BUF];
     json_str(j, "gpu_activity_state", report_state_name((report_state)g->state));
     if (g->state != REPORT_MEASURED) {
@@ -100,7 +100,7 @@ void report_gpu_json(json_out *j, const run_model *m, const report_role *rr)
     json_u64(j, "dropped_activities", g->dropped);
     json_begin_array(j, "by_span");
     for (uint32_t i = 0; i < g->span_count; i++) {
-        const report_gpu_span *s = &g->spans[i];
+        const report_activity_span *s = &g->spans[i];
         json_begin_object(j, NULL);
         if (s->unseen || s->path == rr->role->root)
             json_null(j, "path");
@@ -133,16 +133,16 @@ void report_gpu_json(json_out *j, const run_model *m, const report_role *rr)
     json_end_object(j);
 }
 
-int report_write_gpu_text(FILE *out, const report_model *r)
+int report_write_activity_text(FILE *out, const report_model *r)
 {
     const run_model *m = r->m;
     int any = 0;
     for (uint32_t i = 0; i < m->role_count; i++) {
         const report_role *rr = &r->roles[i];
-        if (rr->gpu.state != REPORT_MEASURED)
+        if (rr->activity.state != REPORT_MEASURED)
             continue;
         fprintf(out, "%srole %s\n", any ? "\n" : "", *rr->role->name ? rr->role->name : "(no role)");
-        report_gpu_block(out, m, rr);
+        report_activity_block(out, m, rr);
         any = 1;
     }
     if (!any)
