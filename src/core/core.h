@@ -172,8 +172,6 @@ void core_threads_lock(void);
 void core_threads_unlock(void);
 core_thread *core_threads_first(void);
 uint32_t core_threads_count(void);
-/* Refreshes the names of live threads (reads /proc for other threads). */
-void core_threads_refresh_names(void);
 /* Names the calling thread for the files (a binding's own name for it). */
 void core_thread_set_name(const char *name);
 

@@ -181,30 +181,6 @@ void core_threads_unlock(void) { pthread_mutex_unlock(&threads_mu); }
 core_thread *core_threads_first(void) { return threads_head; }
 uint32_t core_threads_count(void) { return __atomic_load_n(&threads_count, __ATOMIC_RELAXED); }
 
-void core_threads_refresh_names(void)
-{
-    pthread_mutex_lock(&threads_mu);
-    for (core_thread *t = threads_head; t; t = t->next) {
-        if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) || t->name_fixed)
-            continue;
-        char path[64];
-        snprintf(path, sizeof path, "/proc/self/task/%lld/comm", (long long)t->tid);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        char buf[32];
-        ssize_t n = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        if (n <= 0)
-            continue;
-        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == 0))
-            n--;
-        buf[n] = 0;
-        memcpy(t->name, buf, (size_t)n + 1);
-    }
-    pthread_mutex_unlock(&threads_mu);
-}
-
 /* Frees what earlier generations left, moves the current list to retired. Call
  * with threads_mu held. */
 static void retire_threads(uint32_t new_gen)
