@@ -17,14 +17,17 @@ typedef struct collect_config {
     uint32_t features;          /* LAPSE_FEATURE_* asked for */
     uint32_t cpu_sample_ms;     /* 0: no CPU sampler */
     uint32_t process_sample_ms; /* 0: no process sampler */
+    uint32_t device_interval_ms; /* the GPU collector's period */
 } collect_config;
 
 typedef struct collector {
     const char *name;  /* as the reasons name it: "cpu", "process" */
     uint32_t features; /* the LAPSE_FEATURE_* bits it serves: started when one is asked */
     /* 0: it runs; 1: nothing to do (its settings turn it off); negative errno-style:
-     * it cannot run, why (why_len bytes) says why, in a few words ("libnvidia-ml.so.1
-     * not found"). Resets its data. Called before the sampler thread starts. */
+     * it cannot run, why (why_len bytes) says why, in a few words: -ENOENT when what it
+     * needs is not on this machine (no GPU driver: nothing to report), another code
+     * when it is there and fails (a caveat). Resets its data. Called before the
+     * sampler thread starts. */
     int (*start)(const collect_config *cfg, char *why, size_t why_len);
     /* On the session's sampler thread: first with due_ns 0 (the thread's start), then
      * at (or after) each time it returned. Returns the CLOCK_MONOTONIC ns of its next

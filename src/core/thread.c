@@ -413,6 +413,27 @@ uint32_t core_tick(uint32_t own_cpu, int (*cpu_of)(int64_t tid, uint32_t *cpu))
     return credited;
 }
 
+uint32_t core_open_phases(uint32_t *names, uint32_t max)
+{
+    uint32_t n = 0;
+    pthread_mutex_lock(&threads_mu);
+    for (core_thread *t = threads_head; t && n < max; t = t->next) {
+        if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
+            continue;
+        const core_frame *frames = __atomic_load_n(&t->stack, __ATOMIC_ACQUIRE);
+        if (!frames || __atomic_load_n(&t->depth, __ATOMIC_ACQUIRE) == 0)
+            continue;
+        uint32_t name = __atomic_load_n(&frames[1].name, __ATOMIC_RELAXED);
+        uint32_t i = 0;
+        while (i < n && names[i] != name)
+            i++;
+        if (i == n && name)
+            names[n++] = name;
+    }
+    pthread_mutex_unlock(&threads_mu);
+    return n;
+}
+
 int core_phase_state(uint64_t *top_closed_ns)
 {
     int open = 0;

@@ -29,11 +29,12 @@
 /* What a session exports to the processes it starts: they join its run, as role
  * "child" unless they choose one, and collect what it collects (its features, bounds
  * and periods: a session the environment starts reads them). */
-#define ENV_SAVED 11
+#define ENV_SAVED 12
 static const char *const exported_env[ENV_SAVED] = {
     "LAPSE_PROFILE",     "LAPSE_RUN_DIR",      "LAPSE_RUN_ID",           "LAPSE_ROLE",
     "LAPSE_SHARE",       "LAPSE_FEATURES",     "LAPSE_MAX_SPANS",        "LAPSE_CPU_SAMPLE_MS",
-    "LAPSE_SNAPSHOT_MS", "LAPSE_THREAD_NAMES", "LAPSE_PROCESS_SAMPLE_MS"};
+    "LAPSE_SNAPSHOT_MS", "LAPSE_THREAD_NAMES", "LAPSE_PROCESS_SAMPLE_MS",
+    "LAPSE_DEVICE_INTERVAL_MS"};
 #define CHILD_ROLE "child"
 
 /* A thread of the session: the flusher, the sampler. Started without waiting for
@@ -80,7 +81,11 @@ static struct session {
     sem_t sampler_wake;
     uint32_t cpu_sample_ms; /* 0: no CPU sampler */
     uint32_t proc_sample_ms; /* 0: no process sampler */
+    uint32_t device_interval_ms; /* the GPU collector's period, with LAPSE_FEATURE_DEVICE */
     int collecting[COLLECT_MAX]; /* collectors[i] runs (its start returned 0) */
+    char missing[1024]; /* the features asked for that failed to start, with why ("; ") */
+    char absent[1024];  /* those whose library this machine does not have, with why */
+    char missing_all[2048]; /* both, for lapse_missing */
     /* writes asked for by signal handlers, served by the flusher (a handler may not
      * allocate): the reason of a non-final write still to do (a later signal's
      * replaces it: one write serves both), and of the final write, which its handler
@@ -215,7 +220,8 @@ static void choose_file(void)
 const char *lapse_session_exported_env_name(unsigned i) { return i < ENV_SAVED ? exported_env[i] : NULL; }
 
 /* The names of LAPSE_FEATURES, as LAPSE_FEATURE_* bits from bit 0 (SPANS). */
-static const char *const feature_names[] = {"spans", "timeline", "cpu", "io", "memory"};
+static const char *const feature_names[] = {"spans",  "timeline", "cpu",    "io",
+                                            "memory", "markers",  "device", "activity"};
 #define FEATURE_NAMES (sizeof feature_names / sizeof feature_names[0])
 
 /* Parses LAPSE_FEATURES ("spans,cpu,..."); 0, or -EINVAL with *bad the unknown name. */
@@ -240,7 +246,8 @@ static int parse_features(const char *v, uint32_t *out, char *bad, size_t bad_le
 
 static void save_and_export_env(void)
 {
-    char features[64] = "", max_spans[24], cpu_ms[16], snapshot_ms[16], process_ms[16];
+    char features[96] = "", max_spans[24], cpu_ms[16], snapshot_ms[16], process_ms[16],
+         device_ms[16];
     for (unsigned i = 0; i < FEATURE_NAMES; i++)
         if (S.features & (1u << i))
             snprintf(features + strlen(features), sizeof features - strlen(features), "%s%s",
@@ -249,12 +256,14 @@ static void save_and_export_env(void)
     snprintf(cpu_ms, sizeof cpu_ms, "%u", S.cpu_sample_ms);
     snprintf(snapshot_ms, sizeof snapshot_ms, "%u", S.opts.snapshot_interval_ms);
     snprintf(process_ms, sizeof process_ms, "%u", S.proc_sample_ms);
+    snprintf(device_ms, sizeof device_ms, "%u", S.device_interval_ms);
     /* NULL: left as it is (a period of a collector that is off stays the user's) */
     const char *values[ENV_SAVED] = {"1", S.run_dir, S.run_id, CHILD_ROLE, S.opts.share ? "1" : "0",
                                      features, S.opts.max_spans ? max_spans : NULL,
                                      S.cpu_sample_ms ? cpu_ms : NULL, snapshot_ms,
                                      S.opts.thread_names ? "1" : "0",
-                                     S.proc_sample_ms ? process_ms : NULL};
+                                     S.proc_sample_ms ? process_ms : NULL,
+                                     S.opts.features & LAPSE_FEATURE_DEVICE ? device_ms : NULL};
     for (int i = 0; i < ENV_SAVED; i++) {
         S.saved_env_kept[i] = values[i] == NULL;
         if (S.saved_env_kept[i])
@@ -328,6 +337,8 @@ static void fill_meta(store_meta *m, int final, const char *reason)
     m->max_paths = core_cfg.max_paths;
     m->max_counters = core_cfg.max_counters;
     m->thread_names = S.opts.thread_names ? 1u : 0u;
+    m->missing = S.missing;
+    m->absent = S.absent;
 }
 
 static int write_locked(int final, const char *reason);
@@ -658,14 +669,27 @@ static void sampler_stop(int at_exit)
  * sampler thread when one of them ticks. */
 static void collectors_start(void)
 {
-    collect_config cfg = {S.opts.features, S.cpu_sample_ms, S.proc_sample_ms};
+    collect_config cfg = {S.opts.features, S.cpu_sample_ms, S.proc_sample_ms, S.device_interval_ms};
     int ticks = 0;
+    S.missing[0] = S.absent[0] = 0;
     for (unsigned i = 0; collectors[i]; i++) {
         const collector *c = collectors[i];
         char why[256] = "";
-        S.collecting[i] = (S.opts.features & c->features) && c->start(&cfg, why, sizeof why) == 0;
+        int rc = S.opts.features & c->features ? c->start(&cfg, why, sizeof why) : 1;
+        S.collecting[i] = rc == 0;
         ticks |= S.collecting[i] && c->tick;
+        if (rc >= 0)
+            continue;
+        /* the session runs without it, and says why */
+        S.opts.features &= ~c->features;
+        S.features &= ~c->features;
+        char *to = rc == -ENOENT ? S.absent : S.missing;
+        size_t used = strlen(to);
+        snprintf(to + used, sizeof S.missing - used, "%s%s: %s", used ? "; " : "", c->name,
+                 why[0] ? why : strerror(-rc));
     }
+    snprintf(S.missing_all, sizeof S.missing_all, "%s%s%s", S.missing,
+             S.missing[0] && S.absent[0] ? "; " : "", S.absent);
     sampler_start(ticks);
 }
 
@@ -783,14 +807,12 @@ static int check_features(uint32_t features)
     static const struct {
         uint32_t bit;
         const char *name;
-    } reserved[] = {{LAPSE_FEATURE_MARKERS, "MARKERS"},
-                    {LAPSE_FEATURE_DEVICE, "DEVICE"},
-                    {LAPSE_FEATURE_ACTIVITY, "ACTIVITY"}};
+    } reserved[] = {{LAPSE_FEATURE_MARKERS, "MARKERS"}, {LAPSE_FEATURE_ACTIVITY, "ACTIVITY"}};
     for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
         if (features & reserved[i].bit)
             return set_error(-ENOTSUP, "lapse_start: feature ", reserved[i].name);
     uint32_t known = LAPSE_FEATURE_SPANS | LAPSE_FEATURE_TIMELINE | LAPSE_FEATURE_CPU |
-                     LAPSE_FEATURE_IO | LAPSE_FEATURE_MEMORY;
+                     LAPSE_FEATURE_IO | LAPSE_FEATURE_MEMORY | LAPSE_FEATURE_DEVICE;
     if (features & ~known) {
         char bits[32];
         snprintf(bits, sizeof bits, "0x%x", features & ~known);
@@ -844,6 +866,9 @@ int lapse_start(const lapse_options *options)
     if (o.process_sample_ms && o.process_sample_ms < 10)
         o.process_sample_ms = 10;
     S.proc_sample_ms = o.features & (LAPSE_FEATURE_IO | LAPSE_FEATURE_MEMORY) ? o.process_sample_ms : 0;
+    S.device_interval_ms = (uint32_t)env_u64("LAPSE_DEVICE_INTERVAL_MS", 1000);
+    if (S.device_interval_ms < 10)
+        S.device_interval_ms = 10;
     collect_io_configure();
 
     memset(S.role, 0, sizeof S.role);
@@ -917,6 +942,29 @@ int lapse_start(const lapse_options *options)
 }
 
 uint32_t lapse_features(void) { return S.active ? S.opts.features : 0; }
+
+const char *lapse_missing(void) { return S.active ? S.missing_all : ""; }
+
+int lapse_check_features(uint32_t features, char *why, size_t why_len)
+{
+    if (why_len)
+        why[0] = 0;
+    if (S.active)
+        return -EBUSY;
+    collect_config cfg = {features, 10, 1000, 1000};
+    for (unsigned i = 0; collectors[i]; i++) {
+        const collector *c = collectors[i];
+        char reason[256] = "";
+        int rc = features & c->features ? c->start(&cfg, reason, sizeof reason) : 1;
+        if (rc == 0 && c->stop)
+            c->stop();
+        if (rc < 0) {
+            snprintf(why, why_len, "%s: %s", c->name, reason[0] ? reason : strerror(-rc));
+            return rc;
+        }
+    }
+    return 0;
+}
 
 void session_mark_from_environment(void) { S.inherited = 1; }
 
