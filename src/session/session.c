@@ -787,8 +787,8 @@ static void fork_child(void)
     S.inherited = 1; /* the child's own session object may adopt it */
     snprintf(S.role, sizeof S.role, "%s", CHILD_ROLE); /* a process of its own */
     choose_file();
+    collectors_fork_child(); /* their data reset before the flusher can take it */
     flusher_start();
-    collectors_fork_child();
 }
 
 static void install_process_hooks(void)

@@ -110,3 +110,20 @@ def test_this_run_never_read_is_na_not_zero(lapse, tmp_path):
         (2, 52.5, None, [])
     assert "this run n/a;" in lapse.run("report", tmp_path / "runs").stdout
     assert [c for c in doc["caveats"] if c["kind"] == "gpu_failed"] == []
+
+
+def test_gpu_by_phase_follows_the_phases_open_at_each_reading(lapse, tmp_path):
+    # "load" is open at readings 1-2, "train" at 3-5, nothing at 6 (the program
+    # switches in step with the fake's count of readings)
+    script = "50 10 1000\n50 20 1000\n50 60 1000\n50 80 1000\n50 - 1000\n50 40 1000\n"
+    env = gpu_env(lapse, tmp_path, "main", script=script)
+    cmd = f'FAKE_NVML_PID=$$ exec "{lapse.program("e2e_gpu_phases")}" sync 2 3'
+    r = run_program(["sh", "-c", cmd], env)
+    assert r.returncode == 0, r.stderr
+    (gpu,) = role_of(lapse.report_json(tmp_path / "runs"), "main")["gpu"]
+    assert (gpu["readings"], gpu["this_run_pct"]) == (6, 35.0)  # 210 / 6
+    assert gpu["by_phase"] == [{"phase": "train", "readings": 3, "this_run_pct": 46.6667},
+                               {"phase": "load", "readings": 2, "this_run_pct": 15.0}]
+    text = lapse.run("report", tmp_path / "runs").stdout
+    assert "    train                          46.7%  3 readings\n" \
+           "    load                           15.0%  2 readings\n" in text

@@ -12,7 +12,9 @@
  *                            Past the last line the target is not on the list.
  * Two devices: "Fake GPU 0" (scripted) and "Fake GPU 1", which only pid 1 uses.
  * Device 0's process list is read once per reading: each call to
- * nvmlDeviceGetComputeRunningProcesses_v3 on it moves to the next line. */
+ * nvmlDeviceGetComputeRunningProcesses_v3 on it moves to the next line.
+ * fake_nvml_readings(): the readings of device 0 so far (the test program waits on
+ * it to open its phases in step with the readings); fake_nvml_lines(): the script's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +62,9 @@ int nvmlInit_v2(void)
 
 int nvmlShutdown(void) { return 0; }
 
+int fake_nvml_readings(void) { return __atomic_load_n(&line, __ATOMIC_ACQUIRE) + 1; }
+int fake_nvml_lines(void) { return nlines; }
+
 const char *nvmlErrorString(int rc)
 {
     switch (rc) {
@@ -94,7 +99,7 @@ static int scripted(void *dev) { return dev == &devices[0] && line >= 0 && line 
 int nvmlDeviceGetComputeRunningProcesses_v3(void *dev, unsigned int *count, process_info *out)
 {
     if (dev == &devices[0] && line < nlines)
-        line++;
+        __atomic_store_n(&line, line + 1, __ATOMIC_RELEASE);
     unsigned int n = 0;
     if (*count < 2) {
         *count = 2;
