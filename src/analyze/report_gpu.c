@@ -51,7 +51,8 @@ int report_gpu_build(const run_model *m, uint32_t r, report_role *rr)
                 g->phases[g->phase_count++] = (report_gpu_phase){
                     ph->name, ph->ticks, (double)ph->own_pct_sum / (double)ph->ticks};
             }
-            qsort(g->phases, g->phase_count, sizeof *g->phases, by_ticks);
+            if (g->phase_count > 1)
+                qsort(g->phases, g->phase_count, sizeof *g->phases, by_ticks);
         }
     }
     return 0;
