@@ -715,6 +715,7 @@ static void collectors_stop(int at_exit)
         if (S.collecting[i] && collectors[i]->stop)
             collectors[i]->stop();
 }
+
 static void end_session(const char *reason, int at_exit)
 {
     /* a terminating signal waits until the final file is in place (then finds no
@@ -929,8 +930,8 @@ int lapse_start(const lapse_options *options)
     S.active = 1;
     if (o.handle_signals)
         signals_install();
+    collectors_start(); /* before any write: a collector that cannot run is said in the first */
     flusher_start();
-    collectors_start();
     /* The session's first file before lapse_start returns, so that a process killed
      * before its first interval is still named in its run. (A forked child writes its
      * first file when it takes a role: one that execs at once, the usual fork, would
