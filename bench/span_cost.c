@@ -22,8 +22,6 @@
 
 #include "core/clock.h"
 #include "core/core.h"
-#include "session/session.h"
-
 #include <dlfcn.h>
 
 #include <ftw.h>
@@ -286,8 +284,8 @@ int main(int argc, char **argv)
     int activity = 0;
     if (cupti && *cupti) {
         start(LAPSE_FEATURE_SPANS | LAPSE_FEATURE_ACTIVITY, 0);
-        const char *why = "";
-        activity = lapse_activity_state(&why) == 1;
+        const char *why = lapse_missing();
+        activity = (lapse_features() & LAPSE_FEATURE_ACTIVITY) != 0; /* it started */
         void *lib = dlopen(cupti, RTLD_NOW | RTLD_NOLOAD);
         *(void **)&fake_launch = lib ? dlsym(lib, "fake_cupti_launch") : NULL;
         if (activity && fake_launch) {

@@ -24,6 +24,7 @@ FEATURE_HELP = {
     Feature.MEMORY: "no memory: neither peak RSS nor the RSS growth of io=True phases",
     Feature.PYTHON: "no Python stack samples (lapse record from outside)",
     Feature.ACTIVITY: "no GPU activity (CUPTI kernels, copies and sets per span)",
+    Feature.DEVICE: "no GPU telemetry (NVML: the GPU block and GPU BY PHASE)",
 }
 
 

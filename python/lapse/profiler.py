@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import enum
 import os
-import pathlib
 import tempfile
 import warnings
 from types import TracebackType
@@ -22,9 +21,9 @@ if TYPE_CHECKING:
 class Feature(enum.Flag):
     """What a Profiler may collect. Flags decide what may be collected; evidence
     decides what appears: a flag whose collector cannot run here adds no section to the
-    result (and with ``strict=True`` the Profiler refuses to start). MARKERS and DEVICE
-    have no collector yet: a Profiler refuses them with a ValueError, and they are not
-    in ``DEFAULT``."""
+    result (and with ``strict=True`` the Profiler refuses to start). MARKERS has no
+    collector yet: a Profiler refuses it with a ValueError, and it is not in
+    ``DEFAULT``."""
 
     SPANS = enum.auto()     #: spans and counters: their wall time (without it a span
                             #: records nothing)
@@ -35,11 +34,12 @@ class Feature(enum.Flag):
     MEMORY = enum.auto()    #: RSS over time (the process sampler) and per io=True phase
     PYTHON = enum.auto()    #: external sampling of Python stacks
     MARKERS = enum.auto()   #: NVTX ranges for spans (no collector yet: refused)
-    DEVICE = enum.auto()    #: GPU telemetry of this process (no collector yet: refused)
+    DEVICE = enum.auto()    #: GPU telemetry of this process (NVML, loaded at start: where
+                            #: it cannot run, ``Profiler.missing`` says why)
     ACTIVITY = enum.auto()  #: GPU kernels, copies and sets (CUPTI), each attributed to the
-                            #: span that launched it; missing, with the reason, where CUPTI
-                            #: cannot start (no GPU, no libcupti, another CUPTI subscriber)
-    DEFAULT = SPANS | CPU | IO | MEMORY | PYTHON | ACTIVITY  #: every feature with a collector
+                            #: span that launched it (where CUPTI cannot start,
+                            #: ``Profiler.missing`` says why)
+    DEFAULT = SPANS | CPU | IO | MEMORY | PYTHON | DEVICE | ACTIVITY  #: every feature with a collector
 
 
 #: The features this build can always collect. PYTHON joins them where the lapse
@@ -47,22 +47,25 @@ class Feature(enum.Flag):
 AVAILABLE = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY
 
 #: Features with no collector yet: a Profiler refuses them (ValueError).
-NO_COLLECTOR = Feature.MARKERS | Feature.DEVICE
+NO_COLLECTOR = Feature.MARKERS
 
 #: What a Profiler collects unless told otherwise: what a C session collects
 #: (LAPSE_FEATURES_DEFAULT: spans, wait%, the process sampler's I/O and RSS, GPU
-#: activity), as `lapse run` does, which also samples Python stacks (Feature.PYTHON).
-COLLECTED_BY_DEFAULT = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY | Feature.ACTIVITY
+#: telemetry where NVML can start, GPU activity where CUPTI can), as `lapse run` does,
+#: which also samples Python stacks (Feature.PYTHON).
+COLLECTED_BY_DEFAULT = (Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY | Feature.DEVICE
+                        | Feature.ACTIVITY)
 
 
 def available() -> Feature:
-    """The features a Profiler can collect in this process. PYTHON, when absent, is
-    accepted and adds nothing (``Profiler.missing``); NO_COLLECTOR is refused. ACTIVITY
-    is known only once a session tried to start CUPTI: it is not in this answer, and a
-    Profiler that cannot collect it names it in ``missing`` after ``start``."""
+    """The features a Profiler can collect in this process. PYTHON, DEVICE and
+    ACTIVITY, when absent, are accepted and add nothing (``Profiler.missing``);
+    NO_COLLECTOR is refused."""
     from ._python_sampler import unavailable_reason
 
-    return AVAILABLE | (Feature.PYTHON if unavailable_reason() is None else Feature(0))
+    return AVAILABLE | (Feature.PYTHON if unavailable_reason() is None else Feature(0)) | \
+        (Feature.DEVICE if _lapse.check_device() is None else Feature(0)) | \
+        (Feature.ACTIVITY if _lapse.check_activity() is None else Feature(0))
 
 
 def sync_environment() -> None:
@@ -93,10 +96,12 @@ class Profiler:
         max_spans: the timeline bound (raw begin/end records kept per process);
             default 100000.
         install: also make this the profiler that module-level helpers reach.
-        strict: fail before the session starts when a requested collector cannot run, and
+        strict: fail before the session starts when a requested collector cannot run
+            (``Feature.DEVICE``: NVML cannot be loaded or started, the error says why), and
             (``Feature.PYTHON``) when the sampler cannot start or read this process: the
             start waits until it does. Without it, a sampler that failed is warned about
-            and named in the report's CAVEATS.
+            and named in the report's CAVEATS, and a DEVICE that cannot run is in
+            ``missing`` (``missing_why`` says why).
         strict_names: raise on the second span name of one shape (digit runs read as
             "#"): names built from data. Without it, a warning at 128 names of a shape.
         thread_names: nest each thread's spans under its name in the report
@@ -176,9 +181,11 @@ class Profiler:
 
             self._lapse_command, self._python_why = resolve()
         python = Feature(0) if self._python_why else Feature.PYTHON
-        #: requested features that add nothing here (ACTIVITY: known after start)
-        self.missing = features & ~(AVAILABLE | python | Feature.ACTIVITY)
-        self.activity_why: str | None = None  #: why ACTIVITY is missing, after start
+        #: requested features that add nothing here
+        self.missing = features & ~(AVAILABLE | python | Feature.DEVICE | Feature.ACTIVITY)
+        self.missing_why: dict[Feature, str] = {}  #: why, for each of ``missing`` known
+        if self._python_why:
+            self.missing_why[Feature.PYTHON] = self._python_why
         self._python_sampler = None
         self._launcher = False  # run_target runs the program: its launcher frames are left out
         self._file: str | None = None
@@ -191,9 +198,17 @@ class Profiler:
 
     def start(self) -> Profiler:
         """Starts the session (what ``with Profiler():`` does on entry)."""
+        if self.strict and not _lapse.is_active():
+            # each GPU collector started, then let go: NVML, CUPTI (subscribed, unsubscribed)
+            for feature, check in ((Feature.DEVICE, _lapse.check_device),
+                                   (Feature.ACTIVITY, _lapse.check_activity)):
+                why = check() if feature in self.features else None
+                if why is not None:
+                    self._feature_missing(feature, why)
         if self.strict and self.missing:
             names = ", ".join(f.name or "?" for f in Feature if f in self.missing and f.name != "DEFAULT")
-            why = f" (PYTHON: {self._python_why})" if Feature.PYTHON in self.missing else ""
+            why = "".join(f" ({f.name}: {self.missing_why[f]})" for f in Feature
+                          if f in self.missing and f in self.missing_why)
             raise RuntimeError(f"lapse: strict=True and these collectors cannot run here: {names}{why}")
         if Feature.PYTHON in self.missing and os.environ.get("LAPSE_COMMAND"):
             # a command the user named that cannot run is said, not dropped in silence
@@ -227,40 +242,32 @@ class Profiler:
                                       memory=Feature.MEMORY in self.features,
                                       process_ms=self.process_sample_ms or 0,
                                       snapshot_ms=self.snapshot_ms or 0, share=self.share,
+                                      device=Feature.DEVICE in self.features,
                                       activity=Feature.ACTIVITY in self.features)
         except OSError as e:
             # the host program carries on without profiling
             warnings.warn(f"{e} (profiling is off)", RuntimeWarning, stacklevel=2)
             self._file = None
             return self
-        if Feature.ACTIVITY in self.features:
-            state, why = _lapse.activity_state()
-            if state != 1:
-                self.missing |= Feature.ACTIVITY
-                self.activity_why = why
-                # strict: CUPTI that cannot start fails; a machine without a GPU (3) only
-                # when ACTIVITY was asked for by name
-                if self.strict and (state != 3 or "features" in self._given):
-                    _lapse.stop()  # before the body runs: no session, no file
-                    if self._file:
-                        pathlib.Path(self._file).unlink(missing_ok=True)
-                    self._file = None
-                    sync_environment()
-                    raise RuntimeError(f"lapse: strict=True and these collectors cannot run here: "
-                                       f"ACTIVITY ({why})")
         self._began()
         return self
+
+    def _feature_missing(self, feature: Feature, why: str) -> None:
+        """DEVICE or ACTIVITY asked for and not collected: why ("device: ...",
+        "activity: ..."), in missing."""
+        self.missing |= feature
+        self.missing_why[feature] = why.removeprefix(f"{(feature.name or '').lower()}: ")
 
     def _join(self, session: dict[str, Any]) -> None:
         """Checks the options asked for against the inherited session's, raising for
         those it cannot take (what it collects and keeps is fixed at its start); the
         options left to the default become the session's."""
         # the session's LAPSE_FEATURE_* bits: SPANS 1, TIMELINE 2, CPU 4, IO 8, MEMORY 16,
-        # ACTIVITY 128
+        # DEVICE 64, ACTIVITY 128 (where they started)
         bits = session["features"]
         collected = Feature(0)
         c_flags = ((Feature.SPANS, 1), (Feature.CPU, 4), (Feature.IO, 8), (Feature.MEMORY, 16),
-                   (Feature.ACTIVITY, 128))
+                   (Feature.DEVICE, 64), (Feature.ACTIVITY, 128))
         for flag, bit in c_flags:
             if bits & bit:
                 collected |= flag
@@ -285,7 +292,8 @@ class Profiler:
                                "which cannot take " + "; ".join(cannot) +
                                ": leave them out to take the session's")
         # what this Profiler now stands for is the session's
-        c_side = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY | Feature.ACTIVITY
+        c_side = (Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY | Feature.DEVICE
+                  | Feature.ACTIVITY)
         self.features = collected | (self.features & ~c_side)
         self.max_spans = session["max_spans"]
         self.snapshot_ms = session["snapshot_ms"]
@@ -318,6 +326,10 @@ class Profiler:
         from ._processes import hook_multiprocessing
 
         self._active = True
+        for entry in _lapse.missing().split("; "):
+            for feature in (Feature.DEVICE, Feature.ACTIVITY):
+                if entry.startswith(f"{(feature.name or '').lower()}: ") and feature in self.features:
+                    self._feature_missing(feature, entry)  # the session runs without it, and says why
         sync_environment()
         self._live.began()
         if Feature.SPANS in self.features:

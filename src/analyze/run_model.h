@@ -107,6 +107,27 @@ typedef struct rm_activity {
     uint64_t ns;     /* time on the GPU, end - start, added */
     uint64_t bytes;  /* copies and sets */
 } rm_activity;
+/* A worker's GPU telemetry (store_gpu, its file's GPU_DEVICE section). */
+typedef struct rm_gpu_phase {
+    uint32_t name; /* string id of the top-level span; 0: the phases past the bound */
+    uint64_t ticks, own_pct_sum;
+} rm_gpu_phase;
+
+typedef struct rm_gpu_device {
+    uint32_t index;
+    char *name;
+    uint64_t ticks, busy_ticks, busy_pct_sum, own_ticks, own_pct_sum, mem_peak_bytes;
+    rm_gpu_phase *phases;
+    uint32_t phase_count;
+} rm_gpu_device;
+
+typedef struct rm_gpu {
+    uint32_t interval_ms; /* 0: no section */
+    uint64_t failed_calls;
+    char *error;
+    rm_gpu_device *devices;
+    uint32_t device_count;
+} rm_gpu;
 
 typedef struct rm_worker {
     char *file, *host, *role, *run_id, *end_reason, *launcher, *job_id;
@@ -144,6 +165,9 @@ typedef struct rm_worker {
     char *activity_note;       /* that section's note ("" when none) */
     uint64_t activity_dropped; /* records its collector had no room for */
     uint64_t activity_records; /* records its file holds */
+    rm_gpu gpu;
+    char *missing; /* features its session was asked for that failed to start, with why; "" */
+    char *absent;  /* those whose library its machine does not have, with why; "" */
 } rm_worker;
 
 typedef struct rm_role {

@@ -412,19 +412,11 @@ void cupti_stop(void)
 
 void cupti_fork_child(void)
 {
-    pthread_mutex_init(&C.mu, NULL);
-    int was = C.live;
-    uint32_t state = C.state;
-    char why[sizeof C.why];
-    memcpy(why, C.why, sizeof why);
+    pthread_mutex_init(&C.mu, NULL); /* CUPTI's buffer thread, which may have held it, is
+                                        not in the child */
     C.live = 0;
     C.subscriber = NULL;
     memset(C.enabled, 0, sizeof C.enabled);
     cupti_reset();
-    if (!was) { /* what the parent's start found holds for the child too */
-        C.state = state == CUPTI_COLLECTING ? CUPTI_OFF : state;
-        memcpy(C.why, why, sizeof why);
-    } else {
-        missing("a forked child: CUDA and CUPTI do not carry over fork");
-    }
+    missing("a forked child: CUDA and CUPTI do not carry over fork");
 }

@@ -52,8 +52,8 @@ void cupti_taken_free(cupti_taken *t);
  * was collected stays for a last cupti_take; cupti_reset forgets it. */
 void cupti_stop(void);
 void cupti_reset(void);
-/* In a forked child: CUDA does not carry over fork; the child collects nothing and
- * says so. */
+/* In a forked child of a collecting session: CUDA does not carry over fork; the
+ * child collects nothing and says so (CUPTI_MISSING, its file's section). */
 void cupti_fork_child(void);
 
 #endif

@@ -150,7 +150,9 @@ int report_write_activity_text(FILE *out, const report_model *r)
     char msg[CAVEAT_TEXT_MAX];
     for (uint32_t i = 0; i < r->caveats.count; i++) {
         const caveat *c = &r->caveats.items[i];
-        if (c->kind == CAVEAT_ACTIVITY_MISSING || c->kind == CAVEAT_DROPPED_ACTIVITIES)
+        int about = c->kind == CAVEAT_ACTIVITY_MISSING || c->kind == CAVEAT_DROPPED_ACTIVITIES ||
+                    (c->kind == CAVEAT_FEATURE_MISSING && c->reason && strstr(c->reason, "activity: "));
+        if (about)
             fprintf(out, "caveat %s: %s\n", caveat_kind_name(c->kind), caveat_text(m, c, msg, sizeof msg));
     }
     fflush(out);

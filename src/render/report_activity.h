@@ -11,7 +11,8 @@ struct json_out;
 /* Nothing unless the role's state is MEASURED. */
 void report_activity_block(FILE *out, const run_model *m, const report_role *rr);
 /* The GPU ACTIVITY block of every role that has one, under its role's name, then the
- * caveats about GPU activity; "no GPU activity recorded" when no role has a block.
+ * caveats about GPU activity (its collector that did not start, lost or dropped
+ * records); "no GPU activity recorded" when no role has a block.
  * 0 or -EIO. */
 int report_write_activity_text(FILE *out, const report_model *r);
 /* "gpu_activity_state" and "gpu_activity" (null unless MEASURED) of a role. */

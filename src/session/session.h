@@ -44,22 +44,12 @@ LAPSE_API void lapse_session_set_thread_names(int on);
  * with the user's group (lapse_options.share, LAPSE_SHARE=1), else 0. */
 unsigned session_store_flags(void);
 
-/* The ACTIVITY collector's state in the active session (enum cupti_state: 0 not
- * asked for, 1 collecting, 2 missing, 3 no GPU on the machine), *why its reason
- * ("" when none), for a binding's strict start. */
-LAPSE_API int lapse_activity_state(const char **why);
-
 /* Signal handlers (signals.c). */
 void signals_install(void);
 void signals_restore(void);
 /* Writes for a signal handler: hands the write to the flusher thread when there
  * is one (and waits up to 3 s), else writes unless a write is in progress. */
 int session_write_from_signal(int final, const char *reason);
-
-/* Counts bytes that lapse itself read (from /proc) as its own: left out of the
- * process's I/O. */
-#include <stdint.h>
-void session_own_read(uint64_t bytes);
 
 /* Live export, for the Python extension: exported from liblapse (LAPSE_API, the
  * lapse_ prefix, not in lapse.h), which the extension links so that one copy of

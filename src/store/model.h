@@ -47,6 +47,10 @@ typedef struct store_meta {
     uint64_t dropped_counters; /* counter updates with no room in the counter table */
     uint64_t write_failures;   /* writes of this session that failed before this one */
     char *write_error;         /* the last of those failures; "" (or NULL) when none */
+    char *missing; /* features asked for that failed to start, with why ("device: why",
+                      joined by "; "); "" (or NULL) when none */
+    char *absent;  /* features asked for whose vendor library this machine does not have
+                      (a GPU collector without a driver), with why, as missing */
 } store_meta;
 
 typedef struct store_thread {
@@ -181,9 +185,9 @@ typedef struct store_child {
 /* GPU activity (section GPU_ACTIVITY): kernels, copies and sets CUPTI recorded,
  * each with the span open on the thread that launched it. */
 enum store_gpu_kind { STORE_GPU_KERNEL = 1, STORE_GPU_MEMCPY = 2, STORE_GPU_MEMSET = 3 };
-/* MISSING: asked for and could not run (a reason the report names); NO_DEVICE: the
- * machine has no NVIDIA GPU, so nothing was tried (said in JSON, not a caveat) */
-enum store_gpu_state { STORE_GPU_COLLECTED = 1, STORE_GPU_MISSING = 2, STORE_GPU_NO_DEVICE = 3 };
+/* MISSING: the collector ran in the parent and cannot in this forked child (the note
+ * says so); a collector that could not start writes no section (META missing) */
+enum store_gpu_state { STORE_GPU_COLLECTED = 1, STORE_GPU_MISSING = 2 };
 #define STORE_GPU_NO_NODE UINT32_MAX /* a record whose launch the collector did not see */
 
 typedef struct store_gpu_record {
@@ -201,13 +205,41 @@ typedef struct store_gpu_record {
 
 typedef struct store_gpu_activity {
     uint32_t state; /* store_gpu_state */
-    char *note;     /* missing: why; collected: "" or what was lost */
+    char *note;     /* missing: why; collected: "" or what was lost (a flush that failed) */
     uint64_t dropped; /* records past the collector's bound (dropped_activities) */
     char **names;     /* names[0] is "" */
     uint32_t name_count;
     store_gpu_record *records;
     uint32_t count;
 } store_gpu_activity;
+/* GPU telemetry (section GPU_DEVICE, docs/format.md): per device whose process
+ * list held this process, over the ticks at which it did. Percentages are NVML's
+ * integer percent, summed over ticks: a mean is sum / ticks. */
+typedef struct store_gpu_phase {
+    uint32_t name;        /* the top-level span open at those ticks (a name id); 0: the
+                             phases past the writer's bound, together */
+    uint64_t ticks;       /* ticks with it open and this process's utilisation read */
+    uint64_t own_pct_sum; /* this process's utilisation summed over them */
+} store_gpu_phase;
+
+typedef struct store_gpu_device {
+    uint32_t index;   /* NVML's device index */
+    char *name;       /* nvmlDeviceGetName */
+    uint64_t ticks;   /* readings while its process list held this process */
+    uint64_t busy_ticks, busy_pct_sum; /* of them, with the whole device's utilisation read */
+    uint64_t own_ticks, own_pct_sum;   /* with this process's utilisation read; 0: n/a */
+    uint64_t mem_peak_bytes;           /* the most device memory this process held */
+    store_gpu_phase *phases;
+    uint32_t phase_count;
+} store_gpu_device;
+
+typedef struct store_gpu {
+    uint32_t interval_ms;  /* the collector's period; 0: it did not run (no section) */
+    uint64_t failed_calls; /* NVML calls that failed while it ran (the figures miss them) */
+    char *error;           /* the last of those failures; "" when none */
+    store_gpu_device *devices;
+    uint32_t device_count;
+} store_gpu;
 
 typedef struct store_file {
     store_meta meta;
@@ -226,7 +258,9 @@ typedef struct store_file {
     store_child *children;  /* the children it forked, in fork order */
     uint32_t child_count;
     uint64_t children_unrecorded; /* forked children past the writer's bound */
-    store_gpu_activity *activity; /* NULL: GPU activity was not asked for (no ACTIVITY) */
+    store_gpu_activity *activity; /* NULL: no GPU activity collector ran (ACTIVITY not asked
+                                     for, or it could not start: META missing, absent) */
+    store_gpu gpu; /* interval_ms 0: no GPU section */
     void *owned; /* memory behind the pointers above: the reader's arena, or the
                   * writer's copies of histograms with a pending increment */
 } store_file;

@@ -88,15 +88,18 @@ def test_records_past_the_bound_are_counted_not_kept(lapse, tmp_path):
 
 
 def missing_reason(lapse, run_dir) -> str:
+    """The collector did not start: the session ran without it and its file says why
+    (META missing, caveat feature_missing); no section, no block."""
     doc = lapse.report_json(run_dir)
     role = role_of(doc, "main")
     assert role["gpu_activity_state"] == "not_collected" and role["gpu_activity"] is None
     w = doc["workers"][0]
-    assert w["gpu_activity"]["state"] == "missing"
-    (cav,) = [c for c in doc["caveats"] if c["kind"] == "activity_missing"]
-    assert cav["reason"] == w["gpu_activity"]["note"]
+    assert w["gpu_activity"] is None and "activity" not in w["features"]
+    assert w["missing"].startswith("activity: ") and w["absent"] == ""
+    (cav,) = [c for c in doc["caveats"] if c["kind"] == "feature_missing"]
+    assert w["missing"] in cav["message"]
     assert "GPU ACTIVITY BY SPAN" not in lapse.run("report", run_dir).stdout
-    return cav["reason"]
+    return w["missing"].removeprefix("activity: ")
 
 
 def test_a_missing_library_is_a_reason_and_the_program_runs(lapse, tmp_path):
@@ -107,7 +110,7 @@ def test_a_missing_library_is_a_reason_and_the_program_runs(lapse, tmp_path):
     why = missing_reason(lapse, tmp_path)
     assert why.startswith(f"LAPSE_CUPTI_PATH={tmp_path}/nowhere/libcupti.so cannot be loaded: ")
     text = lapse.run("report", tmp_path).stdout
-    assert "GPU activity (ACTIVITY) was not collected: LAPSE_CUPTI_PATH=" in text
+    assert "ran without what it was asked to collect: activity: LAPSE_CUPTI_PATH=" in text
 
 
 @pytest.mark.parametrize("call", ["cuptiGetVersion", "cuptiActivityRegisterCallbacks",
@@ -128,6 +131,7 @@ def test_a_failing_flush_keeps_what_came_and_says_what_was_lost(lapse, tmp_path)
                          "held are not in the file)")
     (cav,) = [c for c in doc["caveats"] if c["kind"] == "activity_missing"]
     assert "GPU activity is incomplete: cuptiActivityFlushAll failed" in cav["message"]
+    assert cav["reason"] == w["note"]
 
 
 def test_a_second_subscriber_means_missing_with_the_reason(lapse, tmp_path):
@@ -149,10 +153,10 @@ def test_a_machine_without_a_gpu_collects_nothing_and_says_so_without_a_caveat(l
     assert r.returncode == 0
     doc = lapse.report_json(tmp_path)
     w = doc["workers"][0]
-    assert "activity" in w["features"]  # in the default features
-    assert w["gpu_activity"] == {"state": "no_device", "records": 0, "dropped_activities": 0,
-                                 "note": "no NVIDIA GPU on this machine (no /dev/nvidiactl)"}
-    assert doc["caveats"] == []
+    assert "activity" not in w["features"]  # asked for (the default), did not start
+    assert "activity: no NVIDIA GPU on this machine (no /dev/nvidiactl)" in w["absent"]
+    assert w["gpu_activity"] is None and "activity" not in w["missing"]
+    assert not [c for c in doc["caveats"] if "activity" in c["message"]]
     assert role_of(doc, "main")["gpu_activity_state"] == "not_collected"
 
 
@@ -206,6 +210,8 @@ def test_a_forked_child_collects_nothing_and_says_why(lapse, tmp_path):
     w = worker_by_pid(doc, child)
     assert w["gpu_activity"] == {"state": "missing", "records": 0, "dropped_activities": 0,
                                  "note": "a forked child: CUDA and CUPTI do not carry over fork"}
+    (cav,) = [c for c in doc["caveats"] if c["kind"] == "activity_missing"]
+    assert cav["pid"] == child and cav["reason"] == w["gpu_activity"]["note"]
 
 
 def test_a_library_that_is_not_cupti_is_a_reason(lapse, tmp_path):

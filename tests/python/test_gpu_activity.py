@@ -81,7 +81,7 @@ with Profiler(features=Feature.SPANS | Feature.ACTIVITY, run_dir=sys.argv[1]) as
     with lapse.span("step"):
         pass
 assert Feature.ACTIVITY in prof.missing, prof.missing
-print(prof.activity_why)
+print(prof.missing_why[Feature.ACTIVITY])
 print(prof.result().trace_report(), end="")
 """
 
@@ -95,14 +95,14 @@ def test_trace_report_says_when_there_is_no_gpu_activity(tmp_path):
     why, *lines = r.stdout.splitlines()
     assert why.startswith(f"LAPSE_CUPTI_PATH={tmp_path}/none/libcupti.so cannot be loaded")
     assert lines[0] == "no GPU activity recorded"
-    assert lines[1].startswith("caveat activity_missing: main pid ")
-    assert "GPU activity (ACTIVITY) was not collected: LAPSE_CUPTI_PATH=" in lines[1]
+    assert lines[1].startswith("caveat feature_missing: main pid ")
+    assert "ran without what it was asked to collect: activity: LAPSE_CUPTI_PATH=" in lines[1]
 
 
 def test_strict_fails_before_the_body_naming_why(tmp_path, monkeypatch, cupti_path):
     monkeypatch.setenv("FAKE_CUPTI_OTHER_SUBSCRIBER", "1")
     ran = []
-    with pytest.raises(RuntimeError, match=r"strict=True .* ACTIVITY \(another CUPTI subscriber"):
+    with pytest.raises(RuntimeError, match=r"strict=True .*: ACTIVITY \(ACTIVITY: another CUPTI subscriber"):
         with Profiler(features=Feature.SPANS | Feature.ACTIVITY, run_dir=tmp_path, strict=True):
             ran.append(1)
     assert ran == [] and not lapse._lapse.is_active()
