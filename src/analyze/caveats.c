@@ -304,10 +304,11 @@ int caveats_build(const run_model *m, const run_ranks *ranks, caveat_list *l)
     if (add_children_without_files(l, m))
         goto fail;
     for (uint32_t i = 0; i < m->worker_count; i++) {
-        /* ACTIVITY asked for and not run, or run and a flush lost records; a machine
-         * without a GPU (STORE_GPU_NO_DEVICE) is no caveat */
+        /* ACTIVITY that ran in the parent and not in this forked child, or ran and a
+         * flush lost records (a start that failed is feature_missing) */
         const rm_worker *w = &m->workers[i];
-        if (w->activity_state == STORE_GPU_MISSING || (w->activity_state == STORE_GPU_COLLECTED && *w->activity_note)) {
+        if (w->activity_state == STORE_GPU_MISSING ||
+            (w->activity_state == STORE_GPU_COLLECTED && *w->activity_note)) {
             NEW(about_worker(l, CAVEAT_ACTIVITY_MISSING, m, i));
             c->reason = w->activity_note;
             c->flags = w->activity_state == STORE_GPU_COLLECTED;

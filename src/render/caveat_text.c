@@ -266,7 +266,7 @@ char *caveat_text(const run_model *m, const caveat *c, char *buf, size_t n)
                 c->reason);
         else
             add(&t, "%s: GPU activity (ACTIVITY) was not collected: %s; its report has no GPU "
-                    "ACTIVITY block",
+                    "activity of it",
                 caveat_worker_name(name, sizeof name, w), c->reason);
         break;
     case CAVEAT_DROPPED_ACTIVITIES:
