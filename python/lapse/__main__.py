@@ -47,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="make the run readable by your group: directories 0750 and files "
                         "0640 instead of 0700 and 0600 (the umask still applies; "
                         "default: $LAPSE_SHARE)")
+    p.add_argument("--auto", action="append", default=[], metavar="MODULE",
+                   help="make every function of MODULE (a package: its submodules too) a "
+                        "span, without editing it; repeatable")
     for f in FEATURE_FLAGS:
         p.add_argument(f"--no-{f.name.lower()}", dest=f"no_{f.name.lower()}",
                        action="store_true", help=FEATURE_HELP[f])
@@ -82,9 +85,12 @@ def main(argv: list[str] | None = None) -> int:
             features &= ~f
     if Feature.SPANS not in features:
         features &= ~Feature.CPU  # wait% is per span
+        if opts.auto:
+            print("lapse run: --auto makes spans: it cannot go with --no-spans", file=sys.stderr)
+            return 2
     run_dir = opts.output or os.environ.get("LAPSE_RUN_DIR") or "lapse-runs"
     profiler = Profiler(features=features, role=opts.role, run_dir=run_dir,
-                        max_spans=opts.max_spans, share=opts.share)
+                        max_spans=opts.max_spans, share=opts.share, auto=opts.auto)
     profiler._launcher = True  # lapse's and runpy's frames beneath the target are left out
     with profiler:
         status = run_target(target, args, module=module)

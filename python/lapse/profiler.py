@@ -106,6 +106,9 @@ class Profiler:
             samples join the final file, each with the span path open on its thread.
         snapshot_ms: the period of the snapshots written while the session runs (and of
             ``on_snapshot`` callbacks); default ``$LAPSE_SNAPSHOT_MS``, else 5000.
+        auto: module names (``"pkg.module"``; a package: its submodules too) whose every
+            function is a span while the session is active, without editing them
+            (docs/python.md, "Automatic spans"); needs ``Feature.SPANS``.
         share: make the run readable by the user's group: directories 0750 and files
             0640 instead of 0700 and 0600 (the umask still applies); default
             ``$LAPSE_SHARE``. Processes that join the run inherit it.
@@ -128,7 +131,8 @@ class Profiler:
                  install: bool = False, strict: bool = False,
                  strict_names: bool = False, thread_names: bool | None = None,
                  process_sample_ms: int | None = None, snapshot_ms: int | None = None,
-                 python_hz: int = 100, share: bool | None = None) -> None:
+                 python_hz: int = 100, share: bool | None = None,
+                 auto: str | Sequence[str] = ()) -> None:
         # what was asked for, as opposed to left to the default: a session this
         # Profiler joins (inherited from a parent) takes the one, keeps its own for the other
         given = {"features": features, "run_dir": run_dir, "max_spans": max_spans,
@@ -164,6 +168,11 @@ class Profiler:
             raise ValueError("python_hz must be 1 to 20000")
         self.python_hz = python_hz
         self.share = bool(share)
+        from .auto import check_names
+        self.auto = check_names(auto)
+        if self.auto and Feature.SPANS not in features:
+            raise ValueError("lapse: auto spans need Feature.SPANS")
+        self._auto: Any = None
         # the lapse command behind PYTHON, resolved once: what is checked is what runs
         self._lapse_command: str | None = None
         self._python_why: str | None = None
@@ -297,6 +306,10 @@ class Profiler:
         self._live.began()
         if Feature.SPANS in self.features:
             _lapse.timing_enable()
+            if self.auto:
+                from .auto import AutoSpans
+                self._auto = AutoSpans(self.auto)
+                self._auto.start()
         hook_multiprocessing()
         if self._lapse_command and Feature.PYTHON not in self.missing and self._file:
             from ._python_sampler import PythonSampler, launcher_files
@@ -325,6 +338,9 @@ class Profiler:
         if not self._active:
             return
         self._live.stop()  # a last interval for on_snapshot callbacks, then the final write
+        if self._auto is not None:
+            auto, self._auto = self._auto, None
+            auto.stop()
         _lapse.timing_disable()
         if self.strict_names:
             _names.strict = False

@@ -38,6 +38,10 @@ extern PyMethodDef ext_plain_functions_methods[];
 int ext_line_monitor_init(void);
 extern PyMethodDef ext_line_monitor_methods[];
 
+/* auto_spans.c: Profiler(auto=...) on 3.12+ (sys.monitoring on chosen code objects) */
+int ext_auto_spans_init(void);
+extern PyMethodDef ext_auto_spans_methods[];
+
 /* The key of the span stack the calling code uses: the context it runs in (an
  * asyncio task's own, else the thread's). A thread's context is created on first
  * use, also by any ContextVar.set in user code; creating it here first keeps the

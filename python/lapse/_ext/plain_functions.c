@@ -530,6 +530,66 @@ int ext_plain_functions_init(void)
     return functions ? 0 : -1;
 }
 
+#if PY_VERSION_HEX < 0x030C0000
+/* ---- automatic spans on 3.11 (Profiler(auto=...); 3.12+: auto_spans.c) ----
+ *
+ * A chosen function runs its timed code while the automatic spans are on, named
+ * `name`, without being registered: when they stop it gets its own code back and is
+ * no span in a later session. */
+
+static PyObject *auto_functions; /* list of the functions running timed code for them */
+
+/* auto_time(fn, name) -> True when fn now runs its timed code; False when fn is a
+ * span already (@span) or has no timed code (a RuntimeWarning said why) */
+static PyObject *auto_time_entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 2 || !PyFunction_Check(args[0]) || !PyUnicode_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "auto_time(fn, name): a function and a str");
+        return NULL;
+    }
+    PyObject *fn = args[0];
+    if (!auto_functions && !(auto_functions = PyList_New(0)))
+        return NULL;
+    int has = PyObject_HasAttrString(fn, "__lapse_span__");
+    if (has || origin_of(PyFunction_GET_CODE(fn)))
+        Py_RETURN_FALSE;
+    if (PyObject_SetAttrString(fn, "__lapse_span__", args[1]) < 0)
+        return NULL;
+    PyObject *timed = timed_code_of(fn);
+    int rc = timed ? set_code(fn, timed) : -1;
+    Py_XDECREF(timed);
+    if (rc == 0 && PyList_Append(auto_functions, fn) == 0)
+        Py_RETURN_TRUE;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    restore_code(fn);
+    PyObject_DelAttrString(fn, "__lapse_span__");
+    PyErr_Clear();
+    PyErr_Restore(type, value, tb);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_RETURN_FALSE;
+}
+
+/* auto_untime(): every function auto_time timed gets its own code back */
+static PyObject *auto_untime_entry(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    int rc = 0;
+    for (Py_ssize_t i = 0; auto_functions && i < PyList_GET_SIZE(auto_functions); i++) {
+        PyObject *fn = PyList_GET_ITEM(auto_functions, i);
+        if (restore_code(fn) < 0 || PyObject_DelAttrString(fn, "__lapse_span__") < 0)
+            rc = -1;
+    }
+    Py_CLEAR(auto_functions);
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+#endif
+
 static PyObject *py_enable(PyObject *self, PyObject *unused)
 {
     (void)self;
@@ -566,6 +626,12 @@ PyMethodDef ext_plain_functions_methods[] = {
     {"_timed_code", (PyCFunction)(void (*)(void))timed_code_entry, METH_FASTCALL,
      "_timed_code(code, marks) -> the timed copy of a plain function's code "
      "(code_timed.c); ValueError where it cannot be made."},
+#if PY_VERSION_HEX < 0x030C0000
+    {"auto_time", (PyCFunction)(void (*)(void))auto_time_entry, METH_FASTCALL,
+     "auto_time(fn, name) -> True when fn runs its timed code until auto_untime()"},
+    {"auto_untime", auto_untime_entry, METH_NOARGS,
+     "auto_untime(): the functions auto_time timed get their own code back"},
+#endif
     {"_span_marks", span_marks_entry, METH_O,
      "_span_marks(name) -> the SpanMarks of a span name (unpickling timed code)."},
     {NULL, NULL, 0, NULL},
