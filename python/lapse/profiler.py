@@ -109,6 +109,8 @@ class Profiler:
         auto: module names (``"pkg.module"``; a package: its submodules too) whose every
             function is a span while the session is active, without editing them
             (docs/python.md, "Automatic spans"); needs ``Feature.SPANS``.
+        enable_tags: the opt-in span tags (``lapse.register_opt_in_tag``) whose spans
+            this session records, with those of ``$LAPSE_ENABLE_TAGS``.
         share: make the run readable by the user's group: directories 0750 and files
             0640 instead of 0700 and 0600 (the umask still applies); default
             ``$LAPSE_SHARE``. Processes that join the run inherit it.
@@ -132,7 +134,8 @@ class Profiler:
                  strict_names: bool = False, thread_names: bool | None = None,
                  process_sample_ms: int | None = None, snapshot_ms: int | None = None,
                  python_hz: int = 100, share: bool | None = None,
-                 auto: str | Sequence[str] = ()) -> None:
+                 auto: str | Sequence[str] = (),
+                 enable_tags: str | Sequence[str] = ()) -> None:
         # what was asked for, as opposed to left to the default: a session this
         # Profiler joins (inherited from a parent) takes the one, keeps its own for the other
         given = {"features": features, "run_dir": run_dir, "max_spans": max_spans,
@@ -173,6 +176,10 @@ class Profiler:
         if self.auto and Feature.SPANS not in features:
             raise ValueError("lapse: auto spans need Feature.SPANS")
         self._auto: Any = None
+        tags = (enable_tags,) if isinstance(enable_tags, str) else tuple(enable_tags)
+        if not all(isinstance(t, str) and t for t in tags):
+            raise TypeError("enable_tags: tag names (non-empty str)")
+        self.enable_tags = frozenset(tags)
         # the lapse command behind PYTHON, resolved once: what is checked is what runs
         self._lapse_command: str | None = None
         self._python_why: str | None = None
@@ -305,6 +312,8 @@ class Profiler:
         sync_environment()
         self._live.began()
         if Feature.SPANS in self.features:
+            from .instrument import environment_tags
+            _lapse.enable_tags(self.enable_tags | environment_tags())
             _lapse.timing_enable()
             if self.auto:
                 from .auto import AutoSpans
@@ -342,6 +351,8 @@ class Profiler:
             auto, self._auto = self._auto, None
             auto.stop()
         _lapse.timing_disable()
+        from .instrument import environment_tags
+        _lapse.enable_tags(environment_tags())
         if self.strict_names:
             _names.strict = False
         self._file = _lapse.stop() or self._file

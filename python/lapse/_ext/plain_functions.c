@@ -411,10 +411,12 @@ static int time_function(PyObject *fn)
     return PyErr_Occurred() ? -1 : 0;
 }
 
-/* Stops timing fn: its own vectorcall and code. */
+/* Stops timing fn: its own vectorcall and code. (Setting a vectorcall makes the
+ * interpreter stop specializing calls of the function: one not timed keeps its own.) */
 static int untime_function(PyObject *fn)
 {
-    PyFunction_SetVectorcall((PyFunctionObject *)fn, original);
+    if (PyVectorcall_Function(fn) != original)
+        PyFunction_SetVectorcall((PyFunctionObject *)fn, original);
     return restore_code(fn);
 }
 
@@ -476,12 +478,41 @@ static int for_all(int (*apply)(PyObject *fn))
     return rc < 0 || PyErr_Occurred() ? -1 : 0;
 }
 
+/* 1 when fn carries a tag that is dormant now (tags.c) */
+static int dormant(PyObject *fn)
+{
+    PyObject *tag = PyObject_GetAttrString(fn, "__lapse_tag__");
+    if (!tag) {
+        PyErr_Clear();
+        return 0;
+    }
+    uint32_t id;
+    int rc = ext_tag_id(tag, &id);
+    Py_DECREF(tag);
+    if (rc < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    return !ext_tag_on(id);
+}
+
+/* Times fn for the session unless its tag is dormant (then it is not timed). */
+static int time_if_on(PyObject *fn)
+{
+    return dormant(fn) ? untime_function(fn) : time_function(fn);
+}
+
 int ext_plain_functions_enable(void)
 {
     if (patched)
         return 0;
     patched = 1;
-    return for_all(time_function);
+    return for_all(time_if_on);
+}
+
+int ext_plain_functions_retag(void)
+{
+    return patched ? for_all(time_if_on) : 0;
 }
 
 int ext_plain_functions_disable(void)
@@ -492,9 +523,17 @@ int ext_plain_functions_disable(void)
     return for_all(untime_function);
 }
 
-/* Registers fn (a plain Python function) as a span named `name`; returns fn. */
-PyObject *ext_plain_functions_register(PyObject *name, PyObject *fn, uint32_t id)
+/* Registers fn (a plain Python function) as a span named `name` of tag `tag` (0:
+ * none); returns fn. */
+PyObject *ext_plain_functions_register(PyObject *name, PyObject *fn, uint32_t id, uint32_t tag)
 {
+    if (tag) {
+        PyObject *tag_name = ext_tag_name(tag);
+        int rc = PyObject_SetAttrString(fn, "__lapse_tag__", tag_name);
+        Py_DECREF(tag_name);
+        if (rc < 0)
+            return NULL;
+    }
     if (remember_id(fn, id) < 0)
         return NULL;
     PyObject *added = PyObject_CallMethod(functions, "add", "O", fn);
@@ -503,7 +542,7 @@ PyObject *ext_plain_functions_register(PyObject *name, PyObject *fn, uint32_t id
     Py_DECREF(added);
     if (PyObject_SetAttrString(fn, "__lapse_span__", name) < 0)
         return NULL;
-    if (patched && time_function(fn) < 0)
+    if (patched && time_if_on(fn) < 0)
         return NULL;
     Py_INCREF(fn);
     return fn;
