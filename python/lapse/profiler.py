@@ -9,6 +9,7 @@ import warnings
 from types import TracebackType
 import runpy
 import sys
+import threading
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from . import _lapse, _names
@@ -193,6 +194,8 @@ class Profiler:
         self._launcher = False  # run_target runs the program: its launcher frames are left out
         self._file: str | None = None
         self._active = False
+        self._paused_here = threading.local()
+        self._serial = 0
         from .live import LiveExport
 
         self._live = LiveExport()
@@ -303,12 +306,57 @@ class Profiler:
         """The dotted path of the phases open here (this thread, this task)."""
         return _lapse.current()
 
+    # ---- choosing what is measured ----
+    def pause(self) -> None:
+        """Stops recording the spans of the calling thread (within it, of the current
+        asyncio task) until ``resume()``. Refused (RuntimeError) while a span is open
+        here, and when already paused here: pause between spans, not inside one."""
+        if not self._active:
+            raise RuntimeError("lapse: pause() needs an active Profiler")
+        here = self._paused_here
+        if getattr(here, "state", None) is not None and here.serial == self._serial:
+            raise RuntimeError("lapse: pause(): already paused here (resume() first)")
+        open_here = _lapse.current()
+        if open_here:
+            raise RuntimeError(f"lapse: pause() while the span {open_here!r} is open here: "
+                               "pause between spans, not inside one")
+        here.state, here.serial = _lapse.pause_here() or (), self._serial  # (): no spans to pause
+
+    def resume(self) -> None:
+        """Records the calling thread's spans again after ``pause()``. Refused
+        (RuntimeError) while a span begun during the pause is still open, and where
+        nothing was paused; after the session stopped it does nothing."""
+        here = self._paused_here
+        state = getattr(here, "state", None)
+        if state is None or here.serial != self._serial:
+            if not self._active:
+                return
+            raise RuntimeError("lapse: resume() without pause() on this thread")
+        if self._active and state:
+            open_here = _lapse.current()
+            if open_here != "(paused)":
+                raise RuntimeError(f"lapse: resume() while the span {open_here!r} is open "
+                                   "(begun during the pause): end it first")
+            _lapse.resume_here(state)
+        here.state = None
+
+    def sample_every(self, n: int, name: str = "iteration") -> Any:
+        """A span named `name` (a context manager) that measures its first entry and
+        then one in every `n` (entries 1, n + 1, 2n + 1, ...), each scaled by n, and
+        records nothing for the others: ``with every10:`` inside a loop. The report
+        marks what comes from it as estimated (``~``, "1 entry in n"). The same
+        (name, n) gives the same object, which counts its entries over the process."""
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"lapse: sample_every(n): n is a whole number >= 1, not {n!r}")
+        return _lapse.phase(name, sample=1.0 / n)
+
     def _began(self) -> None:
         """What follows a session's start, whether this Profiler started it or
         adopted one the environment or a fork started."""
         from ._processes import hook_multiprocessing
 
         self._active = True
+        self._serial += 1  # a pause of an earlier session is over
         sync_environment()
         self._live.began()
         if Feature.SPANS in self.features:

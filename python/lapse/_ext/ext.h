@@ -51,6 +51,9 @@ extern PyMethodDef ext_tags_methods[];
  * when the dormant tags change */
 int ext_plain_functions_retag(void);
 
+/* pause.c: Profiler.pause() and resume() */
+extern PyMethodDef ext_pause_methods[];
+
 /* auto_spans.c: Profiler(auto=...) on 3.12+ (sys.monitoring on chosen code objects) */
 int ext_auto_spans_init(void);
 extern PyMethodDef ext_auto_spans_methods[];

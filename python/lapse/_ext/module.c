@@ -151,7 +151,8 @@ PyMODINIT_FUNC PyInit__lapse(void)
         add_methods(m, ext_session_methods) < 0 || add_methods(m, ext_read_methods) < 0 ||
         add_methods(m, ext_live_methods) < 0 || add_methods(m, ext_line_monitor_methods) < 0 ||
         add_methods(m, ext_auto_spans_methods) < 0 ||
-        add_methods(m, ext_tags_methods) < 0) {
+        add_methods(m, ext_tags_methods) < 0 ||
+        add_methods(m, ext_pause_methods) < 0) {
         Py_DECREF(m);
         return NULL;
     }
