@@ -3,7 +3,8 @@
     python bench/tags.py [--quick]
 
 A tag registered with lapse.register_opt_in_tag and not enabled makes its spans
-dormant inside an active session. Sessions (SPANS only) alternate with no session;
+dormant inside an active session. Sessions (SPANS only) alternate with no session, in many short rounds (a busy
+machine slows whole rounds);
 each row is the minimum ns per operation over repeats, loop overhead not
 subtracted (both sides carry it). Target: opted-out / dormant <= 1.2.
 """
@@ -20,8 +21,14 @@ from lapse import Feature, Profiler, span
 
 QUICK = "--quick" in sys.argv
 N = 20_000 if QUICK else 100_000
-REPEATS = 7 if QUICK else 21
-ROUNDS = 2 if QUICK else 4
+REPEATS = 5 if QUICK else 7
+ROUNDS = 2 if QUICK else 12
+
+
+def settle() -> None:
+    """After a session starts or stops, its threads' work (the first or final write)
+    ends before anything is timed."""
+    time.sleep(0.05)
 
 
 def best(loop) -> float:
@@ -63,9 +70,11 @@ def main() -> None:
         "@span call, opted out", "with span, active")}
     run_dir = tempfile.mkdtemp(prefix="lapse-tags-bench-")
     for r in range(ROUNDS):
+        settle()
         rows["with span, dormant"].append(best(with_loop(plain)))
         rows["@span call, dormant"].append(best(call_loop(f_plain)))
         with Profiler(run_dir=run_dir, role=f"r{r}", features=Feature.SPANS, max_spans=0):
+            settle()
             rows["with span, opted out"].append(best(with_loop(tagged)))
             rows["@span call, opted out"].append(best(call_loop(f_tagged)))
             rows["with span, active"].append(best(with_loop(plain)))
