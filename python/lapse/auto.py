@@ -60,7 +60,11 @@ class AutoSpans:
                 self._add_module(module)
         if MONITORING:
             self._lost = _lapse.auto_lost()
-            _lapse.auto_enable()
+            try:
+                _lapse.auto_enable()
+            except BaseException:
+                _lapse.auto_disable()  # forgets the code objects chosen above
+                raise
         self._hook = ImportHook(lambda name, spec: self.chooses(name),
                                 on_code=_lapse.auto_add if MONITORING else None,
                                 on_module=self._add_module)

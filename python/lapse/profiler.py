@@ -365,8 +365,13 @@ class Profiler:
             _lapse.timing_enable()
             if self.auto:
                 from .auto import AutoSpans
-                self._auto = AutoSpans(self.auto)
-                self._auto.start()
+                auto = AutoSpans(self.auto)
+                try:
+                    auto.start()
+                except BaseException:
+                    self.stop()  # no session without the spans asked for
+                    raise
+                self._auto = auto
         hook_multiprocessing()
         if self._lapse_command and Feature.PYTHON not in self.missing and self._file:
             from ._python_sampler import PythonSampler, launcher_files

@@ -131,3 +131,25 @@ def test_lapse_run_auto(tmp_path):
     r = subprocess.run([lapse_command(), "run", "--no-spans", "--auto", "x", str(script)],
                        capture_output=True, text=True, timeout=60, env=env)
     assert r.returncode == 2 and "--auto makes spans" in r.stderr
+
+
+@pytest.mark.skipif(not MONITORING, reason="sys.monitoring is 3.12+ (3.11 uses timed code)")
+def test_no_free_monitoring_tool_refuses_the_start(tmp_path):
+    import lapse
+    taken = []
+    for i in range(2, 6):
+        if sys.monitoring.get_tool(i) is None:
+            sys.monitoring.use_tool_id(i, "someone else")
+            taken.append(i)
+    try:
+        p = Profiler(run_dir=tmp_path, role="t", auto=("autopkg.known",))
+        with pytest.raises(RuntimeError, match="tools 2 to 5 are all in use"):
+            p.start()
+        assert not p.active and not lapse._lapse.is_active()
+    finally:
+        for i in taken:
+            sys.monitoring.free_tool_id(i)
+    known = fresh("autopkg.known")
+    with Profiler(run_dir=tmp_path / "b", role="t", auto=("autopkg.known",)) as q:
+        known.leaf(1)
+    assert {k: v["calls"] for k, v in phases(report(q.file)).items()} == {"leaf": 1}
