@@ -153,3 +153,17 @@ def test_no_free_monitoring_tool_refuses_the_start(tmp_path):
     with Profiler(run_dir=tmp_path / "b", role="t", auto=("autopkg.known",)) as q:
         known.leaf(1)
     assert {k: v["calls"] for k, v in phases(report(q.file)).items()} == {"leaf": 1}
+
+
+def test_a_coroutine_is_a_span_per_run_between_resumes(tmp_path):
+    import asyncio
+    aio = fresh("autopkg.aio")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with Profiler(run_dir=tmp_path, role="t", auto=("autopkg.aio",)) as p:
+            assert asyncio.run(aio.work()) == 1
+    got = {k: v["calls"] for k, v in phases(report(p.file)).items()}
+    if MONITORING:
+        assert got == {"work": 3}
+    else:
+        assert got == {} and any("autopkg.aio.work" in str(w.message) for w in caught)
