@@ -21,7 +21,7 @@ import subprocess
 
 import pytest
 
-from conftest import TIMEOUT_S, build_dir, clean_env
+from conftest import TIMEOUT_S, Lapse, build_dir, clean_env, run_workers
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -342,6 +342,117 @@ def test_bad_input_gives_one_line(small_run, tmp_path):
     r = lapse("view", check=False)
     assert r.returncode == 2 and r.stderr.count("\n") == 1
     r = lapse("view", str(small_run), "--frobnicate", check=False)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory) -> tuple[pathlib.Path, pathlib.Path]:
+    """e2e_workers twice (2 workers x 60 iterations): iteration/sync sleeps 200 us in A,
+    2,000 us in B, so its distribution (and those that hold it) moved for real."""
+    base = tmp_path_factory.mktemp("diff")
+    lp = Lapse(build_dir())
+    a = run_workers(lp, base / "a", workers=2, iterations=60, sleep_us=200)
+    b = run_workers(lp, base / "b", workers=2, iterations=60, sleep_us=2000)
+    return a.run_dir, b.run_dir
+
+
+def parse_diff_shown(kind: str, text: str) -> tuple[float, float]:
+    """A diff cell's figure and its rounding, beside parse_shown's kinds: a ratio
+    ("1.05x"), a signed duration ("+1.2ms", "-3us"), D to 3 digits."""
+    if kind == "ratio":
+        return parse_shown("num", text.rstrip("x"))
+    if kind == "dns":
+        sign = -1 if text.startswith("-") else 1
+        got, tol = parse_shown("ns", text[1:])
+        return sign * got, tol
+    return parse_shown("num" if kind == "d3" else kind, text)
+
+
+@pytest.mark.parametrize("by_path", [False, True], ids=["role-path", "by-path"])
+def test_diff_page_figures_are_lapse_diff_jsons(two_runs, small_run, browser, tmp_path, by_path):
+    """lapse view A B: every figure the Diff tab shows is `lapse diff A B --json`'s, each
+    row of it is in the table with its verdict, and the rule is stated. by-path: A
+    against a run of other paths and roles (rows on one side only)."""
+    a, b = (two_runs[0], small_run) if by_path else two_runs
+    extra = ["--by-path"] if by_path else []
+    html = tmp_path / "diff.html"
+    r = lapse("view", str(a), str(b), *extra, "-o", str(html))
+    want = json.loads(lapse("diff", str(a), str(b), *extra, "--json").stdout)
+    assert f"{len(want['rows'])} rows, {want['summary']['changed']} changed" in r.stderr
+    page = open_page(browser, html)
+    assert page.evaluate("document.querySelector('#tab-summary')") is None
+    figs = page.eval_on_selector_all(
+        "#tab-diff [data-json]",
+        "els => els.map(e => [e.dataset.json, e.dataset.kind, e.dataset.value, e.textContent,"
+        " e.dataset.presence || null])")
+    keys = ("calls_a", "calls_b", "mean_a_ns", "mean_b_ns", "mean_ratio", "p50_a_ns",
+            "p50_b_ns", "p50_ratio", "p99_a_ns", "p99_b_ns", "p99_ratio", "total_a_ns",
+            "total_b_ns", "total_delta_ns", "wait_share_a", "wait_share_b", "ks_d",
+            "ks_threshold", "ks_significant", "changed")
+    shown_ptrs = {f[0] for f in figs}
+    for i in range(len(want["rows"])):
+        for k in keys:
+            assert f"/rows/{i}/{k}" in shown_ptrs, (i, k)
+    for ptr in ("/summary/rows", "/summary/changed", "/summary/only_a", "/summary/only_b",
+                "/summary/unchanged", "/rule/text", "/a/processes", "/b/processes"):
+        assert ptr in shown_ptrs, ptr
+    for ptr, kind, value, shown, presence in figs:
+        exp = pointer(want, ptr)
+        assert json.loads(value) == exp, ptr
+        if kind == "text":
+            assert shown.strip().endswith(exp), ptr
+        elif kind == "bool":
+            assert shown == ("yes" if exp else "no"), ptr
+        elif kind == "verdict":
+            row = pointer(want, ptr.rsplit("/", 1)[0])
+            assert presence == row["presence"]
+            if row["presence"] != "both":
+                assert shown == ("ONLY IN A" if row["presence"] == "only_a" else "ONLY IN B")
+            elif exp:
+                assert shown == "CHANGED, " + ("slower" if row["p50_ratio"] > 1 else "faster")
+            else:
+                assert shown == "no real change", ptr
+        elif exp is None:
+            assert shown.strip() == "-", ptr
+        else:
+            got, tol = parse_diff_shown(kind, shown)
+            assert abs(got - exp) <= tol * 1.0001 + 1e-9, (ptr, shown, exp)
+    # the rows in the diff's order, keyed as it keys them
+    cells = page.eval_on_selector_all(
+        "table.diff tbody tr", "rs => rs.map(r => [r.cells[0].textContent, r.cells[1].textContent])")
+    assert cells == [[row["role"] or "-", row["path"]] for row in want["rows"]]
+    caveats = page.eval_on_selector_all("#caveats li", "els => els.map(e => e.textContent)")
+    assert caveats == [c["side"].upper() + " " + c["message"] for c in want["caveats"]]
+    if by_path:
+        assert want["summary"]["only_a"] and want["summary"]["only_b"]
+    else:
+        # the slept phase moved by 10x: the test says so, and the page shows it
+        sync = [i for i, row in enumerate(want["rows"]) if row["path"] == "iteration/sync"]
+        assert sync and want["rows"][sync[0]]["changed"]
+        # sortable: p50 ratio descending by a click
+        page.click("table.diff th:nth-child(11)")
+        ratios = page.eval_on_selector_all(
+            "table.diff tbody tr td:nth-child(11)", "els => els.map(e => e.dataset.sort)")
+        nums = [float(x) for x in ratios if x != ""]
+        assert nums == sorted(nums, reverse=True) and nums[0] >= 5
+    page.screenshot(path=str(shots_dir() / f"diff-{'by-path' if by_path else 'role-path'}.png"),
+                    full_page=True)
+    page.close()
+
+
+def test_diff_page_bad_input(two_runs, tmp_path):
+    """A side that cannot be read: one line, exit 1, no page; --by-path wants two runs."""
+    out = tmp_path / "d.html"
+    cut = tmp_path / "cut.lapse"
+    data = sorted(two_runs[0].rglob("*.lapse"))[0].read_bytes()
+    cut.write_bytes(data[: len(data) // 2])
+    for a, b in ((two_runs[0], tmp_path / "missing"), (cut, two_runs[1])):
+        r = lapse("view", str(a), str(b), "-o", str(out), check=False)
+        assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
+        assert r.stderr.startswith("lapse view: ") and not out.exists(), r.stderr
+    r = lapse("view", str(cut), "-o", str(out), "--by-path", check=False)
+    assert r.returncode == 2 and "--by-path" in r.stderr and r.stderr.count("\n") == 1
+    r = lapse("view", str(cut), str(cut), str(cut), check=False)
     assert r.returncode == 2 and r.stderr.count("\n") == 1
 
 

@@ -60,7 +60,20 @@
     if (Math.abs(v) >= 1000) return fmtCount(Math.round(v)); /* 352,586,015 as the text report */
     return Number(v).toFixed(digits === undefined ? 2 : digits);
   }
-  var FORMATS = { ns: fmtDuration, count: fmtCount, bytes: fmtBytes, share: fmtShare,
+  function fmtDelta(ns) { /* a signed duration: "+1.2ms", "-3.0us" */
+    if (ns === null || ns === undefined || !isFinite(ns)) return '-';
+    return (ns < 0 ? '-' : '+') + fmtDuration(Math.abs(ns));
+  }
+  function fmtRatio(v) {
+    if (v === null || v === undefined || !isFinite(v)) return '-';
+    return Number(v).toFixed(2) + 'x';
+  }
+  function fmtFixed3(v) {
+    if (v === null || v === undefined || !isFinite(v)) return '-';
+    return Number(v).toFixed(3);
+  }
+  var FORMATS = { ns: fmtDuration, dns: fmtDelta, ratio: fmtRatio, d3: fmtFixed3,
+    bool: function (v) { return v ? 'yes' : 'no'; }, count: fmtCount, bytes: fmtBytes, share: fmtShare,
     num: fmtNumber, text: function (v) { return v === null || v === undefined || v === '' ? '-' : String(v); } };
 
   /* ---- building markup ---- */
@@ -654,6 +667,85 @@
     } };
   }
 
+  /* ---- Diff (two runs: the page holds `lapse diff A B --json`) ---- */
+
+  function diffTab(d) {
+    var root = h('section', { class: 'tab', id: 'tab-diff' });
+    root.appendChild(h('h2', { text: 'Diff of two runs, keyed by ' + d.key }));
+    var facts = h('table', { class: 'sides' });
+    facts.appendChild(h('thead', null, h('tr', null, h('th', { class: 'text', text: '' }), h('th', { class: 'text', text: 'run' }),
+      h('th', { class: 'text', text: 'input' }), h('th', { text: 'processes' }), h('th', { class: 'text', text: 'roles' }), h('th', { text: 'unreadable files' }))));
+    var fb = h('tbody');
+    ['a', 'b'].forEach(function (k) {
+      var s = d[k], roles = Object.keys(s.roles || {}).map(function (r) { return r + ' x' + s.roles[r]; }).join(', ');
+      fb.appendChild(h('tr', null, cell(k.toUpperCase()), cell(s.run_id || '-'), cell(s.input), fig('/' + k + '/processes', s.processes, 'count'),
+        cell(roles || '-'), fig('/' + k + '/unreadable_files', s.unreadable_files, 'count')));
+    });
+    facts.appendChild(fb);
+    root.appendChild(facts);
+    var S = d.summary;
+    var sum = h('p', { id: 'diff-summary' });
+    function sfig(key, label) {
+      sum.appendChild(h('span', { 'data-json': '/summary/' + key, 'data-kind': 'count', 'data-value': JSON.stringify(S[key]), text: fmtCount(S[key]) }));
+      sum.appendChild(document.createTextNode(label));
+    }
+    sfig('rows', ' paths: '); sfig('changed', ' changed, '); sfig('only_a', ' only in A, '); sfig('only_b', ' only in B, ');
+    sfig('unchanged', ' no real change.');
+    root.appendChild(sum);
+    if (d.key !== 'path' && !S.roles_in_common)
+      root.appendChild(h('p', { class: 'caveats', text: 'No role is on both sides, so no path matches; `lapse view A B --by-path` merges the roles of each side.' }));
+
+    var rows = d.rows.map(function (r, i) {
+      var R = '/rows/' + i, both = r.presence === 'both';
+      var verdict = r.presence === 'only_a' ? 'ONLY IN A' : r.presence === 'only_b' ? 'ONLY IN B' :
+        r.changed ? 'CHANGED, ' + (r.p50_ratio > 1 ? 'slower' : 'faster') : 'no real change';
+      var flags = [];
+      if (r.few_calls) flags.push('few calls');
+      if (r.tail_moved) flags.push('tail moved');
+      var vcell = h('td', { class: 'text verdict', 'data-json': R + '/changed', 'data-kind': 'verdict',
+        'data-value': JSON.stringify(r.changed), 'data-presence': r.presence, 'data-sort': verdict, text: verdict });
+      return { cls: r.changed ? 'changed' : both ? null : 'one-side', cells: [
+        cell(r.role || '-'), cell(r.path), vcell,
+        fig(R + '/calls_a', r.calls_a, 'count'), fig(R + '/calls_b', r.calls_b, 'count'),
+        fig(R + '/mean_a_ns', r.mean_a_ns, 'ns'), fig(R + '/mean_b_ns', r.mean_b_ns, 'ns'), fig(R + '/mean_ratio', r.mean_ratio, 'ratio'),
+        fig(R + '/p50_a_ns', r.p50_a_ns, 'ns'), fig(R + '/p50_b_ns', r.p50_b_ns, 'ns'), fig(R + '/p50_ratio', r.p50_ratio, 'ratio'),
+        fig(R + '/p99_a_ns', r.p99_a_ns, 'ns'), fig(R + '/p99_b_ns', r.p99_b_ns, 'ns'), fig(R + '/p99_ratio', r.p99_ratio, 'ratio'),
+        fig(R + '/total_a_ns', r.total_a_ns, 'ns'), fig(R + '/total_b_ns', r.total_b_ns, 'ns'), fig(R + '/total_delta_ns', r.total_delta_ns, 'dns'),
+        fig(R + '/wait_share_a', r.wait_share_a, 'share', true), fig(R + '/wait_share_b', r.wait_share_b, 'share', true),
+        fig(R + '/ks_d', r.ks_d, 'd3'), fig(R + '/ks_threshold', r.ks_threshold, 'd3'), fig(R + '/ks_significant', r.ks_significant, 'bool'),
+        h('td', { class: 'text flags', 'data-sort': flags.join(', '), text: flags.join(', ') })] };
+    });
+    root.appendChild(table([{ label: 'role', text: 1 }, { label: 'path', text: 1 }, { label: 'verdict', text: 1 },
+      { label: 'calls A' }, { label: 'calls B' }, { label: 'mean A' }, { label: 'mean B' }, { label: 'B/A' },
+      { label: 'p50 A' }, { label: 'p50 B' }, { label: 'B/A' }, { label: 'p99 A' }, { label: 'p99 B' }, { label: 'B/A' },
+      { label: 'total A' }, { label: 'total B' }, { label: 'B-A' }, { label: 'wait A' }, { label: 'wait B' },
+      { label: 'KS D' }, { label: 'threshold' }, { label: 'D > threshold' }, { label: 'flags', text: 1 }], rows, 'diff'));
+    root.appendChild(h('h3', { text: 'RULE' }));
+    root.appendChild(h('p', { class: 'note', id: 'diff-rule', 'data-json': '/rule/text', 'data-kind': 'text', 'data-value': JSON.stringify(d.rule.text), text: d.rule.text }));
+    root.appendChild(h('p', { class: 'note', text: 'wait = share of the CPU sampler\'s ticks at which the thread was off CPU, an estimate (~); - = not on that side, or too few ticks.' }));
+    root.appendChild(h('h2', { text: 'CAVEATS' }));
+    if (!d.caveats.length) root.appendChild(h('p', { id: 'caveats', class: 'none', text: 'CAVEATS none: every file of both runs was read, complete.' }));
+    else {
+      var ul = h('ul', { class: 'caveats', id: 'caveats' });
+      d.caveats.forEach(function (c, i) {
+        ul.appendChild(h('li', { 'data-json': '/caveats/' + i + '/message', 'data-kind': 'text', 'data-value': JSON.stringify(c.message) },
+          h('b', { text: c.side.toUpperCase() + ' ' }), c.message));
+      });
+      root.appendChild(ul);
+    }
+    return root;
+  }
+
+  function startDiff(d) {
+    var app = document.getElementById('app');
+    app.textContent = '';
+    app.appendChild(diffTab(d));
+    var b = h('button', { type: 'button', 'data-tab': 'diff', class: 'active', text: 'Diff' });
+    document.getElementById('tabs').appendChild(b);
+    hook.show = function () {};
+    hook.diff = d;
+  }
+
   /* ---- the page ---- */
 
   function start(rep, view) {
@@ -683,9 +775,11 @@
   }
 
   var t0 = performance.now();
-  Promise.all([decodeBlob('lapse-report'), decodeBlob('lapse-view')]).then(function (docs) {
+  var isDiff = !!document.getElementById('lapse-diff');
+  Promise.all(isDiff ? [decodeBlob('lapse-diff')] : [decodeBlob('lapse-report'), decodeBlob('lapse-view')]).then(function (docs) {
     hook.decodedMs = performance.now() - t0;
-    start(docs[0], docs[1]);
+    if (isDiff) startDiff(docs[0]);
+    else start(docs[0], docs[1]);
     hook.readyMs = performance.now();
     hook.ready = true;
   }).catch(function (e) {
