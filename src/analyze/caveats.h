@@ -34,6 +34,7 @@ typedef enum caveat_kind {
     CAVEAT_MISSING_RANKS,
     CAVEAT_IO_UNREADABLE,
     CAVEAT_SAMPLING,
+    CAVEAT_DROPPED_CAUSAL, /* signals and waits past the writer's bound */
 } caveat_kind;
 
 /* The kind as reports name it ("stale", ...). */

@@ -126,6 +126,7 @@ typedef struct rm_worker {
     rm_child *children;  /* the children it forked that ran as its program, fork order */
     uint32_t child_count;
     uint64_t children_unrecorded; /* forked past its writer's bound: not known */
+    struct causal_file *causal; /* its signals, waits and spans (causality.h); NULL: none */
 } rm_worker;
 
 typedef struct rm_role {

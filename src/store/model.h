@@ -178,6 +178,17 @@ typedef struct store_child {
     uint64_t fork_mono_ns;
 } store_child;
 
+/* A signal or a wait (section CAUSALITY, lapse.h's lapse_signal / lapse_wait_on), on
+ * CLOCK_MONOTONIC: a signal has end_ns == begin_ns; a wait lasted begin_ns..end_ns. */
+typedef struct store_causal {
+    uint32_t thread; /* index in threads */
+    uint32_t name;   /* index in names */
+    uint32_t kind;   /* STORE_CAUSAL_SIGNAL or STORE_CAUSAL_WAIT */
+    uint64_t begin_ns, end_ns;
+} store_causal;
+
+enum { STORE_CAUSAL_SIGNAL = 1, STORE_CAUSAL_WAIT = 2 };
+
 typedef struct store_file {
     store_meta meta;
     char **names; /* names[0] is "" */
@@ -195,6 +206,9 @@ typedef struct store_file {
     store_child *children;  /* the children it forked, in fork order */
     uint32_t child_count;
     uint64_t children_unrecorded; /* forked children past the writer's bound */
+    store_causal *causal; /* its signals and completed waits, in order of record */
+    uint32_t causal_count;
+    uint64_t causal_dropped; /* signals and waits past the writer's bound */
     void *owned; /* memory behind the pointers above: the reader's arena, or the
                   * writer's copies of histograms with a pending increment */
 } store_file;
