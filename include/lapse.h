@@ -176,6 +176,9 @@ typedef struct lapse_wait {
 LAPSE_API void lapse_signal(const char *name);
 LAPSE_API lapse_wait lapse_wait_on(const char *name);
 LAPSE_API void lapse_wait_done(lapse_wait *wait);
+/* For bindings: the wait's span on the stack of key (lapse_span_begin_keyed). */
+LAPSE_API lapse_wait lapse_wait_on_keyed(const void *key, const char *name);
+LAPSE_API void lapse_wait_done_keyed(const void *key, lapse_wait *wait);
 
 /* A wait on name that ends with the enclosing C block. */
 #define LAPSE_WAIT_ON(name)                                                                   \

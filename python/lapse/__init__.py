@@ -16,7 +16,7 @@ active Profiler a decorated function is one check and a direct call.
 
 from __future__ import annotations
 
-from ._lapse import count, current, phase, span
+from ._lapse import count, current, phase, signal, span, wait_on
 from .accounting import installed_profiler
 from .lines import LineProfiler
 from .profile import Profile, ProfileDiff
@@ -31,7 +31,8 @@ if _lapse_ext.is_active():  # started by the environment: os.environ says what i
     _sync_environment()
 
 __all__ = ["Feature", "Profile", "ProfileDiff", "Profiler", "Run", "count", "current",
-           "installed_profiler", "LineProfiler", "load_run", "phase", "span"]
+           "installed_profiler", "LineProfiler", "load_run", "phase", "signal", "span",
+           "wait_on"]
 __version__ = "0.1.0"
 
 
