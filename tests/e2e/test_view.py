@@ -456,6 +456,67 @@ def test_diff_page_bad_input(two_runs, tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1
 
 
+@pytest.fixture(scope="module")
+def causal_run(tmp_path_factory) -> pathlib.Path:
+    """e2e_causal procs: a producer and a consumer process in ping-pong, 10 rounds."""
+    base = tmp_path_factory.mktemp("causal")
+    lp = Lapse(build_dir())
+    from conftest import profile_env, run_program
+    r = run_program([lp.program("e2e_causal"), "procs", 10, 3000, 1500],
+                    profile_env(base / "runs"))
+    assert r.returncode == 0, r.stderr
+    return next((base / "runs").iterdir())
+
+
+def test_timeline_draws_the_hand_offs_and_the_critical_path(causal_run, browser, tmp_path):
+    """Every pair of the report is an arrow from its signal (x of signal_ns, on the
+    signal's thread lane) to the end of its wait (on the waiting thread's lane), those
+    on the critical path red; every segment of the path is a band on its lane; the
+    Summary's CAUSALITY figures are the report's."""
+    html = tmp_path / "c.html"
+    lapse("view", str(causal_run), "-o", str(html))
+    report = json.loads(lapse("report", str(causal_run), "--json").stdout)
+    c = report["causality"]
+    page = open_page(browser, html)
+    figs = page.eval_on_selector_all(
+        "#causality [data-json]", "els => els.map(e => [e.dataset.json, e.dataset.value])")
+    assert len(figs) == 6 + 3 + 2 * len(c["critical_path"]["phases"])
+    for ptr, value in figs:
+        assert json.loads(value) == pointer(report, ptr), ptr
+    page.evaluate("window.lapseView.show('timeline')")
+    lanes = page.evaluate("window.lapseView.timeline.lanes()")
+    lane_y = {(l["pid"], l["tid"]): l["y"] for l in lanes if l["kind"] == "thread"}
+    arrows = page.evaluate("window.lapseView.timeline.arrows()")
+    assert [a["pair"] for a in arrows] == list(range(len(c["pairs"])))
+    on_path = {s["from_pair"] for s in c["critical_path"]["segments"]} - {None}
+    for a in arrows:
+        p = c["pairs"][a["pair"]]
+        assert a["name"] == p["name"] and a["critical"] == (a["pair"] in on_path)
+        x0, x1 = page.evaluate(f"[window.lapseView.timeline.xOf({p['signal_ns']}),"
+                               f" window.lapseView.timeline.xOf({p['wait_end_ns']})]")
+        assert abs(a["x0"] - x0) < 1e-6 and abs(a["x1"] - x1) < 1e-6
+        assert a["y0"] == lane_y[(p["signal_pid"], p["signal_tid"])] + 8
+        assert a["y1"] == lane_y[(p["wait_pid"], p["wait_tid"])] + 8
+    bands = page.evaluate("window.lapseView.timeline.critical()")
+    segs = c["critical_path"]["segments"]
+    assert [b["segment"] for b in bands] == list(range(len(segs)))
+    for b in bands:
+        g = segs[b["segment"]]
+        assert b["y"] == lane_y[(g["pid"], g["tid"])]
+    page.screenshot(path=str(shots_dir() / "timeline-causality.png"), full_page=True)
+    # zoomed onto the third round: only the pairs there are drawn
+    p2 = c["pairs"][4]
+    page.evaluate(f"window.lapseView.timeline.setRange({p2['wait_begin_ns'] - 200000}, {p2['wait_end_ns'] + 200000})")
+    shown = [a["pair"] for a in page.evaluate("window.lapseView.timeline.arrows()")]
+    assert 4 in shown and len(shown) < len(c["pairs"])
+    page.screenshot(path=str(shots_dir() / "timeline-causality-zoom.png"))
+    # the toggle hides them
+    page.click("#tl-causal")
+    page.wait_for_timeout(100)
+    assert page.evaluate("window.lapseView.timeline.arrows()") == []
+    page.close()
+
+
 def test_a_run_with_a_truncated_file_names_it(small_run, browser, tmp_path):
     run = tmp_path / "run"
     shutil.copytree(small_run, run)

@@ -185,6 +185,7 @@
 
     (rep.roles || []).forEach(function (r, ri) { root.appendChild(roleBlock(r, ri, rep)); });
     root.appendChild(samplesBlock(rep));
+    root.appendChild(causalityBlock(rep));
 
     root.appendChild(h('h2', { text: 'CAVEATS' }));
     if (!rep.caveats || !rep.caveats.length) root.appendChild(h('p', { id: 'caveats', class: 'none', text: 'CAVEATS none: every file was read, complete.' }));
@@ -308,6 +309,37 @@
     return sec;
   }
 
+  /* CAUSALITY: the pairs' counts and the phases on the critical path (the report's). */
+  function causalityBlock(rep) {
+    var sec = h('section', { class: 'causality', id: 'causality' });
+    var c = rep.causality;
+    if (!c) return sec;
+    var C = '/causality';
+    sec.appendChild(h('h2', { text: 'CAUSALITY' }));
+    sec.appendChild(table([{ label: 'signals' }, { label: 'waits' }, { label: 'pairs' }, { label: 'blocking' },
+      { label: 'waits unmatched' }, { label: 'signals not waited for' }, { label: 'not recorded' }],
+      [[fig(C + '/signals', c.signals, 'count'), fig(C + '/waits', c.waits, 'count'), h('td', { 'data-sort': c.pairs.length, text: fmtCount(c.pairs.length) }),
+        fig(C + '/blocking_pairs', c.blocking_pairs, 'count'), fig(C + '/unmatched_waits', c.unmatched_waits, 'count'),
+        fig(C + '/unconsumed_signals', c.unconsumed_signals, 'count'), fig(C + '/dropped', c.dropped, 'count')]], 'causal-counts'));
+    var cp = c.critical_path;
+    if (!cp) return sec;
+    var P = C + '/critical_path';
+    sec.appendChild(h('h3', null, 'CRITICAL PATH ',
+      h('span', { 'data-json': P + '/length_ns', 'data-kind': 'ns', 'data-value': JSON.stringify(cp.length_ns), text: fmtDuration(cp.length_ns) }),
+      ' through ', h('span', { 'data-json': P + '/processes', 'data-kind': 'count', 'data-value': JSON.stringify(cp.processes), text: fmtCount(cp.processes) }),
+      ' process' + (cp.processes === 1 ? '' : 'es') + ', ' + fmtCount(cp.segments.length - 1) + ' hand-offs; wake-ups ',
+      h('span', { 'data-json': P + '/wake_ns', 'data-kind': 'ns', 'data-value': JSON.stringify(cp.wake_ns), text: fmtDuration(cp.wake_ns) })));
+    sec.appendChild(table([{ label: 'role', text: 1 }, { label: 'phase on the path', text: 1 }, { label: 'time' }, { label: 'share' }],
+      cp.phases.map(function (p, i) {
+        var Q = P + '/phases/' + i;
+        return [cell(p.role), cell(p.path), fig(Q + '/ns', p.ns, 'ns'), fig(Q + '/share', p.share, 'share')];
+      }), 'critical'));
+    sec.appendChild(h('p', { class: 'note', text: 'The chain of work and hand-offs (a signal, then the end of the wait it ended) that set the end of the run: ' +
+      'its time on each thread is given to the innermost span open there. The Timeline draws it (red) and the hand-offs (arrows).' +
+      (cp.spans_dropped ? ' A process on the path dropped spans: time there may read as (no span).' : '') }));
+    return sec;
+  }
+
   /* ---- Timeline ---- */
 
   var ROW = 16, HEAD = 18;
@@ -378,7 +410,13 @@
     var search = h('input', { type: 'search', id: 'tl-search', placeholder: 'search spans (name or path)' });
     var info = h('span', { class: 'muted', id: 'tl-info' });
     var reset = h('button', { type: 'button', text: 'Reset zoom' });
-    root.appendChild(h('div', { id: 'tl-bar' }, search, reset, info));
+    var causalBox = null;
+    if (rep.causality) {
+      causalBox = h('input', { type: 'checkbox', id: 'tl-causal', checked: '' });
+      causalBox.addEventListener('change', function () { st.causal = causalBox.checked; redraw(); });
+    }
+    root.appendChild(h('div', { id: 'tl-bar' }, search, reset,
+      causalBox ? h('label', null, causalBox, ' hand-offs and critical path') : null, info));
     var canvas = h('canvas', { id: 'tl-canvas' });
     var wrap = h('div', { id: 'tl-wrap' }, canvas);
     root.appendChild(wrap);
@@ -387,7 +425,7 @@
 
     var L = buildLanes(view, rep);
     var LABEL = 170;
-    var st = { t0: L.t0, t1: L.t1, query: '', bars: [], frameMs: 0, width: 0 };
+    var st = { t0: L.t0, t1: L.t1, query: '', bars: [], frameMs: 0, width: 0, causal: true, arrows: [], critical: [], arrowsLeftOut: 0 };
     var ctx = canvas.getContext('2d');
     var dpr = window.devicePixelRatio || 1;
 
@@ -481,12 +519,55 @@
         });
         ctx.restore();
       });
+      drawCausality(scale);
       ctx.fillStyle = '#d9dde2';
       ctx.fillRect(LABEL - 1, 0, 1, L.height);
       st.bars = bars;
       st.frameMs = performance.now() - t;
       info.textContent = fmtDuration(st.t1 - st.t0) + ' shown, from ' + fmtDuration(Math.max(st.t0, 0)) +
-        ' · ' + bars.length + ' bars · frame ' + st.frameMs.toFixed(1) + ' ms';
+        ' · ' + bars.length + ' bars' + (st.arrows.length ? ' · ' + st.arrows.length + ' hand-offs' : '') +
+        (st.arrowsLeftOut ? ' (' + st.arrowsLeftOut + ' more: zoom in)' : '') + ' · frame ' + st.frameMs.toFixed(1) + ' ms';
+    }
+
+    /* the critical path (a red band along the top of each thread's lane) and the
+     * hand-offs (an arrow from each signal to the end of the wait it ended; those on
+     * the path red), from the report's causality */
+    var causal = rep.causality, laneOf = {};
+    L.lanes.forEach(function (l) { if (l.kind === 'thread') laneOf[l.proc.pid + ':' + l.thread.tid] = l; });
+    var MAX_ARROWS = 5000;
+    function drawCausality(scale) {
+      st.arrows = []; st.critical = []; st.arrowsLeftOut = 0;
+      if (!causal || !st.causal) return;
+      ctx.save();
+      ctx.beginPath(); ctx.rect(LABEL, 0, st.width - LABEL, L.height); ctx.clip();
+      var cp = causal.critical_path, onPath = {};
+      (cp ? cp.segments : []).forEach(function (g, i) {
+        var lane = laneOf[g.pid + ':' + g.tid];
+        if (g.from_pair !== null) onPath[g.from_pair] = true;
+        if (!lane || g.end_ns < st.t0 || g.begin_ns > st.t1) return;
+        var x0 = Math.max(LABEL + (g.begin_ns - st.t0) * scale, LABEL - 1), x1 = Math.min(LABEL + (g.end_ns - st.t0) * scale, st.width + 1);
+        ctx.fillStyle = '#c62828';
+        ctx.fillRect(x0, lane.y, Math.max(x1 - x0, 1), 3);
+        st.critical.push({ segment: i, x0: x0, x1: x1, y: lane.y, pid: g.pid, tid: g.tid });
+      });
+      ctx.lineWidth = 1;
+      causal.pairs.forEach(function (p, i) {
+        var a = laneOf[p.signal_pid + ':' + p.signal_tid], b = laneOf[p.wait_pid + ':' + p.wait_tid];
+        if (!a || !b || p.wait_end_ns < st.t0 || p.signal_ns > st.t1) return;
+        if (st.arrows.length >= MAX_ARROWS) { st.arrowsLeftOut++; return; }
+        var x0 = LABEL + (p.signal_ns - st.t0) * scale, x1 = LABEL + (p.wait_end_ns - st.t0) * scale;
+        var y0 = a.y + ROW / 2, y1 = b.y + ROW / 2, crit = !!onPath[i];
+        ctx.strokeStyle = crit ? '#c62828' : 'rgba(39,96,168,.75)';
+        ctx.fillStyle = ctx.strokeStyle;
+        ctx.beginPath(); ctx.moveTo(x0, y0); ctx.lineTo(x1, y1); ctx.stroke();
+        var ang = Math.atan2(y1 - y0, x1 - x0);
+        ctx.beginPath(); ctx.moveTo(x1, y1);
+        ctx.lineTo(x1 - 6 * Math.cos(ang - 0.4), y1 - 6 * Math.sin(ang - 0.4));
+        ctx.lineTo(x1 - 6 * Math.cos(ang + 0.4), y1 - 6 * Math.sin(ang + 0.4));
+        ctx.closePath(); ctx.fill();
+        st.arrows.push({ pair: i, name: p.name, x0: x0, y0: y0, x1: x1, y1: y1, critical: crit });
+      });
+      ctx.restore();
     }
 
     var pending = false;
@@ -569,7 +650,9 @@
       pan: function (dx) { var dt = dx * (st.t1 - st.t0) / (st.width - LABEL); st.t0 -= dt; st.t1 -= dt; draw(); return st.frameMs; },
       search: function (q) { search.value = q; setQuery(q); draw(); return st.bars.filter(function (b) { return b.hit; }).length; },
       select: function (x, y) { var b = select(x, y); return b ? detail.textContent : null; },
-      frameMs: function () { return st.frameMs; }
+      frameMs: function () { return st.frameMs; },
+      arrows: function () { return st.arrows; },
+      critical: function () { return st.critical; }
     };
     return { el: root, api: api };
   }
