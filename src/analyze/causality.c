@@ -32,6 +32,16 @@ int causal_file_take(const store_file *f, causal_file **out)
                                    (int64_t)(c->end_ns + off)};
     }
     cf->count = f->causal_count;
+    if (!(cf->max_end = malloc((cf->tl.span_count ? cf->tl.span_count : 1) * sizeof(int64_t))))
+        goto fail;
+    for (uint32_t t = 0; t < cf->tl.thread_count; t++) {
+        const tl_thread *th = &cf->tl.threads[t];
+        int64_t m = INT64_MIN;
+        for (uint64_t k = th->first; k < th->first + th->count; k++) {
+            int64_t e = cf->tl.spans[k].begin_ns + (int64_t)cf->tl.spans[k].dur_ns;
+            cf->max_end[k] = m = e > m ? e : m;
+        }
+    }
     *out = cf;
     return 0;
 fail:
@@ -47,6 +57,7 @@ void causal_file_free(causal_file *cf)
         free(cf->names[i]);
     free(cf->names);
     free(cf->events);
+    free(cf->max_end);
     timeline_free(&cf->tl);
     free(cf);
 }
@@ -284,7 +295,17 @@ static int segment_phases(const run_model *m, const cz_segment *s, acc_list *acc
     int64_t a = s->begin_ns + base, b = s->end_ns + base, none = b - a;
     if (ti != UINT32_MAX) {
         const tl_thread *th = &cf->tl.threads[ti];
-        for (uint64_t k = th->first; k < th->first + th->count; k++) {
+        /* the first span that may reach past a (max_end rises): the spans that hold
+         * one that overlaps [a, b) overlap it too, so they come from here on */
+        uint64_t lo_k = th->first, hi_k = th->first + th->count;
+        while (lo_k < hi_k) {
+            uint64_t mid = lo_k + (hi_k - lo_k) / 2;
+            if (cf->max_end[mid] > a)
+                hi_k = mid;
+            else
+                lo_k = mid + 1;
+        }
+        for (uint64_t k = lo_k; k < th->first + th->count; k++) {
             const tl_span *sp = &cf->tl.spans[k];
             if (sp->begin_ns >= b)
                 break;

@@ -43,6 +43,7 @@ typedef struct causal_file {
     uint32_t name_count;
     uint64_t dropped; /* signals and waits past the writer's bound */
     timeline_file tl;
+    int64_t *max_end; /* per span: the latest end of its thread's spans up to it */
 } causal_file;
 
 /* *out: NULL when f has no signal nor wait (nor dropped any). 0 or -ENOMEM. */

@@ -17,11 +17,11 @@ void report_causality_text(FILE *out, const report_model *r)
     if (!c->segment_count)
         return;
     uint64_t length = c->end_ns > c->begin_ns ? (uint64_t)(c->end_ns - c->begin_ns) : 0;
-    fprintf(out, "CRITICAL PATH  %s (of the run's %s) through %u process%s, %zu hand-off%s;\n"
+    fprintf(out, "CRITICAL PATH  %s (of the run's %s) through %u process%s, %s hand-off%s;\n"
                  "  wake-ups %s\n",
             fmt_duration(a, sizeof a, (double)length),
             fmt_duration(b, sizeof b, (double)r->header.runtime_ns), c->processes,
-            c->processes == 1 ? "" : "es", c->segment_count - 1,
+            c->processes == 1 ? "" : "es", fmt_count(e, sizeof e, c->segment_count - 1),
             c->segment_count == 2 ? "" : "s", fmt_duration(d, sizeof d, (double)c->wake_ns));
     fprintf(out, "  %-44s %10s %7s\n", "phase on the path (role:path, innermost span)", "time",
             "share");

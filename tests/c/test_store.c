@@ -625,6 +625,71 @@ static void test_children(void)
     bytes_out_free(&none);
 }
 
+/* Signals and waits (section CAUSALITY) come back in order, with the count dropped;
+ * a file that has them keeps its spans under STORE_READ_SKIP_SPANS, one without does
+ * not; a record of an unknown kind, a signal that lasts, a wait that ends before it
+ * begins, or a thread or name out of range is rejected. */
+static void test_causality(void)
+{
+    store_file in, out;
+    char err[256];
+    sample_model(&in);
+    bytes_out none = {0};
+    CHECK(store_encode(&in, &none) == 0);
+    CHECK(store_decode(none.data, none.len, STORE_READ_SKIP_SPANS, &out, err, sizeof err) == 0);
+    CHECK_EQ_U64(out.causal_count, 0);
+    CHECK_EQ_U64(out.span_count, 0); /* skipped */
+    store_file_free(&out);
+
+    store_causal rec[3] = {{0, 1, STORE_CAUSAL_SIGNAL, 1500, 1500},
+                           {1, 2, STORE_CAUSAL_WAIT, 1200, 1600},
+                           {1, 1, STORE_CAUSAL_WAIT, 1700, 1700}};
+    in.causal = rec;
+    in.causal_count = 3;
+    in.causal_dropped = 4;
+    bytes_out buf = {0};
+    CHECK(store_encode(&in, &buf) == 0);
+    CHECK_EQ_U64(buf.len, none.len + 24 + 8 + 3 * 32);
+    CHECK(store_decode(buf.data, buf.len, STORE_READ_SKIP_SPANS, &out, err, sizeof err) == 0);
+    CHECK_EQ_U64(out.causal_count, 3);
+    CHECK_EQ_U64(out.causal_dropped, 4);
+    CHECK_EQ_U64(out.span_count, 2); /* kept: the critical path needs them */
+    for (int i = 0; i < 3 && out.causal; i++) {
+        CHECK_EQ_U64(out.causal[i].thread, rec[i].thread);
+        CHECK_EQ_U64(out.causal[i].name, rec[i].name);
+        CHECK_EQ_U64(out.causal[i].kind, rec[i].kind);
+        CHECK_EQ_U64(out.causal[i].begin_ns, rec[i].begin_ns);
+        CHECK_EQ_U64(out.causal[i].end_ns, rec[i].end_ns);
+    }
+    store_file_free(&out);
+    bytes_out_free(&buf);
+
+    /* only dropped ones: the section, empty */
+    in.causal_count = 0;
+    CHECK(store_encode(&in, &buf) == 0);
+    CHECK(store_decode(buf.data, buf.len, 0, &out, err, sizeof err) == 0);
+    CHECK_EQ_U64(out.causal_dropped, 4);
+    store_file_free(&out);
+    bytes_out_free(&buf);
+
+    static const store_causal bad[] = {{0, 1, 3, 1500, 1500},
+                                       {0, 1, STORE_CAUSAL_SIGNAL, 1500, 1501},
+                                       {0, 1, STORE_CAUSAL_WAIT, 1600, 1500},
+                                       {2, 1, STORE_CAUSAL_WAIT, 1500, 1600},
+                                       {0, 4, STORE_CAUSAL_WAIT, 1500, 1600},
+                                       {0, 0, STORE_CAUSAL_SIGNAL, 1500, 1500}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        in.causal = (store_causal *)&bad[k];
+        in.causal_count = 1;
+        CHECK(store_encode(&in, &buf) == 0);
+        err[0] = 0;
+        CHECK(store_decode(buf.data, buf.len, 0, &out, err, sizeof err) != 0);
+        CHECK(strstr(err, "causal record 0 is malformed") != NULL);
+        bytes_out_free(&buf);
+    }
+    bytes_out_free(&none);
+}
+
 int main(void)
 {
     test_crc32();
@@ -632,6 +697,7 @@ int main(void)
     test_bad_indices_rejected();
     test_cpu_ticks();
     test_children();
+    test_causality();
     test_atomic_file();
     test_depth_bound();
     char dir[] = "/tmp/lapse-test-read-XXXXXX";

@@ -2,6 +2,7 @@
  * a consumer in ping-pong, each handing the other a token through a pipe.
  *
  * usage: e2e_causal procs|threads N PRODUCE_US CONSUME_US
+ *        e2e_causal edges
  *
  * N rounds of: the producer works PRODUCE_US in span "produce", signals "batch" and
  * writes a byte; the consumer, in LAPSE_WAIT_ON("batch"), reads it, works CONSUME_US
@@ -14,7 +15,11 @@
  * child (role "consumer"; the parent's role is "producer");
  * "threads": two threads of one process ("producer", "consumer"). Profiling comes
  * from the environment (LAPSE_PROFILE=1). Prints "producer PID TID" and "consumer PID
- * TID". */
+ * TID".
+ *
+ * "edges", on one thread: a signal "early" before the wait on it (a pair that did not
+ * block), a wait on "never" that nothing signals (1 ms: unmatched), a signal "lonely"
+ * that nothing waits for (unconsumed), inside span "edges". */
 #include "lapse.h"
 
 #include <errno.h>
@@ -109,10 +114,27 @@ static void *consumer_thread(void *arg)
     return NULL;
 }
 
+static int edges(void)
+{
+    LAPSE_SCOPE("edges");
+    lapse_signal("early");
+    {
+        LAPSE_WAIT_ON("early");
+    }
+    {
+        LAPSE_WAIT_ON("never");
+        sleep_us(1000);
+    }
+    lapse_signal("lonely");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && !strcmp(argv[1], "edges"))
+        return edges();
     if (argc != 5 || (strcmp(argv[1], "procs") && strcmp(argv[1], "threads"))) {
-        fprintf(stderr, "usage: e2e_causal procs|threads N PRODUCE_US CONSUME_US\n");
+        fprintf(stderr, "usage: e2e_causal procs|threads N PRODUCE_US CONSUME_US | edges\n");
         return 2;
     }
     rounds = atoi(argv[2]);

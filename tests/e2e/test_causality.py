@@ -85,6 +85,26 @@ def test_pairs_and_critical_path(lapse, tmp_path, mode):
     assert "CRITICAL PATH" in text and f"{prole}:{ppath}" in text
 
 
+def test_unmatched_unconsumed_and_not_blocking(lapse, tmp_path):
+    """A signal before its wait pairs but did not block (not on the path); a wait no
+    signal ends is unmatched; a signal no wait takes is unconsumed; with no blocking
+    wait the path is the one thread, all in span "edges"."""
+    runs = tmp_path / "runs"
+    r = run_program([lapse.program("e2e_causal"), "edges"], profile_env(runs))
+    assert r.returncode == 0, r.stderr
+    doc = lapse.report_json(next(runs.iterdir()))
+    c = doc["causality"]
+    assert (c["signals"], c["waits"], c["blocking_pairs"]) == (2, 2, 0)
+    assert (c["unmatched_waits"], c["unconsumed_signals"]) == (1, 1)
+    (pair,) = c["pairs"]
+    assert pair["name"] == "early" and not pair["blocking"]
+    assert pair["signal_ns"] <= pair["wait_begin_ns"]
+    (seg,) = c["critical_path"]["segments"]
+    assert seg["from_pair"] is None and c["critical_path"]["wake_ns"] == 0
+    top = c["critical_path"]["phases"][0]
+    assert top["path"] == "edges/wait:never" and top["ns"] >= 1_000_000
+
+
 def test_no_causality_is_null(lapse, workers_run):
     """A run without signals or waits says so: null, and no block in the text."""
     doc = lapse.report_json(workers_run.run_dir)
