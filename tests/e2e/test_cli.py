@@ -106,6 +106,7 @@ VALUES = {
     ("report", "top"): ("5", "0"),
     ("diff", "top"): ("3", "x"),
     ("export", "perfetto"): ("out.json", None),
+    ("export", "gecko"): ("out.json", None),
     ("export", "flamegraph"): ("out.svg", None),
     ("export", "speedscope"): ("out.json", None),
     ("export", "collapsed"): ("out.txt", None),
