@@ -87,7 +87,7 @@ static uint32_t intern_path(timeline_file *t, path_index *ix, uint32_t parent, u
 }
 
 /* By thread, then start, then depth (a parent before what it holds), then the
- * longer first: the order of perfetto.c's slices within a thread. */
+ * longer first (timeline_span_order). */
 static int cmp_span(const void *a, const void *b, void *ctx)
 {
     const store_span *spans = ctx;
@@ -101,6 +101,13 @@ static int cmp_span(const void *a, const void *b, void *ctx)
     if (x->end_ns != y->end_ns)
         return x->end_ns > y->end_ns ? -1 : 1;
     return *(const uint64_t *)a < *(const uint64_t *)b ? -1 : 1;
+}
+
+void timeline_span_order(const store_file *f, uint64_t *order)
+{
+    for (uint64_t i = 0; i < f->span_count; i++)
+        order[i] = i;
+    qsort_r(order, (size_t)f->span_count, sizeof *order, cmp_span, (void *)f->spans);
 }
 
 typedef struct open_span {
@@ -136,9 +143,7 @@ int timeline_build(const store_file *f, uint64_t base_real_ns, timeline_file *t)
         t->threads[i].tid = f->threads[i].tid;
         t->threads[i].name = f->threads[i].name ? f->threads[i].name : "";
     }
-    for (uint64_t i = 0; i < n; i++)
-        order[i] = i;
-    qsort_r(order, (size_t)n, sizeof *order, cmp_span, (void *)f->spans);
+    timeline_span_order(f, order);
 
     int64_t last_end = INT64_MIN;
     uint32_t thread = UINT32_MAX, root = UINT32_MAX;

@@ -41,6 +41,12 @@ typedef struct timeline_file {
  * its CLOCK_MONOTONIC ns + this = CLOCK_REALTIME of the anchor instant, mod 2^64. */
 uint64_t timeline_clock_offset(const store_file *f);
 
+/* The order every timeline lays out f's spans in (lapse view's, the Perfetto and
+ * Firefox Profiler exports): by thread, then start, then depth (a parent before what
+ * it holds), then the longer first (viewers nest slices of one thread by their order
+ * when start times tie). order gets f->span_count indices into f->spans. */
+void timeline_span_order(const store_file *f, uint64_t *order);
+
 /* Builds f's timeline with base_real_ns (CLOCK_REALTIME) as 0. 0, or -ENOMEM (t is
  * then empty). */
 int timeline_build(const store_file *f, uint64_t base_real_ns, timeline_file *t);

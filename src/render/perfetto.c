@@ -287,27 +287,6 @@ static void name_cache_free(name_cache *c)
     free(c->text);
 }
 
-/* ---- span order ---- */
-
-/* By start, then depth (a parent before what it holds), then the longer first. */
-static int cmp_span_order(const void *a, const void *b, void *ctx)
-{
-    const store_span *spans = ctx;
-    const store_span *x = &spans[*(const uint64_t *)a], *y = &spans[*(const uint64_t *)b];
-    if (x->begin_ns != y->begin_ns)
-        return x->begin_ns < y->begin_ns ? -1 : 1;
-    if (x->depth != y->depth)
-        return x->depth < y->depth ? -1 : 1;
-    if (x->end_ns != y->end_ns)
-        return x->end_ns > y->end_ns ? -1 : 1;
-    return *(const uint64_t *)a < *(const uint64_t *)b ? -1 : 1;
-}
-
-static void sort_spans(uint64_t *order, uint64_t n, const store_span *spans)
-{
-    qsort_r(order, (size_t)n, sizeof *order, cmp_span_order, (void *)spans);
-}
-
 /* ---- events ---- */
 
 static void event_start(perfetto_writer *w)
@@ -792,17 +771,16 @@ int perfetto_add_file(perfetto_writer *w, const store_file *f, uint64_t base_ns,
         pidtxt[k + n] = 0;
     }
     size_t pidlen = strlen(pidtxt);
-    /* in order of start, a parent before the spans it holds: viewers nest complete
-     * slices of one thread by their order in the file when start times tie */
+    /* in the timeline's order: per thread by start, a parent before the spans it
+     * holds (viewers nest complete slices of one thread by their order in the file
+     * when start times tie) */
     uint64_t *order = malloc((f->span_count ? f->span_count : 1) * sizeof *order);
     if (!order) {
         free(tids);
         name_cache_free(&names);
         return -ENOMEM;
     }
-    for (uint64_t i = 0; i < f->span_count; i++)
-        order[i] = i;
-    sort_spans(order, f->span_count, f->spans);
+    timeline_span_order(f, order);
     int64_t last_end = INT64_MIN;
     for (uint64_t k = 0; k < f->span_count; k++) {
         const store_span *s = &f->spans[order[k]];

@@ -288,8 +288,11 @@ def test_timeline_zoom_search_and_details(small_run, browser, tmp_path):
     assert page.evaluate(f"{tl}.search('no such span')") == 0
     page.evaluate(f"{tl}.search('')")
     # click: the path's figures from the report
+    # (a kernel held by its step: where a timeline filled up, the last kernel recorded
+    # took the last record and its step, which ends after it, found none: that kernel
+    # is drawn at the top level, a path the report does not have)
     k = next(b for b in page.evaluate(f"{tl}.bars()") if not b.get("merged") and
-             b.get("path", "").endswith("kernel") and b["x1"] - b["x0"] > 4)
+             b.get("path") == "step/compute/kernel" and b["x1"] - b["x0"] > 4)
     text = page.evaluate(f"{tl}.select({(k['x0'] + k['x1']) / 2}, {k['y'] + 5})")
     assert "step/compute/kernel" in text
     ph = next(p for p in report["roles"][0]["phases"] if p["path"] == "step/compute/kernel")
