@@ -303,6 +303,60 @@ def test_timeline_zoom_search_and_details(small_run, browser, tmp_path):
     page.close()
 
 
+def test_timeline_samples_under_their_thread(small_run, browser, tmp_path):
+    """Each sampled thread's merged flame chart is a lane under that thread's lane, its
+    slices the Perfetto export's "Python samples, merged" slices (one layout:
+    analyze/sample_chart.c), each drawn where it is."""
+    html = tmp_path / "v.html"
+    lapse("view", str(small_run), "-o", str(html))
+    out = tmp_path / "t.json"
+    lapse("export", str(small_run), "--perfetto", str(out))
+    events = json.loads(out.read_text())["traceEvents"]
+    merged = {e["tid"]: e["args"]["name"] for e in events
+              if e.get("ph") == "M" and e["name"] == "thread_name"
+              and "Python samples, merged" in e["args"]["name"]}
+    sample_slices = [e for e in events if e.get("ph") == "X" and e["tid"] in merged]
+    spans = [e for e in events if e.get("ph") == "X" and e["tid"] not in merged]
+    page = open_page(browser, html)
+    page.evaluate("window.lapseView.show('timeline')")
+    tl = "window.lapseView.timeline"
+    lanes = page.evaluate(f"{tl}.lanes()")
+    charts = page.evaluate(f"{tl}.charts()")
+    assert len(charts) == len(merged) > 0
+    for c in charts:
+        # under the lane of its thread when the file has it (here the samples are of
+        # other pids, as lapse record's of another process: after the file's threads)
+        k = c["lane"] - 1
+        while lanes[k]["kind"] == "samples":
+            k -= 1
+        assert lanes[k]["kind"] == "thread"
+        own = [i for i, l in enumerate(lanes) if l["kind"] == "thread" and
+               (l["pid"], l["tid"]) == (c["pid"], c["tid"])]
+        assert own == [k] or (not own and lanes[c["lane"]]["label"].endswith(
+            f"{c['tid']} (pid {c['pid']}), merged"))
+    # one clock: Perfetto's 0 and the page's differ by a constant (the first span)
+    offset = page.evaluate(f"{tl}.range()")["full0"] - min(e["ts"] for e in spans) * 1000
+    want = sorted((round(e["ts"] * 1000 + offset), round((e["ts"] + e["dur"]) * 1000 + offset),
+                   e["name"].split(" (")[0]) for e in sample_slices)
+    got = sorted((round(s["t0"]), round(s["t1"]), s["name"].split(" (")[0])
+                 for c in charts for s in c["slices"])
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert abs(g[0] - w[0]) <= 2 and abs(g[1] - w[1]) <= 2 and g[2] == w[2], (g, w)
+    # drawn where it is: zoomed onto the widest outermost slice, a bar on its lane
+    c = charts[0]
+    top = max((s for s in c["slices"] if s["depth"] == 0), key=lambda s: s["t1"] - s["t0"])
+    page.evaluate(f"{tl}.setRange({top['t0']}, {top['t1']})")
+    x0, x1 = page.evaluate(f"[{tl}.xOf({top['t0']}), {tl}.xOf({top['t1']})]")
+    bars = [b for b in page.evaluate(f"{tl}.barsAt({(x0 + x1) / 2})") if b["lane"] == c["lane"]]
+    assert any(b.get("path") == top["name"] and abs(b["x0"] - x0) < 1.5 for b in bars), bars
+    text = page.evaluate(f"{tl}.select({(x0 + x1) / 2}, {lanes[c['lane']]['y'] + 5})")
+    assert top["name"] in text and "time sampled, not when it ran" in text
+    page.evaluate(f"{tl}.setRange({top['t0'] - (top['t1'] - top['t0'])}, {top['t1'] * 1.0 + (top['t1'] - top['t0'])})")
+    page.screenshot(path=str(shots_dir() / "timeline-samples.png"))
+    page.close()
+
+
 def test_flame_of_the_samples(small_run, browser, tmp_path):
     html = tmp_path / "v.html"
     lapse("view", str(small_run), "-o", str(html))

@@ -361,7 +361,7 @@
       if (ra !== rb) return ra - rb;
       return a.pid - b.pid;
     });
-    var lanes = [], y = 0, host = null, tmin = Infinity, tmax = -Infinity;
+    var lanes = [], y = 0, host = null, tmin = Infinity, tmax = -Infinity, cmin = Infinity, cmax = -Infinity;
     var stats = {};
     (rep.roles || []).forEach(function (r) { stats[r.role] = { role: r, ix: phaseIndex(r) }; });
     procs.forEach(function (p) {
@@ -370,6 +370,37 @@
         label: p.role + ' pid ' + p.pid + (p.rank !== null ? ' rank ' + p.rank : '') };
       lanes.push(plane); y += HEAD;
       var pmin = Infinity, pmax = -Infinity;
+      /* a sampled thread's merged flame chart (the file's Python samples, laid out
+       * by lapse: analyze/sample_chart.c), under that thread's lane */
+      var charts = p.charts || [], placed = [], names = null;
+      function addChart(c) {
+        if (!names) {
+          var s = p.samples, fr = s.frames;
+          names = [];
+          for (var f = 0; 3 * f < fr.length; f++) {
+            var file = s.strings[fr[3 * f + 1]];
+            names.push(s.strings[fr[3 * f]] + (file ? ' (' + file + ')' : ''));
+          }
+        }
+        var counts = [], maxDepth = -1, n = c.begin.length, at = 0;
+        for (var i = 0; i < n; i++) { var d = c.depth[i]; counts[d] = (counts[d] || 0) + 1; if (d > maxDepth) maxDepth = d; }
+        var levels = [];
+        for (var l = 0; l <= maxDepth; l++) {
+          var k = counts[l] || 0;
+          levels.push({ start: new Float64Array(k), end: new Float64Array(k), path: new Uint32Array(k), n: 0, match: null });
+        }
+        for (var q = 0; q < n; q++) {
+          at += c.begin[q];
+          var L = levels[c.depth[q]], j = L.n++;
+          L.start[j] = at; L.end[j] = at + c.dur[q]; L.path[j] = c.frame[q];
+          if (at < cmin) cmin = at; /* the range is the spans' unless there are none */
+          if (at + c.dur[q] > cmax) cmax = at + c.dur[q];
+        }
+        var tn = p.samples.strings[c.thread_name] || 'thread';
+        lanes.push({ kind: 'samples', y: y, h: Math.max(levels.length, 1) * ROW, proc: p, chart: c, levels: levels,
+          names: names, label: 'python ' + tn + ' ' + c.tid + (c.pid !== p.pid ? ' (pid ' + c.pid + ')' : '') + ', merged' });
+        y += Math.max(levels.length, 1) * ROW;
+      }
       p.threads.forEach(function (t) {
         var n = t.begin.length, levels = [], at = 0, maxLevel = -1;
         var counts = [];
@@ -389,11 +420,14 @@
         lanes.push({ kind: 'thread', y: y, h: rows * ROW, proc: p, thread: t, levels: levels, spans: n,
           label: (t.name || 'thread') + ' ' + t.tid, stats: stats[p.role] });
         y += rows * ROW;
+        charts.forEach(function (c, ci) { if (!placed[ci] && c.pid === p.pid && c.tid === t.tid) { placed[ci] = 1; addChart(c); } });
       });
+      charts.forEach(function (c, ci) { if (!placed[ci]) addChart(c); }); /* threads with samples, no spans */
       if (p.dropped && p.dropped_at_ns !== null) { pmax = Math.max(pmax, p.dropped_at_ns); pmin = Math.min(pmin, p.dropped_at_ns); }
       if (pmin < tmin) tmin = pmin;
       if (pmax > tmax) tmax = pmax;
     });
+    if (!isFinite(tmin) && isFinite(cmin)) { tmin = cmin; tmax = cmax; }
     if (!isFinite(tmin)) { tmin = 0; tmax = 1; }
     if (tmax <= tmin) tmax = tmin + 1;
     return { lanes: lanes, height: y, t0: tmin, t1: tmax };
@@ -441,8 +475,8 @@
     function setQuery(q) {
       st.query = q.toLowerCase();
       L.lanes.forEach(function (lane) {
-        if (lane.kind !== 'thread') return;
-        var paths = lane.proc.paths, hit = new Uint8Array(paths.length), any = false;
+        if (lane.kind !== 'thread' && lane.kind !== 'samples') return;
+        var paths = lane.names || lane.proc.paths, hit = new Uint8Array(paths.length), any = false;
         for (var i = 0; i < paths.length; i++) if (st.query && paths[i].toLowerCase().indexOf(st.query) >= 0) { hit[i] = 1; any = true; }
         lane.levels.forEach(function (lv) {
           if (!st.query) { lv.match = null; return; }
@@ -464,7 +498,7 @@
       var top = wrap.scrollTop, bottom = top + wrap.clientHeight;
       L.lanes.forEach(function (lane, li) {
         if (lane.y > bottom || lane.y + lane.h < top) return;
-        if (lane.kind !== 'thread') {
+        if (lane.kind !== 'thread' && lane.kind !== 'samples') {
           ctx.fillStyle = lane.kind === 'host' ? '#e3e8ee' : '#f4f6f8';
           ctx.fillRect(0, lane.y, st.width, lane.h);
           ctx.fillStyle = '#1d232a';
@@ -486,7 +520,7 @@
         ctx.fillText(lane.label, 10, lane.y + ROW / 2);
         ctx.save();
         ctx.beginPath(); ctx.rect(LABEL, lane.y, st.width - LABEL, lane.h); ctx.clip();
-        var paths = lane.proc.paths;
+        var paths = lane.names || lane.proc.paths, sampled = lane.kind === 'samples';
         lane.levels.forEach(function (lv, level) {
           var y = lane.y + level * ROW, n = lv.n;
           var i = lowerBoundEnd(lv.end, n, st.t0);
@@ -495,12 +529,12 @@
             if (x1 - x0 >= 1) {
               var path = paths[lv.path[i]];
               var hit = searching && lv.match[i + 1] - lv.match[i] > 0;
-              ctx.fillStyle = searching ? (hit ? '#f2b600' : '#dfe3e7') : 'hsl(' + hue(path) + ',55%,70%)';
+              ctx.fillStyle = searching ? (hit ? '#f2b600' : '#dfe3e7') : sampled ? 'hsl(' + (20 + hue(path) % 40) + ',75%,68%)' : 'hsl(' + hue(path) + ',55%,70%)';
               var bx = Math.max(x0, LABEL - 1), bw = Math.min(x1, st.width + 1) - bx;
               ctx.fillRect(bx, y + 1, bw > 3 ? bw - 1 : bw, ROW - 2); /* a gap between neighbours */
               if (bw > 30) {
                 ctx.fillStyle = '#1d232a';
-                var name = path.slice(path.lastIndexOf('/') + 1);
+                var name = sampled ? path : path.slice(path.lastIndexOf('/') + 1);
                 ctx.fillText(name.length * 6 > bw - 6 ? name.slice(0, Math.max(1, Math.floor((bw - 6) / 6))) : name, bx + 3, y + ROW / 2);
               }
               bars.push({ x0: x0, x1: x1, y: y, h: ROW, lane: li, level: level, index: i, path: path, merged: 0, hit: hit });
@@ -624,6 +658,11 @@
         detail.textContent = fmtCount(b.merged) + ' spans narrower than a pixel, merged (' + lane.label + ', level ' + b.level + '): zoom in to see them.';
         return b;
       }
+      if (lane.kind === 'samples') {
+        detail.appendChild(h('div', null, h('b', { text: lane.names[lv.path[b.index]] }), '  ' + lane.label + ': ' + fmtDuration(lv.end[b.index] - lv.start[b.index]) + ' sampled (an estimate). The samples are merged: laid side by side from the ' +
+          'recording\'s start, each stack as wide as the time it stands for, so the x axis here is time sampled, not when it ran.'));
+        return b;
+      }
       var path = lane.proc.paths[lv.path[b.index]];
       detail.appendChild(h('div', null, h('b', { text: path }), '  ' + lane.label + ', ' + lane.proc.role + ' pid ' + lane.proc.pid +
         ': began at ' + fmtDuration(lv.start[b.index]) + ', took ' + fmtDuration(lv.end[b.index] - lv.start[b.index])));
@@ -639,7 +678,10 @@
     var api = {
       show: function () { size(); draw(); },
       lanes: function () {
-        return L.lanes.map(function (l) { return { kind: l.kind, y: l.y, h: l.h, label: l.label, pid: l.proc ? l.proc.pid : null, tid: l.thread ? l.thread.tid : null }; });
+        return L.lanes.map(function (l) {
+          return { kind: l.kind, y: l.y, h: l.h, label: l.label, pid: l.chart ? l.chart.pid : l.proc ? l.proc.pid : null,
+            tid: l.thread ? l.thread.tid : l.chart ? l.chart.tid : null };
+        });
       },
       range: function () { return { t0: st.t0, t1: st.t1, full0: L.t0, full1: L.t1, label: LABEL, width: st.width }; },
       setRange: function (t0, t1) { st.t0 = t0; st.t1 = t1; draw(); },
@@ -651,6 +693,15 @@
       search: function (q) { search.value = q; setQuery(q); draw(); return st.bars.filter(function (b) { return b.hit; }).length; },
       select: function (x, y) { var b = select(x, y); return b ? detail.textContent : null; },
       frameMs: function () { return st.frameMs; },
+      charts: function () { /* the samples lanes' slices, as drawn from the data */
+        return L.lanes.filter(function (l) { return l.kind === 'samples'; }).map(function (l) {
+          var out = [];
+          l.levels.forEach(function (lv, d) {
+            for (var i = 0; i < lv.n; i++) out.push({ t0: lv.start[i], t1: lv.end[i], depth: d, name: l.names[lv.path[i]] });
+          });
+          return { pid: l.chart.pid, tid: l.chart.tid, lane: L.lanes.indexOf(l), slices: out };
+        });
+      },
       arrows: function () { return st.arrows; },
       critical: function () { return st.critical; }
     };
