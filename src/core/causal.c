@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/mman.h>
 
 causal_record *causal_records;
@@ -13,10 +14,17 @@ uint64_t causal_dropped;
 
 int causal_begin(void)
 {
+    uint64_t used = __atomic_load_n(&causal_cursor, __ATOMIC_RELAXED);
+    if (used > CAUSAL_MAX_RECORDS)
+        used = CAUSAL_MAX_RECORDS;
+    /* kept across sessions: what the last one wrote is cleared, or a record claimed
+     * anew would show the old end before its own (an open wait read as complete) */
+    if (causal_records)
+        memset(causal_records, 0, (size_t)used * sizeof(causal_record));
     __atomic_store_n(&causal_cursor, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&causal_dropped, 0, __ATOMIC_RELAXED);
     if (causal_records)
-        return 0; /* kept across sessions: the cursor restarts it */
+        return 0;
     void *p = mmap(NULL, (size_t)CAUSAL_MAX_RECORDS * sizeof(causal_record),
                    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
