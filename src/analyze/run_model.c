@@ -745,8 +745,8 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     w->cpu_sampler = (rm_cpu_sampler){mt->cpu_sample_ms, mt->cpu_sampler_rt ? 1u : 0u,
                                       mt->cpu_ticks, mt->cpu_ticks_late, mt->cpu_sampler_ns};
     w->features = file_features(f);
-    if (add_proc(w, f) || add_children(w, f) || causal_file_take(f, &w->causal)) {
-    if (add_proc(w, f) || add_children(w, f) || add_gpu(m, ix, w, f)) {
+    if (add_proc(w, f) || add_children(w, f) || causal_file_take(f, &w->causal) ||
+        add_gpu(m, ix, w, f)) {
         worker_free(w);
         return -ENOMEM;
     }
