@@ -120,6 +120,11 @@ static sample_set *make_samples(int64_t pid, uint64_t count, unsigned seed)
     store_samples *d = sample_set_data(set);
     d->rate_asked_hz = d->rate_achieved_hz = 1000;
     d->samples = count;
+    struct timespec now; /* a recording of count ms, from now, as lapse record's has */
+    clock_gettime(CLOCK_REALTIME, &now);
+    d->start_real_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+    d->duration_ns = count * 1000000ull;
+    d->end_real_ns = d->start_real_ns + d->duration_ns;
     return set;
 }
 

@@ -178,6 +178,33 @@ LAPSE_API void lapse_stack_inherit(const void *child_key, const void *parent_key
 /* Ends the innermost open span named name_id on the stack of key (as LAPSE_END). */
 LAPSE_API void lapse_span_end_keyed_name(const void *key, uint32_t name_id);
 
+/* ---- causality: a producer and the consumer it unblocked ----
+ * lapse_signal(name): this thread has just made `name` available (a batch put on a
+ * queue, a lock released, a file written); call it before the consumer is woken
+ * (before the put or post), so that the signal precedes the end of the wait it ends.
+ * lapse_wait_on(name) .. lapse_wait_done(&w): this thread waits for `name`; the wait
+ * is also a span, "wait:NAME", that ends when it was unblocked. The k-th wait on a
+ * name to end is paired with the k-th signal of it, across the processes of a run, on
+ * the one clock (docs/view.md); the report names the critical path that set the
+ * run's length. Each process records at most 65,536 signals and waits (the rest are
+ * counted). Dormant without a session. */
+typedef struct lapse_wait {
+    int span;        /* the span's token */
+    uint32_t record; /* the wait's record, 0: none */
+    uint32_t gen;    /* the session it belongs to */
+} lapse_wait;
+LAPSE_API void lapse_signal(const char *name);
+LAPSE_API lapse_wait lapse_wait_on(const char *name);
+LAPSE_API void lapse_wait_done(lapse_wait *wait);
+/* For bindings: the wait's span on the stack of key (lapse_span_begin_keyed). */
+LAPSE_API lapse_wait lapse_wait_on_keyed(const void *key, const char *name);
+LAPSE_API void lapse_wait_done_keyed(const void *key, lapse_wait *wait);
+
+/* A wait on name that ends with the enclosing C block. */
+#define LAPSE_WAIT_ON(name)                                                                   \
+    lapse_wait LAPSE_CAT_(lapse_wait_, __LINE__) __attribute__((cleanup(lapse_wait_done))) = \
+        lapse_wait_on(name)
+
 /* ---- implementation details used by the macros ---- */
 extern LAPSE_API volatile int lapse_enabled_;
 LAPSE_API int lapse_span_begin_site_(lapse_site *site);

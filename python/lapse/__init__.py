@@ -16,7 +16,7 @@ active Profiler a decorated function is one check and a direct call.
 
 from __future__ import annotations
 
-from ._lapse import count, current, phase, span
+from ._lapse import count, current, phase, signal, span, wait_on
 from .accounting import installed_profiler
 from .instrument import environment_tags as _environment_tags
 from .instrument import instrument, register_opt_in_tag
@@ -35,7 +35,7 @@ if _lapse_ext.is_active():  # started by the environment: os.environ says what i
 
 __all__ = ["Feature", "Profile", "ProfileDiff", "Profiler", "Run", "count", "current",
            "installed_profiler", "instrument", "LineProfiler", "load_run", "phase",
-           "register_opt_in_tag", "span"]
+           "register_opt_in_tag", "signal", "span", "wait_on"]
 __version__ = "0.1.0"
 
 

@@ -1,5 +1,6 @@
 #include "caveats.h"
 
+#include "causality.h"
 #include "run_ranks.h"
 #include "sample_stats.h"
 #include "store/model.h"
@@ -26,6 +27,7 @@ static const char *const kind_names[] = {
     [CAVEAT_FOLDED] = "folded",
     [CAVEAT_UNMATCHED_ENDS] = "unmatched_ends",
     [CAVEAT_DROPPED_COUNTERS] = "dropped_counters",
+    [CAVEAT_DROPPED_CAUSAL] = "dropped_causal",
     [CAVEAT_OVERFLOW] = "overflow",
     [CAVEAT_MISSING_RANKS] = "missing_ranks",
     [CAVEAT_IO_UNREADABLE] = "io_unreadable",
@@ -77,6 +79,7 @@ static uint64_t w_dropped(const rm_worker *w) { return w->timeline_dropped; }
 static uint64_t w_folded(const rm_worker *w) { return w->folded_depth + w->folded_paths; }
 static uint64_t w_unmatched(const rm_worker *w) { return w->unmatched_ends; }
 static uint64_t w_counters(const rm_worker *w) { return w->dropped_counters; }
+static uint64_t w_causal(const rm_worker *w) { return w->causal ? w->causal->dropped : 0; }
 static uint64_t w_proc_unreadable(const rm_worker *w) { return w->proc.unreadable; }
 static uint64_t w_activity_dropped(const rm_worker *w) { return w->activity_dropped; }
 
@@ -350,6 +353,7 @@ int caveats_build(const run_model *m, const run_ranks *ranks, caveat_list *l)
     if (!summed(l, CAVEAT_DROPPED_COUNTERS, m, w_counters, 0, &oom) && oom)
         goto fail;
     if (!summed(l, CAVEAT_DROPPED_ACTIVITIES, m, w_activity_dropped, 0, &oom) && oom)
+    if (!summed(l, CAVEAT_DROPPED_CAUSAL, m, w_causal, 0, &oom) && oom)
         goto fail;
     if (m->overflowed_counters) {
         NEW(push(l, CAVEAT_OVERFLOW));

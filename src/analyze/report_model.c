@@ -425,6 +425,8 @@ int report_model_build(const run_model *m, const report_inputs *in, report_model
     r->run_paths_built = in && in->run_paths;
     if (caveats_build(m, &r->ranks, &r->caveats) || (r->run_paths_built && report_run_paths_build(r)))
         goto oom;
+    if (causality_build(m, &r->causal))
+        goto oom;
     return 0;
 oom:
     report_model_free(r);
@@ -447,6 +449,7 @@ void report_model_free(report_model *r)
     free(r->run_counters);
     run_stats_free(&r->stats);
     run_ranks_free(&r->ranks);
+    causality_free(&r->causal);
     const run_model *m = r->m;
     memset(r, 0, sizeof *r);
     r->m = m;

@@ -12,6 +12,7 @@
 #ifndef LAPSE_ANALYZE_REPORT_MODEL_H
 #define LAPSE_ANALYZE_REPORT_MODEL_H
 
+#include "causality.h"
 #include "caveats.h"
 #include "gpu_activity.h"
 #include "run_model.h"
@@ -277,6 +278,7 @@ typedef struct report_model {
     uint32_t *run_path_roles;   /* role indices */
     report_run_counter *run_counters;
     uint32_t run_counter_count;
+    causality causal; /* signals, waits, the critical path (present: some file has them) */
 } report_model;
 
 /* Builds the report of m. 0, or -ENOMEM (r is then empty: no partial report). */

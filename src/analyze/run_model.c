@@ -1,5 +1,6 @@
 #include "run_model.h"
 #include "run_join.h"
+#include "causality.h"
 
 #include "core/hash.h"
 #include "lapse.h"
@@ -605,6 +606,7 @@ static void worker_free(rm_worker *w)
     free(w->children);
     free(w->activity_note);
     sample_set_free(w->samples);
+    causal_file_free(w->causal);
     for (uint32_t i = 0; i < w->gpu.device_count; i++) {
         free(w->gpu.devices[i].name);
         free(w->gpu.devices[i].phases);
@@ -821,7 +823,8 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     w->cpu_sampler = (rm_cpu_sampler){mt->cpu_sample_ms, mt->cpu_sampler_rt ? 1u : 0u,
                                       mt->cpu_ticks, mt->cpu_ticks_late, mt->cpu_sampler_ns};
     w->features = file_features(f);
-    if (add_proc(w, f) || add_children(w, f) || add_gpu(m, ix, w, f)) {
+    if (add_proc(w, f) || add_children(w, f) || causal_file_take(f, &w->causal) ||
+        add_gpu(m, ix, w, f)) {
         worker_free(w);
         return -ENOMEM;
     }

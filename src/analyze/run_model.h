@@ -165,6 +165,7 @@ typedef struct rm_worker {
     char *activity_note;       /* that section's note ("" when none) */
     uint64_t activity_dropped; /* records its collector had no room for */
     uint64_t activity_records; /* records its file holds */
+    struct causal_file *causal; /* its signals, waits and spans (causality.h); NULL: none */
     rm_gpu gpu;
     char *missing; /* features its session was asked for that failed to start, with why; "" */
     char *absent;  /* those whose library its machine does not have, with why; "" */

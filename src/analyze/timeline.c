@@ -87,7 +87,7 @@ static uint32_t intern_path(timeline_file *t, path_index *ix, uint32_t parent, u
 }
 
 /* By thread, then start, then depth (a parent before what it holds), then the
- * longer first: the order of perfetto.c's slices within a thread. */
+ * longer first (timeline_span_order). */
 static int cmp_span(const void *a, const void *b, void *ctx)
 {
     const store_span *spans = ctx;
@@ -103,6 +103,13 @@ static int cmp_span(const void *a, const void *b, void *ctx)
     return *(const uint64_t *)a < *(const uint64_t *)b ? -1 : 1;
 }
 
+void timeline_span_order(const store_file *f, uint64_t *order)
+{
+    for (uint64_t i = 0; i < f->span_count; i++)
+        order[i] = i;
+    qsort_r(order, (size_t)f->span_count, sizeof *order, cmp_span, (void *)f->spans);
+}
+
 typedef struct open_span {
     uint64_t end_ns;
     uint32_t depth, path;
@@ -110,12 +117,61 @@ typedef struct open_span {
 
 void timeline_free(timeline_file *t)
 {
+    for (uint32_t i = 0; i < t->chart_count; i++)
+        free(t->charts[i].slices);
+    free(t->charts);
     for (uint32_t i = 0; i < t->path_count; i++)
         free(t->paths[i]);
     free(t->paths);
     free(t->spans);
     free(t->threads);
     memset(t, 0, sizeof *t);
+}
+
+static int cmp_stack_thread(const void *a, const void *b, void *ctx)
+{
+    const store_samples *s = ctx;
+    const store_sample_stack *x = &s->stacks[*(const uint32_t *)a];
+    const store_sample_stack *y = &s->stacks[*(const uint32_t *)b];
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/* The charts of f's samples: per (pid, tid), its stacks with a frame laid out. */
+static int build_charts(const store_samples *s, uint64_t base_real_ns, timeline_file *t)
+{
+    uint32_t n = 0, *idx = malloc(((size_t)s->stack_count + 1) * sizeof *idx);
+    t->charts = calloc((size_t)s->stack_count + 1, sizeof *t->charts);
+    if (!idx || !t->charts) {
+        free(idx);
+        return -ENOMEM;
+    }
+    for (uint32_t i = 0; i < s->stack_count; i++)
+        if (s->stacks[i].depth)
+            idx[n++] = i;
+    qsort_r(idx, n, sizeof *idx, cmp_stack_thread, (void *)s);
+    int64_t ts0 = (int64_t)(s->start_real_ns - base_real_ns);
+    int rc = 0;
+    for (uint32_t i = 0; i < n && !rc;) {
+        const store_sample_stack *first = &s->stacks[idx[i]];
+        uint32_t j = i;
+        while (j < n && s->stacks[idx[j]].pid == first->pid && s->stacks[idx[j]].tid == first->tid)
+            j++;
+        sample_chart c = {0};
+        rc = sample_chart_layout(s, idx + i, j - i, ts0, &c);
+        if (rc) {
+            sample_chart_free(&c);
+            break;
+        }
+        t->charts[t->chart_count++] = (tl_chart){first->pid, first->tid, first->thread_name,
+                                                 c.items, c.count};
+        i = j;
+    }
+    free(idx);
+    return rc;
 }
 
 int timeline_build(const store_file *f, uint64_t base_real_ns, timeline_file *t)
@@ -136,9 +192,7 @@ int timeline_build(const store_file *f, uint64_t base_real_ns, timeline_file *t)
         t->threads[i].tid = f->threads[i].tid;
         t->threads[i].name = f->threads[i].name ? f->threads[i].name : "";
     }
-    for (uint64_t i = 0; i < n; i++)
-        order[i] = i;
-    qsort_r(order, (size_t)n, sizeof *order, cmp_span, (void *)f->spans);
+    timeline_span_order(f, order);
 
     int64_t last_end = INT64_MIN;
     uint32_t thread = UINT32_MAX, root = UINT32_MAX;
@@ -190,6 +244,8 @@ int timeline_build(const store_file *f, uint64_t base_real_ns, timeline_file *t)
     t->span_count = kept;
     t->dropped = f->meta.timeline_dropped;
     t->dropped_at_ns = kept ? last_end : (int64_t)(f->meta.write_mono_ns + off - base_real_ns);
+    if (f->samples && build_charts(f->samples, base_real_ns, t))
+        goto fail;
     free(order);
     free(open);
     free(ix.keys);

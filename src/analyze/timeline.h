@@ -2,11 +2,13 @@
  * clock (CLOCK_REALTIME through the file's anchor, less the run's first instant),
  * per thread in order of start (a parent before what it holds), each with its nesting
  * level and its path ("a/b/c", under the thread's name when the file nests spans so,
- * as the report's paths are), and where the timeline stopped when it dropped spans.
+ * as the report's paths are), and where the timeline stopped when it dropped spans;
+ * and per thread of its Python samples the merged flame chart of its stacks.
  * Built from a decoded file (store), one file at a time; render formats it. */
 #ifndef LAPSE_ANALYZE_TIMELINE_H
 #define LAPSE_ANALYZE_TIMELINE_H
 
+#include "sample_chart.h"
 #include "store/model.h"
 
 #include <stdint.h>
@@ -24,6 +26,14 @@ typedef struct tl_thread {
     uint64_t first, count; /* its spans: spans[first .. first + count) */
 } tl_thread;
 
+/* The merged flame chart of one sampled thread (sample_chart.h), on the run's clock. */
+typedef struct tl_chart {
+    int64_t pid, tid;
+    uint32_t thread_name; /* string id in the file's samples, 0 unknown */
+    sample_slice *slices; /* by start, then depth */
+    size_t count;
+} tl_chart;
+
 typedef struct timeline_file {
     tl_span *spans;    /* grouped by thread, in the threads' order */
     uint64_t span_count;
@@ -34,12 +44,20 @@ typedef struct timeline_file {
     uint64_t dropped;  /* spans the timeline had no room for (meta.timeline_dropped) */
     int64_t dropped_at_ns; /* where it stopped: the end of its last span, else the
                               file's write; meaningful when dropped > 0 */
+    tl_chart *charts;  /* per (pid, tid) of its Python samples with a frame, by pid, tid */
+    uint32_t chart_count;
     void *index;       /* building only */
 } timeline_file;
 
 /* The common clock's offset of f (every timeline: lapse view's, the Perfetto export):
  * its CLOCK_MONOTONIC ns + this = CLOCK_REALTIME of the anchor instant, mod 2^64. */
 uint64_t timeline_clock_offset(const store_file *f);
+
+/* The order every timeline lays out f's spans in (lapse view's, the Perfetto and
+ * Firefox Profiler exports): by thread, then start, then depth (a parent before what
+ * it holds), then the longer first (viewers nest slices of one thread by their order
+ * when start times tie). order gets f->span_count indices into f->spans. */
+void timeline_span_order(const store_file *f, uint64_t *order);
 
 /* Builds f's timeline with base_real_ns (CLOCK_REALTIME) as 0. 0, or -ENOMEM (t is
  * then empty). */

@@ -1,5 +1,6 @@
-/* lapse export: a run's timelines as Chrome trace JSON for Perfetto; its Python stack
- * samples as collapsed stacks, speedscope JSON, a flame graph SVG or pstats. */
+/* lapse export: a run's timelines as Chrome trace JSON for Perfetto, or with its
+ * Python samples in the Firefox Profiler's format; its Python stack samples as
+ * collapsed stacks, speedscope JSON, a flame graph SVG or pstats. */
 #include "commands.h"
 
 #include "args.h"
@@ -16,6 +17,7 @@
 
 static const char usage_line[] =
     "usage: lapse export PATH --perfetto OUT.json\n"
+    "       lapse export PATH --gecko OUT.json\n"
     "       lapse export PATH --hdf5 OUT.h5\n"
     "       lapse export PATH (--flamegraph OUT.svg | --speedscope OUT.json |\n"
     "                          --collapsed OUT.txt | --pstats OUT.prof)\n";
@@ -49,6 +51,15 @@ static void usage(FILE *out)
             "and a label saying how many spans are missing, and named on stderr. The\n"
             "aggregate numbers of `lapse report` count every span.\n"
             "\n"
+            "--gecko writes the run for the Firefox Profiler (profiler.firefox.com: \"Load a\n"
+            "profile from file\"), in its processed format (version 47, which it upgrades):\n"
+            "per thread with spans a thread of interval markers, one per timeline span,\n"
+            "named by its path; per sampled Python thread a thread of samples, one per\n"
+            "distinct stack weighted by the samples that saw it, for its call tree and\n"
+            "flame graph (the stacks are aggregated: every sample sits at the recording's\n"
+            "start, so the samples' track over time means nothing). Times are ms from the\n"
+            "run's earliest instant (meta.startTime). Plain JSON only (no .gz).\n"
+            "\n"
             "--hdf5 writes the timeline spans in scope_profiler's HDF5 layout (its reader,\n"
             "scope_profiler.read_h5, opens it): /rank<r>/regions/<name>/start_times and\n"
             "end_times, int64 ns from the run's first session start, one group per\n"
@@ -68,6 +79,7 @@ static void usage(FILE *out)
             "\n"
             "options:\n"
             "  --perfetto OUT   write the trace to OUT (\"-\" for standard output)\n"
+            "  --gecko OUT      write the Firefox Profiler's profile to OUT (\"-\": stdout)\n"
             "  --hdf5 OUT       write the spans to OUT in scope_profiler's layout (\"-\": stdout)\n"
             "  --flamegraph OUT, --speedscope OUT, --collapsed OUT, --pstats OUT\n"
             "                   write the run's Python samples to OUT (\"-\": standard output)\n"
@@ -148,10 +160,12 @@ static int export_hdf5(const char *path, const char *out_path)
     return 0;
 }
 
-enum { OPT_PERFETTO = 256, OPT_FLAMEGRAPH, OPT_SPEEDSCOPE, OPT_COLLAPSED, OPT_PSTATS, OPT_HDF5 };
+enum { OPT_PERFETTO = 256, OPT_FLAMEGRAPH, OPT_SPEEDSCOPE, OPT_COLLAPSED, OPT_PSTATS, OPT_HDF5,
+       OPT_GECKO };
 
 static const struct option options[] = {
     {"perfetto", required_argument, NULL, OPT_PERFETTO},
+    {"gecko", required_argument, NULL, OPT_GECKO},
     {"flamegraph", required_argument, NULL, OPT_FLAMEGRAPH},
     {"speedscope", required_argument, NULL, OPT_SPEEDSCOPE},
     {"collapsed", required_argument, NULL, OPT_COLLAPSED},
@@ -166,6 +180,7 @@ int cmd_export(int argc, char **argv)
     unsigned outputs = 0;
     const char *path = NULL, *out_path = NULL, *samples_format = NULL, *samples_out = NULL,
                *hdf5_out = NULL;
+    int gecko = 0;
     cli_parser p;
     cli_parser_init(&p, "export", options, 0, argc, argv);
     for (int c; (c = cli_next(&p)) != -1;) {
@@ -174,8 +189,10 @@ int cmd_export(int argc, char **argv)
             usage(stdout);
             return 0;
         case OPT_PERFETTO:
+        case OPT_GECKO:
             outputs++;
             out_path = p.arg;
+            gecko = c == OPT_GECKO;
             break;
         case OPT_HDF5:
             outputs++;
@@ -201,7 +218,8 @@ int cmd_export(int argc, char **argv)
     if (!path)
         return usage_error("%s", "no PATH given");
     if (outputs > 1)
-        return usage_error("%s", "one output at a time (--perfetto, --hdf5 or a samples format)");
+        return usage_error("%s", "one output at a time (--perfetto, --gecko, --hdf5 or a samples "
+                                 "format)");
     if (hdf5_out)
         return export_hdf5(path, hdf5_out);
     if (samples_format)
@@ -210,10 +228,21 @@ int cmd_export(int argc, char **argv)
         return usage_error("%s", "no output given (--perfetto OUT.json, --flamegraph OUT.svg, ...)");
 
     export_run_result r;
-    export_run_perfetto(path, out_path, store_share_from_env(), &r, note_to_stderr, NULL);
+    if (gecko)
+        export_run_gecko(path, out_path, store_share_from_env(), &r, note_to_stderr, NULL);
+    else
+        export_run_perfetto(path, out_path, store_share_from_env(), &r, note_to_stderr, NULL);
     if (r.rc) {
         fprintf(stderr, "lapse export: %s\n", r.err);
         return 1;
+    }
+    if (gecko) {
+        fprintf(stderr, "lapse export: %s: %zu process%s, %llu threads, %llu span markers, "
+                        "%llu sample stacks (Firefox Profiler)\n",
+                strcmp(out_path, "-") ? out_path : "<stdout>", r.processes,
+                r.processes == 1 ? "" : "es", (unsigned long long)r.threads,
+                (unsigned long long)r.slices, (unsigned long long)r.sample_slices);
+        return 0;
     }
     fprintf(stderr, "lapse export: %s: %zu process%s, %llu threads, %llu slices",
             strcmp(out_path, "-") ? out_path : "<stdout>", r.processes,

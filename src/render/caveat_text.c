@@ -222,6 +222,13 @@ char *caveat_text(const run_model *m, const caveat *c, char *buf, size_t n)
         name_workers(&t, m, c, 4);
         add(&t, ")");
         break;
+    case CAVEAT_DROPPED_CAUSAL:
+        add(&t, "%s signals and waits found no room in their buffer in %u of %u processes "
+                "(65,536 a process): the pairs and the critical path leave them out (",
+            fmt_count(a, sizeof a, c->count), c->processes, m->worker_count);
+        name_workers(&t, m, c, 4);
+        add(&t, ")");
+        break;
     case CAVEAT_OVERFLOW: {
         add(&t, "%s counter%s overflowed a 64-bit sum when the processes' counts were added (",
             fmt_count(a, sizeof a, c->count), c->count == 1 ? "" : "s");

@@ -1,6 +1,7 @@
 /* Chrome trace JSON from .lapse timelines; see perfetto.h. */
 #include "perfetto.h"
 #include "json_out.h"
+#include "analyze/sample_chart.h"
 #include "analyze/timeline.h"
 #include "core/hash.h"
 
@@ -288,27 +289,6 @@ static void name_cache_free(name_cache *c)
     free(c->text);
 }
 
-/* ---- span order ---- */
-
-/* By start, then depth (a parent before what it holds), then the longer first. */
-static int cmp_span_order(const void *a, const void *b, void *ctx)
-{
-    const store_span *spans = ctx;
-    const store_span *x = &spans[*(const uint64_t *)a], *y = &spans[*(const uint64_t *)b];
-    if (x->begin_ns != y->begin_ns)
-        return x->begin_ns < y->begin_ns ? -1 : 1;
-    if (x->depth != y->depth)
-        return x->depth < y->depth ? -1 : 1;
-    if (x->end_ns != y->end_ns)
-        return x->end_ns > y->end_ns ? -1 : 1;
-    return *(const uint64_t *)a < *(const uint64_t *)b ? -1 : 1;
-}
-
-static void sort_spans(uint64_t *order, uint64_t n, const store_span *spans)
-{
-    qsort_r(order, (size_t)n, sizeof *order, cmp_span_order, (void *)spans);
-}
-
 /* ---- events ---- */
 
 static void event_start(perfetto_writer *w)
@@ -519,119 +499,6 @@ static int64_t *track_tids(const store_file *f, int *renamed)
  * as wide as the time it stands for, frames of a common prefix merged: the x axis of
  * that track is time sampled, not when it ran. */
 
-typedef struct sample_slice {
-    int64_t ts;
-    uint64_t dur;
-    uint32_t depth, frame;
-} sample_slice;
-
-typedef struct slice_list {
-    sample_slice *items;
-    size_t count, cap;
-} slice_list;
-
-static int slice_push(slice_list *l, sample_slice v)
-{
-    if (l->count == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 256;
-        sample_slice *p = realloc(l->items, cap * sizeof *p);
-        if (!p)
-            return -ENOMEM;
-        l->items = p;
-        l->cap = cap;
-    }
-    l->items[l->count++] = v;
-    return 0;
-}
-
-static int cmp_slice(const void *a, const void *b)
-{
-    const sample_slice *x = a, *y = b;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    return x->depth < y->depth ? -1 : x->depth > y->depth;
-}
-
-/* Stacks of one thread, ordered root first frame by frame, so that stacks with a
- * common prefix are neighbours. */
-static int cmp_stack_frames(const void *a, const void *b, void *ctx)
-{
-    const store_samples *s = ctx;
-    const store_sample_stack *x = &s->stacks[*(const uint32_t *)a];
-    const store_sample_stack *y = &s->stacks[*(const uint32_t *)b];
-    uint32_t n = x->depth < y->depth ? x->depth : y->depth;
-    for (uint32_t d = 0; d < n; d++) {
-        uint32_t fx = s->frame_ids[x->first + d], fy = s->frame_ids[y->first + d];
-        if (fx != fy)
-            return fx < fy ? -1 : 1;
-    }
-    if (x->depth != y->depth)
-        return x->depth < y->depth ? -1 : 1;
-    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
-}
-
-/* The time a stack stands for: its weight, or when the recording kept none its
- * count of sampling periods. */
-static uint64_t stack_width_ns(const store_samples *s, const store_sample_stack *st)
-{
-    if (st->weight_ns)
-        return st->weight_ns;
-    double hz = s->rate_achieved_hz > 0 ? s->rate_achieved_hz : s->rate_asked_hz;
-    double ns = hz > 0 ? (double)st->count * 1e9 / hz : (double)st->count;
-    return ns < 9.2e18 ? (uint64_t)ns : (uint64_t)INT64_MAX; /* a file's counts may be anything */
-}
-
-/* Lays out the stacks idx[0..n) from ts0 into slices. */
-static int layout_thread(const store_samples *s, const uint32_t *idx, uint32_t n, int64_t ts0,
-                         slice_list *out)
-{
-    uint32_t open_cap = 64, open_n = 0;
-    uint32_t *open_frame = malloc(open_cap * sizeof *open_frame);
-    int64_t *open_ts = malloc(open_cap * sizeof *open_ts);
-    int rc = open_frame && open_ts ? 0 : -ENOMEM;
-    int64_t cursor = ts0;
-    for (uint32_t k = 0; k <= n && rc == 0; k++) {
-        const store_sample_stack *st = k < n ? &s->stacks[idx[k]] : NULL;
-        uint32_t depth = st ? st->depth : 0, common = 0;
-        while (common < open_n && common < depth &&
-               open_frame[common] == s->frame_ids[st->first + common])
-            common++;
-        while (open_n > common && rc == 0) { /* close what this stack does not share */
-            open_n--;
-            /* cursor never goes back: the difference, in unsigned arithmetic, is exact */
-            rc = slice_push(out, (sample_slice){open_ts[open_n],
-                                                (uint64_t)cursor - (uint64_t)open_ts[open_n],
-                                                open_n, open_frame[open_n]});
-        }
-        if (!st || rc)
-            break;
-        if (depth > open_cap) {
-            uint32_t cap = depth;
-            uint32_t *f = realloc(open_frame, cap * sizeof *f);
-            if (f)
-                open_frame = f;
-            int64_t *t = f ? realloc(open_ts, cap * sizeof *t) : NULL;
-            if (t)
-                open_ts = t;
-            if (!f || !t) {
-                rc = -ENOMEM;
-                break;
-            }
-            open_cap = cap;
-        }
-        for (; open_n < depth; open_n++) {
-            open_frame[open_n] = s->frame_ids[st->first + open_n];
-            open_ts[open_n] = cursor;
-        }
-        uint64_t width = stack_width_ns(s, st);
-        if (__builtin_add_overflow(cursor, width > INT64_MAX ? INT64_MAX : (int64_t)width, &cursor))
-            cursor = INT64_MAX; /* held at the end of time, not wrapped */
-    }
-    free(open_frame);
-    free(open_ts);
-    return rc;
-}
-
 /* The track pid for a sampled process: the file's own track when it is the file's
  * process, else its pid (or a synthetic one) named after its command. */
 static int sample_process_track(perfetto_writer *w, const store_file *f, int64_t file_track_pid,
@@ -677,7 +544,7 @@ static int add_samples(perfetto_writer *w, const store_file *f, uint64_t base_ns
     int64_t *seen_pid = malloc(((size_t)thread_count + 1) * sizeof *seen_pid);
     int64_t *seen_track = malloc(((size_t)thread_count + 1) * sizeof *seen_track);
     uint32_t seen_n = 0;
-    slice_list slices = {0};
+    sample_chart slices = {0};
     int rc = idx && seen_pid && seen_track ? 0 : -ENOMEM;
     int64_t ts0 = (int64_t)(s->start_real_ns - base_ns);
     char label[1024], tname[1200];
@@ -700,12 +567,9 @@ static int add_samples(perfetto_writer *w, const store_file *f, uint64_t base_ns
         meta_event(w, "thread_name", track, tid, "name", tname, 0);
         meta_event(w, "thread_sort_index", track, tid, "sort_index", NULL, 1000000 + (int64_t)t);
         st->threads++;
-        qsort_r(idx, n, sizeof *idx, cmp_stack_frames, (void *)s);
-        slices.count = 0;
-        rc = layout_thread(s, idx, n, ts0, &slices);
+        rc = sample_chart_layout(s, idx, n, ts0, &slices);
         if (rc)
             break;
-        qsort(slices.items, slices.count, sizeof *slices.items, cmp_slice);
         for (size_t i = 0; i < slices.count; i++) {
             const sample_slice *sl = &slices.items[i];
             samples_frame_label(s, sl->frame, label, sizeof label);
@@ -724,7 +588,7 @@ static int add_samples(perfetto_writer *w, const store_file *f, uint64_t base_ns
             st->sample_slices++;
         }
     }
-    free(slices.items);
+    sample_chart_free(&slices);
     free(idx);
     free(seen_pid);
     free(seen_track);
@@ -890,17 +754,16 @@ int perfetto_add_file(perfetto_writer *w, const store_file *f, uint64_t base_ns,
         pidtxt[k + n] = 0;
     }
     size_t pidlen = strlen(pidtxt);
-    /* in order of start, a parent before the spans it holds: viewers nest complete
-     * slices of one thread by their order in the file when start times tie */
+    /* in the timeline's order: per thread by start, a parent before the spans it
+     * holds (viewers nest complete slices of one thread by their order in the file
+     * when start times tie) */
     uint64_t *order = malloc((f->span_count ? f->span_count : 1) * sizeof *order);
     if (!order) {
         free(tids);
         name_cache_free(&names);
         return -ENOMEM;
     }
-    for (uint64_t i = 0; i < f->span_count; i++)
-        order[i] = i;
-    sort_spans(order, f->span_count, f->spans);
+    timeline_span_order(f, order);
     int64_t last_end = INT64_MIN;
     for (uint64_t k = 0; k < f->span_count; k++) {
         const store_span *s = &f->spans[order[k]];

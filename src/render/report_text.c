@@ -6,6 +6,7 @@
 #include "format.h"
 #include "report_activity.h"
 #include "report_ranks.h"
+#include "report_causality.h"
 #include "report_samples.h"
 
 #include "analyze/wait_share.h"
@@ -642,6 +643,7 @@ int report_write_text(FILE *out, const report_model *r, const report_options *o)
     if (!m->worker_count)
         fputs("\nNo file of this run could be read.\n", out);
     report_samples_text(out, r);
+    report_causality_text(out, r);
     fputc('\n', out);
     caveats_block(out, r);
     fflush(out);

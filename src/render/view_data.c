@@ -91,6 +91,36 @@ static void samples_json(json_out *j, const store_samples *s)
     json_end_object(j);
 }
 
+/* A sampled thread's merged flame chart: columns, begin as the difference from the
+ * previous slice's begin. */
+static void chart_json(json_out *j, const tl_chart *c)
+{
+    json_begin_object(j, NULL);
+    json_i64(j, "pid", c->pid);
+    json_i64(j, "tid", c->tid);
+    json_u64(j, "thread_name", c->thread_name);
+    json_begin_array(j, "begin");
+    int64_t prev = 0;
+    for (size_t i = 0; i < c->count; i++) {
+        json_i64(j, NULL, c->slices[i].ts - prev);
+        prev = c->slices[i].ts;
+    }
+    json_end_array(j);
+    json_begin_array(j, "dur");
+    for (size_t i = 0; i < c->count; i++)
+        json_u64(j, NULL, c->slices[i].dur);
+    json_end_array(j);
+    json_begin_array(j, "depth");
+    for (size_t i = 0; i < c->count; i++)
+        json_u64(j, NULL, c->slices[i].depth);
+    json_end_array(j);
+    json_begin_array(j, "frame");
+    for (size_t i = 0; i < c->count; i++)
+        json_u64(j, NULL, c->slices[i].frame);
+    json_end_array(j);
+    json_end_object(j);
+}
+
 void view_data_add(view_data_writer *w, const char *file, const store_file *f,
                    const timeline_file *t)
 {
@@ -116,10 +146,16 @@ void view_data_add(view_data_writer *w, const char *file, const store_file *f,
     for (uint32_t i = 0; i < t->thread_count; i++)
         thread_json(j, t, &t->threads[i]);
     json_end_array(j);
-    if (f->samples && f->samples->stack_count)
+    if (f->samples && f->samples->stack_count) {
         samples_json(j, f->samples);
-    else
+        json_begin_array(j, "charts");
+        for (uint32_t i = 0; i < t->chart_count; i++)
+            chart_json(j, &t->charts[i]);
+        json_end_array(j);
+    } else {
         json_null(j, "samples");
+        json_null(j, "charts");
+    }
     json_end_object(j);
 }
 

@@ -3,6 +3,7 @@
 
 #include "lapse.h"
 
+#include "../core/causal.h"
 #include "../core/clock.h"
 #include "../core/core.h"
 #include "../core/names.h"
@@ -765,6 +766,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
     core_fork_child();
+    causal_begin(); /* the parent's signals and waits are not the child's */
     pthread_mutex_init(&S.write_mu, NULL);
     collect_io_fork_child();
     /* a waiter of the parent may have held it; none of its threads is here */
@@ -915,6 +917,7 @@ int lapse_start(const lapse_options *options)
     core_clock_calibrate(5, getenv("LAPSE_CLOCK") && strcmp(getenv("LAPSE_CLOCK"), "monotonic") == 0);
     core_config cfg = {o.max_depth, o.max_paths, 0, o.max_spans};
     core_begin_session(&cfg);
+    causal_begin(); /* without its buffer, signals and waits are not recorded */
     S.opts = o;
     S.features = (o.features & ~(uint32_t)(LAPSE_FEATURE_TIMELINE | LAPSE_FEATURE_CPU)) |
                  (o.max_spans ? LAPSE_FEATURE_TIMELINE : 0) | (S.cpu_sample_ms ? LAPSE_FEATURE_CPU : 0);

@@ -1,5 +1,6 @@
 #include "snapshot.h"
 
+#include "../core/causal.h"
 #include "../core/clock.h"
 #include "../core/core.h"
 #include "../core/names.h"
@@ -59,6 +60,38 @@ static int take_timeline(store_file *f)
             s->end_ns = s->begin_ns;
     }
     f->span_count = n;
+    return 0;
+}
+
+/* The signals and the completed waits recorded so far (a wait still open is left for
+ * a later write), on CLOCK_MONOTONIC. */
+static int take_causal(store_file *f)
+{
+    uint64_t used = __atomic_load_n(&causal_cursor, __ATOMIC_ACQUIRE);
+    f->causal_dropped = __atomic_load_n(&causal_dropped, __ATOMIC_RELAXED);
+    if (used > CAUSAL_MAX_RECORDS)
+        used = CAUSAL_MAX_RECORDS;
+    if (used == 0 || !causal_records)
+        return 0;
+    f->causal = malloc(used * sizeof(store_causal));
+    if (!f->causal)
+        return -ENOMEM;
+    uint32_t n = 0;
+    for (uint64_t i = 0; i < used; i++) {
+        const causal_record *r = &causal_records[i];
+        uint64_t end = __atomic_load_n(&r->end, __ATOMIC_ACQUIRE);
+        if (end == 0 || r->thread >= f->thread_count)
+            continue; /* reserved, not yet written; or a wait still open */
+        store_causal *c = &f->causal[n++];
+        c->thread = r->thread;
+        c->name = r->name;
+        c->kind = r->kind;
+        c->begin_ns = core_ticks_to_mono_ns(r->begin);
+        c->end_ns = r->kind == CAUSAL_SIGNAL ? c->begin_ns : core_ticks_to_mono_ns(end);
+        if (c->end_ns < c->begin_ns)
+            c->end_ns = c->begin_ns;
+    }
+    f->causal_count = n;
     return 0;
 }
 
@@ -140,6 +173,8 @@ int snapshot_take(store_file *f)
     f->node_count = ni;
     f->counter_count = ci;
     int rc = take_timeline(f);
+    if (rc == 0)
+        rc = take_causal(f);
     core_threads_unlock();
     return rc;
 }
@@ -151,6 +186,7 @@ void snapshot_free(store_file *f)
     free(f->nodes);
     free(f->counters);
     free(f->spans);
+    free(f->causal);
     free(f->owned);
     free(f->proc.records);
     f->proc.records = NULL;
@@ -160,4 +196,5 @@ void snapshot_free(store_file *f)
     f->nodes = NULL;
     f->counters = NULL;
     f->spans = NULL;
+    f->causal = NULL;
 }

@@ -218,8 +218,10 @@ int store_encode(const store_file *f, bytes_out *out)
     bytes_put_u32(out, 0); /* flags */
     bytes_put_u64(out, 0); /* total length, patched */
     int children = f->child_count || f->children_unrecorded;
+    int causal = f->causal_count || f->causal_dropped;
     int gpu = f->gpu.interval_ms != 0;
-    bytes_put_u32(out, 9u + (f->samples ? 1u : 0u) + (children ? 1u : 0u) + (gpu ? 1u : 0u) +
+    bytes_put_u32(out, 9u + (f->samples ? 1u : 0u) + (children ? 1u : 0u) +
+                           (causal ? 1u : 0u) + (gpu ? 1u : 0u) +
                            (f->activity ? 1u : 0u)); /* section count */
     bytes_put_u32(out, 0); /* header crc, patched */
 
@@ -276,6 +278,21 @@ int store_encode(const store_file *f, bytes_out *out)
         bytes_put_u64(out, f->counters[i].updates);
     }
     section_end(out, at);
+
+    if (causal) { /* before the spans: a reader keeps the spans of a file that has it */
+        at = section_begin(out, STORE_SECTION_CAUSALITY, f->causal_count);
+        bytes_put_u64(out, f->causal_dropped);
+        for (uint32_t i = 0; i < f->causal_count; i++) {
+            const store_causal *c = &f->causal[i];
+            bytes_put_u32(out, c->thread);
+            bytes_put_u32(out, c->name);
+            bytes_put_u32(out, c->kind);
+            bytes_put_u32(out, 0);
+            bytes_put_u64(out, c->begin_ns);
+            bytes_put_u64(out, c->end_ns);
+        }
+        section_end(out, at);
+    }
 
     uint32_t spans = f->span_count > UINT32_MAX ? UINT32_MAX : (uint32_t)f->span_count;
     at = section_begin(out, STORE_SECTION_SPANS, spans);
@@ -643,6 +660,39 @@ static int decode_counters(decoder *d, bytes_in *in, uint32_t count)
             return fail(d, "counter %u names a node or name that does not exist", i);
     }
     f->counter_count = count;
+    return 0;
+}
+
+/* Section CAUSALITY. A file that has signals or waits keeps its spans even when the
+ * reader skips them (STORE_READ_SKIP_SPANS): the critical path is cut by them. */
+static int decode_causality(decoder *d, bytes_in *in, uint32_t count)
+{
+    store_file *f = d->f;
+    if (bytes_left(in) != 8u + (uint64_t)count * 32u)
+        return fail(d, "causality section: %u records do not fill its %zu bytes", count,
+                    bytes_left(in));
+    f->causal_dropped = bytes_get_u64(in);
+    if (count == 0)
+        return 0;
+    store_causal *c = arena_alloc(f, (size_t)count * sizeof *c);
+    if (!c)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < count; i++) {
+        c[i].thread = bytes_get_u32(in);
+        c[i].name = bytes_get_u32(in);
+        c[i].kind = bytes_get_u32(in);
+        (void)bytes_get_u32(in);
+        c[i].begin_ns = bytes_get_u64(in);
+        c[i].end_ns = bytes_get_u64(in);
+        if (c[i].thread >= f->thread_count || c[i].name == 0 || c[i].name >= f->name_count ||
+            (c[i].kind != STORE_CAUSAL_SIGNAL && c[i].kind != STORE_CAUSAL_WAIT) ||
+            c[i].end_ns < c[i].begin_ns ||
+            (c[i].kind == STORE_CAUSAL_SIGNAL && c[i].end_ns != c[i].begin_ns))
+            return fail(d, "causal record %u is malformed", i);
+    }
+    f->causal = c;
+    f->causal_count = count;
+    d->flags &= ~(unsigned)STORE_READ_SKIP_SPANS;
     return 0;
 }
 
@@ -1086,7 +1136,8 @@ int store_section_check(const uint8_t *data, uint32_t index, store_section *s, c
  * NAMES, THREADS and NODES are required. */
 static const uint32_t section_order[] = {
     STORE_SECTION_META,          STORE_SECTION_NAMES,    STORE_SECTION_THREADS,
-    STORE_SECTION_NODES,         STORE_SECTION_COUNTERS, STORE_SECTION_SPANS,
+    STORE_SECTION_NODES,         STORE_SECTION_COUNTERS, STORE_SECTION_CAUSALITY,
+    STORE_SECTION_SPANS,
     STORE_SECTION_ESTIMATES,     STORE_SECTION_CPU_SAMPLES,
     STORE_SECTION_PROCESS_SAMPLES, STORE_SECTION_SAMPLES, STORE_SECTION_CPU_TICKS,
     STORE_SECTION_CHILDREN, STORE_SECTION_GPU_DEVICE, STORE_SECTION_GPU_ACTIVITY};
@@ -1149,6 +1200,7 @@ int store_decoder_section(store_decoder *d, const store_section *s, const uint8_
     case STORE_SECTION_SAMPLES: rc = decode_samples(d, &in, s->count); break;
     case STORE_SECTION_CPU_TICKS: rc = decode_cpu_ticks(d, &in, s->count); break;
     case STORE_SECTION_CHILDREN: rc = decode_children(d, &in, s->count); break;
+    case STORE_SECTION_CAUSALITY: rc = decode_causality(d, &in, s->count); break;
     case STORE_SECTION_GPU_DEVICE: rc = decode_gpu(d, &in, s->count); break;
     case STORE_SECTION_GPU_ACTIVITY: rc = decode_activity(d, &in, s->count); break;
     default: break;

@@ -212,6 +212,16 @@ typedef struct store_gpu_activity {
     store_gpu_record *records;
     uint32_t count;
 } store_gpu_activity;
+/* A signal or a wait (section CAUSALITY, lapse.h's lapse_signal / lapse_wait_on), on
+ * CLOCK_MONOTONIC: a signal has end_ns == begin_ns; a wait lasted begin_ns..end_ns. */
+typedef struct store_causal {
+    uint32_t thread; /* index in threads */
+    uint32_t name;   /* index in names */
+    uint32_t kind;   /* STORE_CAUSAL_SIGNAL or STORE_CAUSAL_WAIT */
+    uint64_t begin_ns, end_ns;
+} store_causal;
+
+enum { STORE_CAUSAL_SIGNAL = 1, STORE_CAUSAL_WAIT = 2 };
 /* GPU telemetry (section GPU_DEVICE, docs/format.md): per device whose process
  * list held this process, over the ticks at which it did. Percentages are NVML's
  * integer percent, summed over ticks: a mean is sum / ticks. */
@@ -260,6 +270,9 @@ typedef struct store_file {
     uint64_t children_unrecorded; /* forked children past the writer's bound */
     store_gpu_activity *activity; /* NULL: no GPU activity collector ran (ACTIVITY not asked
                                      for, or it could not start: META missing, absent) */
+    store_causal *causal; /* its signals and completed waits, in order of record */
+    uint32_t causal_count;
+    uint64_t causal_dropped; /* signals and waits past the writer's bound */
     store_gpu gpu; /* interval_ms 0: no GPU section */
     void *owned; /* memory behind the pointers above: the reader's arena, or the
                   * writer's copies of histograms with a pending increment */

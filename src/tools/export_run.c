@@ -1,6 +1,8 @@
 #include "export_run.h"
 
 #include "analyze/run_join.h"
+#include "analyze/timeline.h"
+#include "render/gecko.h"
 #include "render/perfetto.h"
 #include "store/codec.h"
 #include "store/file_io.h"
@@ -80,9 +82,33 @@ typedef struct second_pass {
     void (*note)(void *, const char *);
     void *ctx;
     perfetto_writer *w;
+    gecko_writer *g; /* --gecko: this instead of w */
     uint64_t base;
     export_run_result *r;
 } second_pass;
+
+/* --gecko: the file's timeline, then its threads. */
+static int gecko_image(second_pass *sp, const store_file *f, const char *name)
+{
+    timeline_file t;
+    if (timeline_build(f, sp->base, &t))
+        return -ENOMEM;
+    gecko_file_stats st;
+    int rc = gecko_add_file(sp->g, f, &t, &st);
+    timeline_free(&t);
+    if (rc)
+        return rc;
+    sp->r->processes++;
+    sp->r->threads += st.threads;
+    sp->r->slices += st.markers;
+    sp->r->sample_slices += st.samples;
+    if (f->meta.timeline_dropped)
+        export_note(sp->note, sp->ctx,
+            "%s: timeline full, %llu spans not recorded (max_spans %llu); the profile misses them",
+            name, (unsigned long long)f->meta.timeline_dropped,
+            (unsigned long long)f->meta.max_spans);
+    return 0;
+}
 
 static int second_image(void *ctx, const store_image *im)
 {
@@ -91,6 +117,8 @@ static int second_image(void *ctx, const store_image *im)
     const char *name = im->name;
     if (!f)
         return 0; /* named in pass 1 */
+    if (sp->g)
+        return gecko_image(sp, f, name);
     perfetto_file_stats st;
     int rc = perfetto_add_file(sp->w, f, sp->base, &st);
     if (rc)
@@ -115,9 +143,10 @@ int export_wants_gzip(const char *out_path)
     return n > 3 && !strcmp(out_path + n - 3, ".gz");
 }
 
-/* The trace of attempt a (path names it in messages) into out_path. */
+/* The trace of attempt a (path names it in messages) into out_path; gecko: the
+ * Firefox Profiler's format instead of Chrome trace JSON. */
 static void export_attempt(const store_attempt *a, const char *path, const char *out_path,
-                           unsigned flags, export_run_result *r,
+                           unsigned flags, int gecko, export_run_result *r,
                            void (*note)(void *ctx, const char *line), void *ctx)
 {
     /* pass 1: which images read (each process once), and the earliest instant */
@@ -144,6 +173,13 @@ static void export_attempt(const store_attempt *a, const char *path, const char 
     /* pass 2: stream the trace, one file at a time */
     int to_stdout = !strcmp(out_path, "-");
     int gzip = export_wants_gzip(out_path);
+    if (gzip && gecko) {
+        r->rc = -ENOTSUP;
+        snprintf(r->err, sizeof r->err,
+                 "%s: --gecko writes plain JSON (name the output .json; gzip it after, the "
+                 "Firefox Profiler opens either)", out_path);
+        return;
+    }
     if (gzip && !perfetto_gzip_available()) {
         r->rc = -ENOTSUP;
         snprintf(r->err, sizeof r->err,
@@ -165,13 +201,14 @@ static void export_attempt(const store_attempt *a, const char *path, const char 
             return;
         }
     }
-    perfetto_writer *w = gzip ? perfetto_open_gzip(out) : perfetto_open(out);
-    int rc = w ? 0 : -ENOMEM;
-    second_pass sp = {note, ctx, w, base, r};
+    perfetto_writer *w = gecko ? NULL : gzip ? perfetto_open_gzip(out) : perfetto_open(out);
+    gecko_writer *g = gecko ? gecko_open(out, base) : NULL;
+    int rc = w || g ? 0 : -ENOMEM;
+    second_pass sp = {note, ctx, w, g, base, r};
     if (rc == 0)
         rc = store_read_attempt(a, STORE_READ_SKIP_HIST, second_image, &sp, NULL, NULL);
-    if (w) {
-        int frc = perfetto_finish(w);
+    if (w || g) {
+        int frc = w ? perfetto_finish(w) : gecko_finish(g);
         if (rc == 0)
             rc = frc;
     }
@@ -193,8 +230,8 @@ static void export_attempt(const store_attempt *a, const char *path, const char 
     }
 }
 
-void export_run_perfetto(const char *path, const char *out_path, unsigned flags,
-                         export_run_result *r, void (*note)(void *ctx, const char *line), void *ctx)
+static void export_run(const char *path, const char *out_path, unsigned flags, int gecko,
+                       export_run_result *r, void (*note)(void *ctx, const char *line), void *ctx)
 {
     memset(r, 0, sizeof *r);
     store_run_listing run;
@@ -206,10 +243,22 @@ void export_run_perfetto(const char *path, const char *out_path, unsigned flags,
         r->rc = -ENOMEM;
         snprintf(r->err, sizeof r->err, "%s: out of memory", path);
     } else {
-        export_attempt(&join.run, path, out_path, flags, r, note, ctx);
+        export_attempt(&join.run, path, out_path, flags, gecko, r, note, ctx);
         run_join_free(&join);
     }
     store_run_listing_free(&run);
+}
+
+void export_run_perfetto(const char *path, const char *out_path, unsigned flags,
+                         export_run_result *r, void (*note)(void *ctx, const char *line), void *ctx)
+{
+    export_run(path, out_path, flags, 0, r, note, ctx);
+}
+
+void export_run_gecko(const char *path, const char *out_path, unsigned flags,
+                      export_run_result *r, void (*note)(void *ctx, const char *line), void *ctx)
+{
+    export_run(path, out_path, flags, 1, r, note, ctx);
 }
 
 void export_mem_perfetto(const char *dir, int single_file, const store_buffer *files,
@@ -228,6 +277,6 @@ void export_mem_perfetto(const char *dir, int single_file, const store_buffer *f
         names[i] = (char *)files[i].name;
     store_attempt a = {.dir = (char *)dir, .single_file = single_file, .files = names,
                        .file_count = count, .buffers = files};
-    export_attempt(&a, dir, out_path, flags, r, note, ctx);
+    export_attempt(&a, dir, out_path, flags, 0, r, note, ctx);
     free(names);
 }

@@ -29,6 +29,13 @@ void export_run_perfetto(const char *path, const char *out_path, unsigned flags,
                          export_run_result *r, void (*note)(void *ctx, const char *line),
                          void *ctx);
 
+/* The same in the Firefox Profiler's processed format (render/gecko.h): a thread of
+ * markers per thread with spans (slices counts them), a thread per sampled Python
+ * thread (sample_slices counts its entries: distinct stacks); no gzip (-ENOTSUP). */
+void export_run_gecko(const char *path, const char *out_path, unsigned flags,
+                      export_run_result *r, void (*note)(void *ctx, const char *line),
+                      void *ctx);
+
 /* The same, of one attempt given as files in memory (nothing is read from disk):
  * dir names the run directory (the file itself when single_file) in messages, files
  * their bytes (store_buffer, as run_model_load_mem takes them). */

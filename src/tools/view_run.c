@@ -5,51 +5,18 @@
 #include "analyze/timeline.h"
 #include "held_files.h"
 #include "host_view.h"
-#include "render/html_page.h"
 #include "render/report_render.h"
 #include "render/view_data.h"
 #include "store/codec.h"
-#include "store/file_write.h"
 #include "store/file_io.h"
 #include "store/run_dir.h"
 #include "store/run_read.h"
+#include "view_page.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A document rendered into memory (open_memstream), then placed in the page. */
-typedef struct mem_doc {
-    char *data;
-    size_t len;
-    FILE *f;
-} mem_doc;
-
-static int doc_open(mem_doc *d)
-{
-    memset(d, 0, sizeof *d);
-    d->f = open_memstream(&d->data, &d->len);
-    return d->f ? 0 : -ENOMEM;
-}
-
-/* Closes the stream; 0, or -ENOMEM when a write to it failed (memory ran out). */
-static int doc_close(mem_doc *d)
-{
-    int bad = ferror(d->f);
-    if (fclose(d->f))
-        bad = 1;
-    d->f = NULL;
-    return bad ? -ENOMEM : 0;
-}
-
-static void doc_free(mem_doc *d)
-{
-    if (d->f)
-        fclose(d->f);
-    free(d->data);
-    memset(d, 0, sizeof *d);
-}
 
 typedef struct timeline_pass {
     view_data_writer w;
@@ -113,8 +80,8 @@ typedef struct view_docs {
 
 static void docs_free(view_docs *d)
 {
-    doc_free(&d->report);
-    doc_free(&d->view);
+    mem_doc_free(&d->report);
+    mem_doc_free(&d->view);
 }
 
 /* The documents of the run m was loaded from, whose files a holds in memory. */
@@ -137,19 +104,19 @@ static int build_docs(const run_model *m, const store_attempt *a, const char *pa
         return r->rc;
     }
     report_options ro = {0};
-    int rc = doc_open(&d->report);
+    int rc = mem_doc_open(&d->report);
     if (!rc && (rc = report_write_json(d->report.f, &rm, &ro)) == 0)
-        rc = doc_close(&d->report);
+        rc = mem_doc_close(&d->report);
     report_model_free(&rm);
     if (rc) {
         fail(r, -ENOMEM, "%s: out of memory writing the report%s", path, "");
         return r->rc;
     }
     snprintf(d->title, sizeof d->title, "lapse view: %s", *m->run_id ? m->run_id : path);
-    if ((rc = doc_open(&d->view)) == 0)
+    if ((rc = mem_doc_open(&d->view)) == 0)
         rc = write_timeline(a, m, &d->view, r);
     if (!rc)
-        rc = doc_close(&d->view);
+        rc = mem_doc_close(&d->view);
     if (rc) {
         if (rc == -ENOMEM || !*r->err)
             fail(r, rc, "%s: out of memory reading the timelines%s", path, "");
@@ -158,7 +125,6 @@ static int build_docs(const run_model *m, const store_attempt *a, const char *pa
     return r->rc;
 }
 
-/* The page of d to out_path ("-": standard output) or, with out_path NULL, to out. */
 static void write_page(const view_docs *d, const char *out_path, FILE *out, unsigned flags,
                        int compress, view_run_result *r)
 {
@@ -166,36 +132,7 @@ static void write_page(const view_docs *d, const char *out_path, FILE *out, unsi
         {"lapse-report", d->report.data, d->report.len},
         {"lapse-view", d->view.data, d->view.len},
     };
-    r->compressed = compress && html_page_can_compress();
-    r->writing = 1;
-    int to_file = out_path && strcmp(out_path, "-");
-    const char *name = to_file ? out_path : "<stdout>";
-    store_out o;
-    if (out_path)
-        out = stdout;
-    if (to_file) {
-        if ((r->rc = store_out_open(&o, out_path, flags, r->err, sizeof r->err)) != 0)
-            return;
-        if (!(out = store_out_stream(&o))) {
-            store_out_abort(&o);
-            fail(r, -ENOMEM, "cannot write %s: out of memory%s", out_path, "");
-            return;
-        }
-    }
-    long start = ftell(out);
-    int rc = html_page_write(out, d->title, blobs, 2, r->compressed);
-    long at = ftell(out);
-    r->bytes = start >= 0 && at > start ? (size_t)(at - start) : 0;
-    if (!rc && !to_file && fflush(out))
-        rc = -EIO;
-    if (rc) {
-        fail(r, rc, "%s: %s", out_path ? name : "the page",
-             rc == -ENOMEM ? "out of memory" : "write failed (disk full?)");
-        if (to_file)
-            store_out_abort(&o);
-    } else if (to_file) {
-        r->rc = store_out_commit(&o, r->err, sizeof r->err);
-    }
+    view_page_write(d->title, blobs, 2, out_path, out, flags, compress, r);
 }
 
 void view_run_write(const char *path, const char *out_path, unsigned flags, int compress,

@@ -18,6 +18,7 @@ typedef struct view_run_result {
     uint64_t spans, dropped, sample_stacks;
     size_t bytes;        /* of the page */
     int compressed;      /* its data are deflated (lapse built with zlib) */
+    size_t diff_rows, diff_changed; /* a diff's page (view_diff.h): its rows, CHANGED */
     char err[1200];
 } view_run_result;
 

@@ -691,6 +691,71 @@ static void test_children(void)
     bytes_out_free(&none);
 }
 
+/* Signals and waits (section CAUSALITY) come back in order, with the count dropped;
+ * a file that has them keeps its spans under STORE_READ_SKIP_SPANS, one without does
+ * not; a record of an unknown kind, a signal that lasts, a wait that ends before it
+ * begins, or a thread or name out of range is rejected. */
+static void test_causality(void)
+{
+    store_file in, out;
+    char err[256];
+    sample_model(&in);
+    bytes_out none = {0};
+    CHECK(store_encode(&in, &none) == 0);
+    CHECK(store_decode(none.data, none.len, STORE_READ_SKIP_SPANS, &out, err, sizeof err) == 0);
+    CHECK_EQ_U64(out.causal_count, 0);
+    CHECK_EQ_U64(out.span_count, 0); /* skipped */
+    store_file_free(&out);
+
+    store_causal rec[3] = {{0, 1, STORE_CAUSAL_SIGNAL, 1500, 1500},
+                           {1, 2, STORE_CAUSAL_WAIT, 1200, 1600},
+                           {1, 1, STORE_CAUSAL_WAIT, 1700, 1700}};
+    in.causal = rec;
+    in.causal_count = 3;
+    in.causal_dropped = 4;
+    bytes_out buf = {0};
+    CHECK(store_encode(&in, &buf) == 0);
+    CHECK_EQ_U64(buf.len, none.len + 24 + 8 + 3 * 32);
+    CHECK(store_decode(buf.data, buf.len, STORE_READ_SKIP_SPANS, &out, err, sizeof err) == 0);
+    CHECK_EQ_U64(out.causal_count, 3);
+    CHECK_EQ_U64(out.causal_dropped, 4);
+    CHECK_EQ_U64(out.span_count, 2); /* kept: the critical path needs them */
+    for (int i = 0; i < 3 && out.causal; i++) {
+        CHECK_EQ_U64(out.causal[i].thread, rec[i].thread);
+        CHECK_EQ_U64(out.causal[i].name, rec[i].name);
+        CHECK_EQ_U64(out.causal[i].kind, rec[i].kind);
+        CHECK_EQ_U64(out.causal[i].begin_ns, rec[i].begin_ns);
+        CHECK_EQ_U64(out.causal[i].end_ns, rec[i].end_ns);
+    }
+    store_file_free(&out);
+    bytes_out_free(&buf);
+
+    /* only dropped ones: the section, empty */
+    in.causal_count = 0;
+    CHECK(store_encode(&in, &buf) == 0);
+    CHECK(store_decode(buf.data, buf.len, 0, &out, err, sizeof err) == 0);
+    CHECK_EQ_U64(out.causal_dropped, 4);
+    store_file_free(&out);
+    bytes_out_free(&buf);
+
+    static const store_causal bad[] = {{0, 1, 3, 1500, 1500},
+                                       {0, 1, STORE_CAUSAL_SIGNAL, 1500, 1501},
+                                       {0, 1, STORE_CAUSAL_WAIT, 1600, 1500},
+                                       {2, 1, STORE_CAUSAL_WAIT, 1500, 1600},
+                                       {0, 4, STORE_CAUSAL_WAIT, 1500, 1600},
+                                       {0, 0, STORE_CAUSAL_SIGNAL, 1500, 1500}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        in.causal = (store_causal *)&bad[k];
+        in.causal_count = 1;
+        CHECK(store_encode(&in, &buf) == 0);
+        err[0] = 0;
+        CHECK(store_decode(buf.data, buf.len, 0, &out, err, sizeof err) != 0);
+        CHECK(strstr(err, "causal record 0 is malformed") != NULL);
+        bytes_out_free(&buf);
+    }
+    bytes_out_free(&none);
+}
+
 /* bytes of `none` with one more section (type, count, payload) at its end */
 static void append_section(bytes_out *out, const bytes_out *none, uint32_t type, uint32_t count,
                            const bytes_out *payload)
@@ -762,8 +827,8 @@ static void test_gpu_activity(void)
     }
     in.activity = NULL;
 
-    /* sections a newer writer adds (14, 16, 17: other collectors to come) are skipped */
-    static const uint32_t unknown[] = {14, 16, 17};
+    /* sections a newer writer adds (14, 16, 99: sections to come) are skipped */
+    static const uint32_t unknown[] = {14, 16, 99};
     for (size_t u = 0; u < sizeof unknown / sizeof unknown[0]; u++) {
         uint32_t type = unknown[u];
         bytes_out with = {0}, payload = {0};
@@ -789,6 +854,7 @@ int main(void)
     test_gpu_device();
     test_children();
     test_gpu_activity();
+    test_causality();
     test_atomic_file();
     test_depth_bound();
     char dir[] = "/tmp/lapse-test-read-XXXXXX";

@@ -99,13 +99,14 @@ TABLES = option_tables()
 # parse, it fails at once with exit 1 (nothing to read), never with a usage error.
 OPERANDS = {"report": ["/nonexistent/run"], "diff": ["/nonexistent/a", "/nonexistent/b"],
             "export": ["/nonexistent/run"], "dump": [NO_PID], "top": [NO_PID],
-            "record": ["--pid", NO_PID], "view": ["/nonexistent/run"]}
+            "record": ["--pid", NO_PID], "view": ["/nonexistent/a", "/nonexistent/b"]}
 
 # (command, option) -> (a good value, a bad value or None when every value is good)
 VALUES = {
     ("report", "top"): ("5", "0"),
     ("diff", "top"): ("3", "x"),
     ("export", "perfetto"): ("out.json", None),
+    ("export", "gecko"): ("out.json", None),
     ("export", "flamegraph"): ("out.svg", None),
     ("export", "speedscope"): ("out.json", None),
     ("export", "collapsed"): ("out.txt", None),

@@ -175,3 +175,103 @@ def test_two_outputs_are_refused(lapse, workers_run, tmp_path):
                                                        for x in pair])
         assert r.returncode == 2 and "one output at a time" in r.stderr, (pair, r.stderr)
         assert not any(tmp_path.glob("[ab].*")), pair
+
+
+def check_gecko(doc: dict) -> None:
+    """The processed format's required fields, each table's columns as long as its
+    length, and every index in range."""
+    meta = doc["meta"]
+    assert meta["preprocessedProfileVersion"] == 47 and meta["version"] == 27
+    assert isinstance(meta["startTime"], float) and meta["interval"] > 0
+    cats = meta["categories"]
+    assert all({"name", "color", "subcategories"} <= set(c) for c in cats)
+    assert {"libs", "threads", "pages", "counters"} <= set(doc)
+    for t in doc["threads"]:
+        for key in ("processType", "processName", "processStartupTime", "registerTime",
+                    "name", "isMainThread", "pid", "tid", "samples", "markers", "stackTable",
+                    "frameTable", "funcTable", "resourceTable", "nativeSymbols", "stringArray",
+                    "pausedRanges"):
+            assert key in t, key
+        assert isinstance(t["pid"], str) and isinstance(t["tid"], int)
+        for table in ("samples", "markers", "stackTable", "frameTable", "funcTable",
+                      "resourceTable", "nativeSymbols"):
+            tab = t[table]
+            for col, v in tab.items():
+                if isinstance(v, list):
+                    assert len(v) == tab["length"], (t["name"], table, col)
+        strings, st, fr, fn = t["stringArray"], t["stackTable"], t["frameTable"], t["funcTable"]
+        assert all(s is None or 0 <= s < st["length"] for s in t["samples"]["stack"])
+        for i, (frame, prefix) in enumerate(zip(st["frame"], st["prefix"])):
+            assert 0 <= frame < fr["length"] and (prefix is None or 0 <= prefix < i)
+        assert all(0 <= f < fn["length"] for f in fr["func"])
+        assert all(0 <= n < len(strings) for n in fn["name"] + fn["fileName"])
+        m = t["markers"]
+        assert all(0 <= n < len(strings) for n in m["name"])
+        assert all(a <= b for a, b in zip(m["startTime"], m["endTime"]))
+        assert all(0 <= c < len(cats) for c in m["category"] + st["category"] + fr["category"])
+
+
+def test_gecko_export_of_spans(lapse, workers_run, tmp_path):
+    """--gecko: every timeline span is a marker of its thread, where the Perfetto
+    export puts its slice (same clock, same base)."""
+    out = tmp_path / "p.json"
+    r = lapse.run("export", workers_run.run_dir, "--gecko", out)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    check_gecko(doc)
+    trace = tmp_path / "t.json"
+    assert lapse.run("export", workers_run.run_dir, "--perfetto", trace).returncode == 0
+    slices = [e for e in json.loads(trace.read_text())["traceEvents"] if e.get("ph") == "X"]
+    want = defaultdict(list)
+    for e in slices:
+        want[(str(e["pid"]), e["tid"])].append(e["ts"])
+    got = {}
+    for t in doc["threads"]:
+        got[(t["pid"], t["tid"])] = [x * 1000 for x in t["markers"]["startTime"]]
+        names = {t["stringArray"][n] for n in t["markers"]["name"]}
+        assert names <= set(WORKER_PATHS) | {"spawn", "wait"}, names
+    assert set(got) == set(want)
+    for k in want:
+        assert len(got[k]) == len(want[k])
+        for a, b in zip(sorted(got[k]), sorted(want[k])):
+            assert abs(a - b) < 0.01, (k, a, b)
+    total = sum(len(v) for v in want.values())
+    assert f"{total} span markers" in r.stderr
+    r = lapse.run("export", workers_run.run_dir, "--gecko", tmp_path / "p.json.gz")
+    assert r.returncode == 1 and "plain JSON" in r.stderr
+
+
+def test_gecko_export_of_samples(lapse, tmp_path):
+    """--gecko of a `lapse record` file: one thread per sampled thread whose samples'
+    weights add up to the samples the collapsed export counts, and whose stacks
+    rebuild the collapsed export's stacks (a stack with no Python frame: null)."""
+    rec = tmp_path / "w.lapse"
+    r = lapse.run("record", "-r", "200", "-o", rec, "--", PYTHONS[0], WORKLOAD, "1",
+                  timeout=60)
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "p.json"
+    r = lapse.run("export", rec, "--gecko", out)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    check_gecko(doc)
+    coll = tmp_path / "c.txt"
+    assert lapse.run("export", rec, "--collapsed", coll).returncode == 0
+    want = defaultdict(int)
+    for line in coll.read_text().splitlines():
+        if line and not line.startswith("#"):
+            stack, n = line.rsplit(" ", 1)
+            frames = stack.split(";")[1:]  # the thread frame first
+            want[tuple(f.split(" (")[0] for f in frames)] += int(n)
+    got = defaultdict(int)
+    threads = [t for t in doc["threads"] if t["samples"]["length"]]
+    assert threads and all(t["name"].startswith("python ") for t in threads)
+    for t in threads:
+        st, fr, fn, s = t["stackTable"], t["frameTable"], t["funcTable"], t["stringArray"]
+        for leaf, w in zip(t["samples"]["stack"], t["samples"]["weight"]):
+            names, k = [], leaf
+            while k is not None:
+                names.append(s[fn["name"][fr["func"][st["frame"][k]]]])
+                k = st["prefix"][k]
+            got[tuple(reversed(names))] += w
+    assert sum(got.values()) == sum(want.values()) > 0
+    assert dict(got) == dict(want)

@@ -21,7 +21,7 @@ import subprocess
 
 import pytest
 
-from conftest import TIMEOUT_S, build_dir, clean_env
+from conftest import TIMEOUT_S, Lapse, build_dir, clean_env, run_workers
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -321,8 +321,11 @@ def test_timeline_zoom_search_and_details(small_run, browser, tmp_path):
     assert page.evaluate(f"{tl}.search('no such span')") == 0
     page.evaluate(f"{tl}.search('')")
     # click: the path's figures from the report
+    # (a kernel held by its step: where a timeline filled up, the last kernel recorded
+    # took the last record and its step, which ends after it, found none: that kernel
+    # is drawn at the top level, a path the report does not have)
     k = next(b for b in page.evaluate(f"{tl}.bars()") if not b.get("merged") and
-             b.get("path", "").endswith("kernel") and b["x1"] - b["x0"] > 4)
+             b.get("path") == "step/compute/kernel" and b["x1"] - b["x0"] > 4)
     text = page.evaluate(f"{tl}.select({(k['x0'] + k['x1']) / 2}, {k['y'] + 5})")
     assert "step/compute/kernel" in text
     ph = next(p for p in report["roles"][0]["phases"] if p["path"] == "step/compute/kernel")
@@ -330,6 +333,60 @@ def test_timeline_zoom_search_and_details(small_run, browser, tmp_path):
                                       "els => els.map(e => [e.dataset.json, e.dataset.value])")
     assert [json.loads(v) for p, v in shown if p.endswith("/calls")] == [ph["calls"]]
     page.screenshot(path=str(shots_dir() / "timeline-detail.png"))
+    page.close()
+
+
+def test_timeline_samples_under_their_thread(small_run, browser, tmp_path):
+    """Each sampled thread's merged flame chart is a lane under that thread's lane, its
+    slices the Perfetto export's "Python samples, merged" slices (one layout:
+    analyze/sample_chart.c), each drawn where it is."""
+    html = tmp_path / "v.html"
+    lapse("view", str(small_run), "-o", str(html))
+    out = tmp_path / "t.json"
+    lapse("export", str(small_run), "--perfetto", str(out))
+    events = json.loads(out.read_text())["traceEvents"]
+    merged = {e["tid"]: e["args"]["name"] for e in events
+              if e.get("ph") == "M" and e["name"] == "thread_name"
+              and "Python samples, merged" in e["args"]["name"]}
+    sample_slices = [e for e in events if e.get("ph") == "X" and e["tid"] in merged]
+    spans = [e for e in events if e.get("ph") == "X" and e["tid"] not in merged]
+    page = open_page(browser, html)
+    page.evaluate("window.lapseView.show('timeline')")
+    tl = "window.lapseView.timeline"
+    lanes = page.evaluate(f"{tl}.lanes()")
+    charts = page.evaluate(f"{tl}.charts()")
+    assert len(charts) == len(merged) > 0
+    for c in charts:
+        # under the lane of its thread when the file has it (here the samples are of
+        # other pids, as lapse record's of another process: after the file's threads)
+        k = c["lane"] - 1
+        while lanes[k]["kind"] == "samples":
+            k -= 1
+        assert lanes[k]["kind"] == "thread"
+        own = [i for i, l in enumerate(lanes) if l["kind"] == "thread" and
+               (l["pid"], l["tid"]) == (c["pid"], c["tid"])]
+        assert own == [k] or (not own and lanes[c["lane"]]["label"].endswith(
+            f"{c['tid']} (pid {c['pid']}), merged"))
+    # one clock: Perfetto's 0 and the page's differ by a constant (the first span)
+    offset = page.evaluate(f"{tl}.range()")["full0"] - min(e["ts"] for e in spans) * 1000
+    want = sorted((round(e["ts"] * 1000 + offset), round((e["ts"] + e["dur"]) * 1000 + offset),
+                   e["name"].split(" (")[0]) for e in sample_slices)
+    got = sorted((round(s["t0"]), round(s["t1"]), s["name"].split(" (")[0])
+                 for c in charts for s in c["slices"])
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert abs(g[0] - w[0]) <= 2 and abs(g[1] - w[1]) <= 2 and g[2] == w[2], (g, w)
+    # drawn where it is: zoomed onto the widest outermost slice, a bar on its lane
+    c = charts[0]
+    top = max((s for s in c["slices"] if s["depth"] == 0), key=lambda s: s["t1"] - s["t0"])
+    page.evaluate(f"{tl}.setRange({top['t0']}, {top['t1']})")
+    x0, x1 = page.evaluate(f"[{tl}.xOf({top['t0']}), {tl}.xOf({top['t1']})]")
+    bars = [b for b in page.evaluate(f"{tl}.barsAt({(x0 + x1) / 2})") if b["lane"] == c["lane"]]
+    assert any(b.get("path") == top["name"] and abs(b["x0"] - x0) < 1.5 for b in bars), bars
+    text = page.evaluate(f"{tl}.select({(x0 + x1) / 2}, {lanes[c['lane']]['y'] + 5})")
+    assert top["name"] in text and "time sampled, not when it ran" in text
+    page.evaluate(f"{tl}.setRange({top['t0'] - (top['t1'] - top['t0'])}, {top['t1'] * 1.0 + (top['t1'] - top['t0'])})")
+    page.screenshot(path=str(shots_dir() / "timeline-samples.png"))
     page.close()
 
 
@@ -376,6 +433,178 @@ def test_bad_input_gives_one_line(small_run, tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1
     r = lapse("view", str(small_run), "--frobnicate", check=False)
     assert r.returncode == 2 and r.stderr.count("\n") == 1
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory) -> tuple[pathlib.Path, pathlib.Path]:
+    """e2e_workers twice (2 workers x 60 iterations): iteration/sync sleeps 200 us in A,
+    2,000 us in B, so its distribution (and those that hold it) moved for real."""
+    base = tmp_path_factory.mktemp("diff")
+    lp = Lapse(build_dir())
+    a = run_workers(lp, base / "a", workers=2, iterations=60, sleep_us=200)
+    b = run_workers(lp, base / "b", workers=2, iterations=60, sleep_us=2000)
+    return a.run_dir, b.run_dir
+
+
+def parse_diff_shown(kind: str, text: str) -> tuple[float, float]:
+    """A diff cell's figure and its rounding, beside parse_shown's kinds: a ratio
+    ("1.05x"), a signed duration ("+1.2ms", "-3us"), D to 3 digits."""
+    if kind == "ratio":
+        return parse_shown("num", text.rstrip("x"))
+    if kind == "dns":
+        sign = -1 if text.startswith("-") else 1
+        got, tol = parse_shown("ns", text[1:])
+        return sign * got, tol
+    return parse_shown("num" if kind == "d3" else kind, text)
+
+
+@pytest.mark.parametrize("by_path", [False, True], ids=["role-path", "by-path"])
+def test_diff_page_figures_are_lapse_diff_jsons(two_runs, small_run, browser, tmp_path, by_path):
+    """lapse view A B: every figure the Diff tab shows is `lapse diff A B --json`'s, each
+    row of it is in the table with its verdict, and the rule is stated. by-path: A
+    against a run of other paths and roles (rows on one side only)."""
+    a, b = (two_runs[0], small_run) if by_path else two_runs
+    extra = ["--by-path"] if by_path else []
+    html = tmp_path / "diff.html"
+    r = lapse("view", str(a), str(b), *extra, "-o", str(html))
+    want = json.loads(lapse("diff", str(a), str(b), *extra, "--json").stdout)
+    assert f"{len(want['rows'])} rows, {want['summary']['changed']} changed" in r.stderr
+    page = open_page(browser, html)
+    assert page.evaluate("document.querySelector('#tab-summary')") is None
+    figs = page.eval_on_selector_all(
+        "#tab-diff [data-json]",
+        "els => els.map(e => [e.dataset.json, e.dataset.kind, e.dataset.value, e.textContent,"
+        " e.dataset.presence || null])")
+    keys = ("calls_a", "calls_b", "mean_a_ns", "mean_b_ns", "mean_ratio", "p50_a_ns",
+            "p50_b_ns", "p50_ratio", "p99_a_ns", "p99_b_ns", "p99_ratio", "total_a_ns",
+            "total_b_ns", "total_delta_ns", "wait_share_a", "wait_share_b", "ks_d",
+            "ks_threshold", "ks_significant", "changed")
+    shown_ptrs = {f[0] for f in figs}
+    for i in range(len(want["rows"])):
+        for k in keys:
+            assert f"/rows/{i}/{k}" in shown_ptrs, (i, k)
+    for ptr in ("/summary/rows", "/summary/changed", "/summary/only_a", "/summary/only_b",
+                "/summary/unchanged", "/rule/text", "/a/processes", "/b/processes"):
+        assert ptr in shown_ptrs, ptr
+    for ptr, kind, value, shown, presence in figs:
+        exp = pointer(want, ptr)
+        assert json.loads(value) == exp, ptr
+        if kind == "text":
+            assert shown.strip().endswith(exp), ptr
+        elif kind == "bool":
+            assert shown == ("yes" if exp else "no"), ptr
+        elif kind == "verdict":
+            row = pointer(want, ptr.rsplit("/", 1)[0])
+            assert presence == row["presence"]
+            if row["presence"] != "both":
+                assert shown == ("ONLY IN A" if row["presence"] == "only_a" else "ONLY IN B")
+            elif exp:
+                assert shown == "CHANGED, " + ("slower" if row["p50_ratio"] > 1 else "faster")
+            else:
+                assert shown == "no real change", ptr
+        elif exp is None:
+            assert shown.strip() == "-", ptr
+        else:
+            got, tol = parse_diff_shown(kind, shown)
+            assert abs(got - exp) <= tol * 1.0001 + 1e-9, (ptr, shown, exp)
+    # the rows in the diff's order, keyed as it keys them
+    cells = page.eval_on_selector_all(
+        "table.diff tbody tr", "rs => rs.map(r => [r.cells[0].textContent, r.cells[1].textContent])")
+    assert cells == [[row["role"] or "-", row["path"]] for row in want["rows"]]
+    caveats = page.eval_on_selector_all("#caveats li", "els => els.map(e => e.textContent)")
+    assert caveats == [c["side"].upper() + " " + c["message"] for c in want["caveats"]]
+    if by_path:
+        assert want["summary"]["only_a"] and want["summary"]["only_b"]
+    else:
+        # the slept phase moved by 10x: the test says so, and the page shows it
+        sync = [i for i, row in enumerate(want["rows"]) if row["path"] == "iteration/sync"]
+        assert sync and want["rows"][sync[0]]["changed"]
+        # sortable: p50 ratio descending by a click
+        page.click("table.diff th:nth-child(11)")
+        ratios = page.eval_on_selector_all(
+            "table.diff tbody tr td:nth-child(11)", "els => els.map(e => e.dataset.sort)")
+        nums = [float(x) for x in ratios if x != ""]
+        assert nums == sorted(nums, reverse=True) and nums[0] >= 5
+    page.screenshot(path=str(shots_dir() / f"diff-{'by-path' if by_path else 'role-path'}.png"),
+                    full_page=True)
+    page.close()
+
+
+def test_diff_page_bad_input(two_runs, tmp_path):
+    """A side that cannot be read: one line, exit 1, no page; --by-path wants two runs."""
+    out = tmp_path / "d.html"
+    cut = tmp_path / "cut.lapse"
+    data = sorted(two_runs[0].rglob("*.lapse"))[0].read_bytes()
+    cut.write_bytes(data[: len(data) // 2])
+    for a, b in ((two_runs[0], tmp_path / "missing"), (cut, two_runs[1])):
+        r = lapse("view", str(a), str(b), "-o", str(out), check=False)
+        assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
+        assert r.stderr.startswith("lapse view: ") and not out.exists(), r.stderr
+    r = lapse("view", str(cut), "-o", str(out), "--by-path", check=False)
+    assert r.returncode == 2 and "--by-path" in r.stderr and r.stderr.count("\n") == 1
+    r = lapse("view", str(cut), str(cut), str(cut), check=False)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+
+
+@pytest.fixture(scope="module")
+def causal_run(tmp_path_factory) -> pathlib.Path:
+    """e2e_causal procs: a producer and a consumer process in ping-pong, 10 rounds."""
+    base = tmp_path_factory.mktemp("causal")
+    lp = Lapse(build_dir())
+    from conftest import profile_env, run_program
+    r = run_program([lp.program("e2e_causal"), "procs", 10, 3000, 1500],
+                    profile_env(base / "runs"))
+    assert r.returncode == 0, r.stderr
+    return next((base / "runs").iterdir())
+
+
+def test_timeline_draws_the_hand_offs_and_the_critical_path(causal_run, browser, tmp_path):
+    """Every pair of the report is an arrow from its signal (x of signal_ns, on the
+    signal's thread lane) to the end of its wait (on the waiting thread's lane), those
+    on the critical path red; every segment of the path is a band on its lane; the
+    Summary's CAUSALITY figures are the report's."""
+    html = tmp_path / "c.html"
+    lapse("view", str(causal_run), "-o", str(html))
+    report = json.loads(lapse("report", str(causal_run), "--json").stdout)
+    c = report["causality"]
+    page = open_page(browser, html)
+    figs = page.eval_on_selector_all(
+        "#causality [data-json]", "els => els.map(e => [e.dataset.json, e.dataset.value])")
+    assert len(figs) == 6 + 3 + 2 * len(c["critical_path"]["phases"])
+    for ptr, value in figs:
+        assert json.loads(value) == pointer(report, ptr), ptr
+    page.evaluate("window.lapseView.show('timeline')")
+    lanes = page.evaluate("window.lapseView.timeline.lanes()")
+    lane_y = {(l["pid"], l["tid"]): l["y"] for l in lanes if l["kind"] == "thread"}
+    arrows = page.evaluate("window.lapseView.timeline.arrows()")
+    assert [a["pair"] for a in arrows] == list(range(len(c["pairs"])))
+    on_path = {s["from_pair"] for s in c["critical_path"]["segments"]} - {None}
+    for a in arrows:
+        p = c["pairs"][a["pair"]]
+        assert a["name"] == p["name"] and a["critical"] == (a["pair"] in on_path)
+        x0, x1 = page.evaluate(f"[window.lapseView.timeline.xOf({p['signal_ns']}),"
+                               f" window.lapseView.timeline.xOf({p['wait_end_ns']})]")
+        assert abs(a["x0"] - x0) < 1e-6 and abs(a["x1"] - x1) < 1e-6
+        assert a["y0"] == lane_y[(p["signal_pid"], p["signal_tid"])] + 8
+        assert a["y1"] == lane_y[(p["wait_pid"], p["wait_tid"])] + 8
+    bands = page.evaluate("window.lapseView.timeline.critical()")
+    segs = c["critical_path"]["segments"]
+    assert [b["segment"] for b in bands] == list(range(len(segs)))
+    for b in bands:
+        g = segs[b["segment"]]
+        assert b["y"] == lane_y[(g["pid"], g["tid"])]
+    page.screenshot(path=str(shots_dir() / "timeline-causality.png"), full_page=True)
+    # zoomed onto the third round: only the pairs there are drawn
+    p2 = c["pairs"][4]
+    page.evaluate(f"window.lapseView.timeline.setRange({p2['wait_begin_ns'] - 200000}, {p2['wait_end_ns'] + 200000})")
+    shown = [a["pair"] for a in page.evaluate("window.lapseView.timeline.arrows()")]
+    assert 4 in shown and len(shown) < len(c["pairs"])
+    page.screenshot(path=str(shots_dir() / "timeline-causality-zoom.png"))
+    # the toggle hides them
+    page.click("#tl-causal")
+    page.wait_for_timeout(100)
+    assert page.evaluate("window.lapseView.timeline.arrows()") == []
+    page.close()
 
 
 def test_a_run_with_a_truncated_file_names_it(small_run, browser, tmp_path):

@@ -8,6 +8,8 @@
 /* span.c: the span annotation and counters */
 int ext_span_init(PyObject *module);
 extern PyMethodDef ext_span_methods[];
+int ext_causal_init(void);
+extern PyMethodDef ext_causal_methods[];
 
 /* session.c: start, stop and flush of the process's session */
 extern PyMethodDef ext_session_methods[];

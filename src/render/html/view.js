@@ -60,10 +60,24 @@
     if (Math.abs(v) >= 1000) return fmtCount(Math.round(v)); /* 352,586,015 as the text report */
     return Number(v).toFixed(digits === undefined ? 2 : digits);
   }
+  function fmtDelta(ns) { /* a signed duration: "+1.2ms", "-3.0us" */
+    if (ns === null || ns === undefined || !isFinite(ns)) return '-';
+    return (ns < 0 ? '-' : '+') + fmtDuration(Math.abs(ns));
+  }
+  function fmtRatio(v) {
+    if (v === null || v === undefined || !isFinite(v)) return '-';
+    return Number(v).toFixed(2) + 'x';
+  }
+  function fmtFixed3(v) {
+    if (v === null || v === undefined || !isFinite(v)) return '-';
+    return Number(v).toFixed(3);
+  }
   /* a percent of the report (the GPU's): null is n/a (never read), not 0 */
   function fmtPercent(v) { return v === null || v === undefined || !isFinite(v) ? 'n/a' : Number(v).toFixed(1) + '%'; }
-  var FORMATS = { ns: fmtDuration, count: fmtCount, bytes: fmtBytes, share: fmtShare,
-    num: fmtNumber, pct: fmtPercent, text: function (v) { return v === null || v === undefined || v === '' ? '-' : String(v); } };
+  var FORMATS = { ns: fmtDuration, dns: fmtDelta, ratio: fmtRatio, d3: fmtFixed3,
+    bool: function (v) { return v ? 'yes' : 'no'; }, count: fmtCount, bytes: fmtBytes, share: fmtShare,
+    num: fmtNumber, pct: fmtPercent,
+    text: function (v) { return v === null || v === undefined || v === '' ? '-' : String(v); } };
 
   /* ---- building markup ---- */
 
@@ -174,6 +188,7 @@
 
     (rep.roles || []).forEach(function (r, ri) { root.appendChild(roleBlock(r, ri, rep)); });
     root.appendChild(samplesBlock(rep));
+    root.appendChild(causalityBlock(rep));
 
     root.appendChild(h('h2', { text: 'CAVEATS' }));
     if (!rep.caveats || !rep.caveats.length) root.appendChild(h('p', { id: 'caveats', class: 'none', text: 'CAVEATS none: every file was read, complete.' }));
@@ -318,6 +333,37 @@
     return sec;
   }
 
+  /* CAUSALITY: the pairs' counts and the phases on the critical path (the report's). */
+  function causalityBlock(rep) {
+    var sec = h('section', { class: 'causality', id: 'causality' });
+    var c = rep.causality;
+    if (!c) return sec;
+    var C = '/causality';
+    sec.appendChild(h('h2', { text: 'CAUSALITY' }));
+    sec.appendChild(table([{ label: 'signals' }, { label: 'waits' }, { label: 'pairs' }, { label: 'blocking' },
+      { label: 'waits unmatched' }, { label: 'signals not waited for' }, { label: 'not recorded' }],
+      [[fig(C + '/signals', c.signals, 'count'), fig(C + '/waits', c.waits, 'count'), h('td', { 'data-sort': c.pairs.length, text: fmtCount(c.pairs.length) }),
+        fig(C + '/blocking_pairs', c.blocking_pairs, 'count'), fig(C + '/unmatched_waits', c.unmatched_waits, 'count'),
+        fig(C + '/unconsumed_signals', c.unconsumed_signals, 'count'), fig(C + '/dropped', c.dropped, 'count')]], 'causal-counts'));
+    var cp = c.critical_path;
+    if (!cp) return sec;
+    var P = C + '/critical_path';
+    sec.appendChild(h('h3', null, 'CRITICAL PATH ',
+      h('span', { 'data-json': P + '/length_ns', 'data-kind': 'ns', 'data-value': JSON.stringify(cp.length_ns), text: fmtDuration(cp.length_ns) }),
+      ' through ', h('span', { 'data-json': P + '/processes', 'data-kind': 'count', 'data-value': JSON.stringify(cp.processes), text: fmtCount(cp.processes) }),
+      ' process' + (cp.processes === 1 ? '' : 'es') + ', ' + fmtCount(cp.segments.length - 1) + ' hand-offs; wake-ups ',
+      h('span', { 'data-json': P + '/wake_ns', 'data-kind': 'ns', 'data-value': JSON.stringify(cp.wake_ns), text: fmtDuration(cp.wake_ns) })));
+    sec.appendChild(table([{ label: 'role', text: 1 }, { label: 'phase on the path', text: 1 }, { label: 'time' }, { label: 'share' }],
+      cp.phases.map(function (p, i) {
+        var Q = P + '/phases/' + i;
+        return [cell(p.role), cell(p.path), fig(Q + '/ns', p.ns, 'ns'), fig(Q + '/share', p.share, 'share')];
+      }), 'critical'));
+    sec.appendChild(h('p', { class: 'note', text: 'The chain of work and hand-offs (a signal, then the end of the wait it ended) that set the end of the run: ' +
+      'its time on each thread is given to the innermost span open there. The Timeline draws it (red) and the hand-offs (arrows).' +
+      (cp.spans_dropped ? ' A process on the path dropped spans: time there may read as (no span).' : '') }));
+    return sec;
+  }
+
   /* ---- Timeline ---- */
 
   var ROW = 16, HEAD = 18;
@@ -339,7 +385,7 @@
       if (ra !== rb) return ra - rb;
       return a.pid - b.pid;
     });
-    var lanes = [], y = 0, host = null, tmin = Infinity, tmax = -Infinity;
+    var lanes = [], y = 0, host = null, tmin = Infinity, tmax = -Infinity, cmin = Infinity, cmax = -Infinity;
     var stats = {};
     (rep.roles || []).forEach(function (r) { stats[r.role] = { role: r, ix: phaseIndex(r) }; });
     procs.forEach(function (p) {
@@ -348,6 +394,37 @@
         label: p.role + ' pid ' + p.pid + (p.rank !== null ? ' rank ' + p.rank : '') };
       lanes.push(plane); y += HEAD;
       var pmin = Infinity, pmax = -Infinity;
+      /* a sampled thread's merged flame chart (the file's Python samples, laid out
+       * by lapse: analyze/sample_chart.c), under that thread's lane */
+      var charts = p.charts || [], placed = [], names = null;
+      function addChart(c) {
+        if (!names) {
+          var s = p.samples, fr = s.frames;
+          names = [];
+          for (var f = 0; 3 * f < fr.length; f++) {
+            var file = s.strings[fr[3 * f + 1]];
+            names.push(s.strings[fr[3 * f]] + (file ? ' (' + file + ')' : ''));
+          }
+        }
+        var counts = [], maxDepth = -1, n = c.begin.length, at = 0;
+        for (var i = 0; i < n; i++) { var d = c.depth[i]; counts[d] = (counts[d] || 0) + 1; if (d > maxDepth) maxDepth = d; }
+        var levels = [];
+        for (var l = 0; l <= maxDepth; l++) {
+          var k = counts[l] || 0;
+          levels.push({ start: new Float64Array(k), end: new Float64Array(k), path: new Uint32Array(k), n: 0, match: null });
+        }
+        for (var q = 0; q < n; q++) {
+          at += c.begin[q];
+          var L = levels[c.depth[q]], j = L.n++;
+          L.start[j] = at; L.end[j] = at + c.dur[q]; L.path[j] = c.frame[q];
+          if (at < cmin) cmin = at; /* the range is the spans' unless there are none */
+          if (at + c.dur[q] > cmax) cmax = at + c.dur[q];
+        }
+        var tn = p.samples.strings[c.thread_name] || 'thread';
+        lanes.push({ kind: 'samples', y: y, h: Math.max(levels.length, 1) * ROW, proc: p, chart: c, levels: levels,
+          names: names, label: 'python ' + tn + ' ' + c.tid + (c.pid !== p.pid ? ' (pid ' + c.pid + ')' : '') + ', merged' });
+        y += Math.max(levels.length, 1) * ROW;
+      }
       p.threads.forEach(function (t) {
         var n = t.begin.length, levels = [], at = 0, maxLevel = -1;
         var counts = [];
@@ -367,11 +444,14 @@
         lanes.push({ kind: 'thread', y: y, h: rows * ROW, proc: p, thread: t, levels: levels, spans: n,
           label: (t.name || 'thread') + ' ' + t.tid, stats: stats[p.role] });
         y += rows * ROW;
+        charts.forEach(function (c, ci) { if (!placed[ci] && c.pid === p.pid && c.tid === t.tid) { placed[ci] = 1; addChart(c); } });
       });
+      charts.forEach(function (c, ci) { if (!placed[ci]) addChart(c); }); /* threads with samples, no spans */
       if (p.dropped && p.dropped_at_ns !== null) { pmax = Math.max(pmax, p.dropped_at_ns); pmin = Math.min(pmin, p.dropped_at_ns); }
       if (pmin < tmin) tmin = pmin;
       if (pmax > tmax) tmax = pmax;
     });
+    if (!isFinite(tmin) && isFinite(cmin)) { tmin = cmin; tmax = cmax; }
     if (!isFinite(tmin)) { tmin = 0; tmax = 1; }
     if (tmax <= tmin) tmax = tmin + 1;
     return { lanes: lanes, height: y, t0: tmin, t1: tmax };
@@ -388,7 +468,13 @@
     var search = h('input', { type: 'search', id: 'tl-search', placeholder: 'search spans (name or path)' });
     var info = h('span', { class: 'muted', id: 'tl-info' });
     var reset = h('button', { type: 'button', text: 'Reset zoom' });
-    root.appendChild(h('div', { id: 'tl-bar' }, search, reset, info));
+    var causalBox = null;
+    if (rep.causality) {
+      causalBox = h('input', { type: 'checkbox', id: 'tl-causal', checked: '' });
+      causalBox.addEventListener('change', function () { st.causal = causalBox.checked; redraw(); });
+    }
+    root.appendChild(h('div', { id: 'tl-bar' }, search, reset,
+      causalBox ? h('label', null, causalBox, ' hand-offs and critical path') : null, info));
     var canvas = h('canvas', { id: 'tl-canvas' });
     var wrap = h('div', { id: 'tl-wrap' }, canvas);
     root.appendChild(wrap);
@@ -397,7 +483,7 @@
 
     var L = buildLanes(view, rep);
     var LABEL = 170;
-    var st = { t0: L.t0, t1: L.t1, query: '', bars: [], frameMs: 0, width: 0 };
+    var st = { t0: L.t0, t1: L.t1, query: '', bars: [], frameMs: 0, width: 0, causal: true, arrows: [], critical: [], arrowsLeftOut: 0 };
     var ctx = canvas.getContext('2d');
     var dpr = window.devicePixelRatio || 1;
 
@@ -413,8 +499,8 @@
     function setQuery(q) {
       st.query = q.toLowerCase();
       L.lanes.forEach(function (lane) {
-        if (lane.kind !== 'thread') return;
-        var paths = lane.proc.paths, hit = new Uint8Array(paths.length), any = false;
+        if (lane.kind !== 'thread' && lane.kind !== 'samples') return;
+        var paths = lane.names || lane.proc.paths, hit = new Uint8Array(paths.length), any = false;
         for (var i = 0; i < paths.length; i++) if (st.query && paths[i].toLowerCase().indexOf(st.query) >= 0) { hit[i] = 1; any = true; }
         lane.levels.forEach(function (lv) {
           if (!st.query) { lv.match = null; return; }
@@ -436,7 +522,7 @@
       var top = wrap.scrollTop, bottom = top + wrap.clientHeight;
       L.lanes.forEach(function (lane, li) {
         if (lane.y > bottom || lane.y + lane.h < top) return;
-        if (lane.kind !== 'thread') {
+        if (lane.kind !== 'thread' && lane.kind !== 'samples') {
           ctx.fillStyle = lane.kind === 'host' ? '#e3e8ee' : '#f4f6f8';
           ctx.fillRect(0, lane.y, st.width, lane.h);
           ctx.fillStyle = '#1d232a';
@@ -458,7 +544,7 @@
         ctx.fillText(lane.label, 10, lane.y + ROW / 2);
         ctx.save();
         ctx.beginPath(); ctx.rect(LABEL, lane.y, st.width - LABEL, lane.h); ctx.clip();
-        var paths = lane.proc.paths;
+        var paths = lane.names || lane.proc.paths, sampled = lane.kind === 'samples';
         lane.levels.forEach(function (lv, level) {
           var y = lane.y + level * ROW, n = lv.n;
           var i = lowerBoundEnd(lv.end, n, st.t0);
@@ -467,12 +553,12 @@
             if (x1 - x0 >= 1) {
               var path = paths[lv.path[i]];
               var hit = searching && lv.match[i + 1] - lv.match[i] > 0;
-              ctx.fillStyle = searching ? (hit ? '#f2b600' : '#dfe3e7') : 'hsl(' + hue(path) + ',55%,70%)';
+              ctx.fillStyle = searching ? (hit ? '#f2b600' : '#dfe3e7') : sampled ? 'hsl(' + (20 + hue(path) % 40) + ',75%,68%)' : 'hsl(' + hue(path) + ',55%,70%)';
               var bx = Math.max(x0, LABEL - 1), bw = Math.min(x1, st.width + 1) - bx;
               ctx.fillRect(bx, y + 1, bw > 3 ? bw - 1 : bw, ROW - 2); /* a gap between neighbours */
               if (bw > 30) {
                 ctx.fillStyle = '#1d232a';
-                var name = path.slice(path.lastIndexOf('/') + 1);
+                var name = sampled ? path : path.slice(path.lastIndexOf('/') + 1);
                 ctx.fillText(name.length * 6 > bw - 6 ? name.slice(0, Math.max(1, Math.floor((bw - 6) / 6))) : name, bx + 3, y + ROW / 2);
               }
               bars.push({ x0: x0, x1: x1, y: y, h: ROW, lane: li, level: level, index: i, path: path, merged: 0, hit: hit });
@@ -491,12 +577,55 @@
         });
         ctx.restore();
       });
+      drawCausality(scale);
       ctx.fillStyle = '#d9dde2';
       ctx.fillRect(LABEL - 1, 0, 1, L.height);
       st.bars = bars;
       st.frameMs = performance.now() - t;
       info.textContent = fmtDuration(st.t1 - st.t0) + ' shown, from ' + fmtDuration(Math.max(st.t0, 0)) +
-        ' · ' + bars.length + ' bars · frame ' + st.frameMs.toFixed(1) + ' ms';
+        ' · ' + bars.length + ' bars' + (st.arrows.length ? ' · ' + st.arrows.length + ' hand-offs' : '') +
+        (st.arrowsLeftOut ? ' (' + st.arrowsLeftOut + ' more: zoom in)' : '') + ' · frame ' + st.frameMs.toFixed(1) + ' ms';
+    }
+
+    /* the critical path (a red band along the top of each thread's lane) and the
+     * hand-offs (an arrow from each signal to the end of the wait it ended; those on
+     * the path red), from the report's causality */
+    var causal = rep.causality, laneOf = {};
+    L.lanes.forEach(function (l) { if (l.kind === 'thread') laneOf[l.proc.pid + ':' + l.thread.tid] = l; });
+    var MAX_ARROWS = 5000;
+    function drawCausality(scale) {
+      st.arrows = []; st.critical = []; st.arrowsLeftOut = 0;
+      if (!causal || !st.causal) return;
+      ctx.save();
+      ctx.beginPath(); ctx.rect(LABEL, 0, st.width - LABEL, L.height); ctx.clip();
+      var cp = causal.critical_path, onPath = {};
+      (cp ? cp.segments : []).forEach(function (g, i) {
+        var lane = laneOf[g.pid + ':' + g.tid];
+        if (g.from_pair !== null) onPath[g.from_pair] = true;
+        if (!lane || g.end_ns < st.t0 || g.begin_ns > st.t1) return;
+        var x0 = Math.max(LABEL + (g.begin_ns - st.t0) * scale, LABEL - 1), x1 = Math.min(LABEL + (g.end_ns - st.t0) * scale, st.width + 1);
+        ctx.fillStyle = '#c62828';
+        ctx.fillRect(x0, lane.y, Math.max(x1 - x0, 1), 3);
+        st.critical.push({ segment: i, x0: x0, x1: x1, y: lane.y, pid: g.pid, tid: g.tid });
+      });
+      ctx.lineWidth = 1;
+      causal.pairs.forEach(function (p, i) {
+        var a = laneOf[p.signal_pid + ':' + p.signal_tid], b = laneOf[p.wait_pid + ':' + p.wait_tid];
+        if (!a || !b || p.wait_end_ns < st.t0 || p.signal_ns > st.t1) return;
+        if (st.arrows.length >= MAX_ARROWS) { st.arrowsLeftOut++; return; }
+        var x0 = LABEL + (p.signal_ns - st.t0) * scale, x1 = LABEL + (p.wait_end_ns - st.t0) * scale;
+        var y0 = a.y + ROW / 2, y1 = b.y + ROW / 2, crit = !!onPath[i];
+        ctx.strokeStyle = crit ? '#c62828' : 'rgba(39,96,168,.75)';
+        ctx.fillStyle = ctx.strokeStyle;
+        ctx.beginPath(); ctx.moveTo(x0, y0); ctx.lineTo(x1, y1); ctx.stroke();
+        var ang = Math.atan2(y1 - y0, x1 - x0);
+        ctx.beginPath(); ctx.moveTo(x1, y1);
+        ctx.lineTo(x1 - 6 * Math.cos(ang - 0.4), y1 - 6 * Math.sin(ang - 0.4));
+        ctx.lineTo(x1 - 6 * Math.cos(ang + 0.4), y1 - 6 * Math.sin(ang + 0.4));
+        ctx.closePath(); ctx.fill();
+        st.arrows.push({ pair: i, name: p.name, x0: x0, y0: y0, x1: x1, y1: y1, critical: crit });
+      });
+      ctx.restore();
     }
 
     var pending = false;
@@ -553,6 +682,11 @@
         detail.textContent = fmtCount(b.merged) + ' spans narrower than a pixel, merged (' + lane.label + ', level ' + b.level + '): zoom in to see them.';
         return b;
       }
+      if (lane.kind === 'samples') {
+        detail.appendChild(h('div', null, h('b', { text: lane.names[lv.path[b.index]] }), '  ' + lane.label + ': ' + fmtDuration(lv.end[b.index] - lv.start[b.index]) + ' sampled (an estimate). The samples are merged: laid side by side from the ' +
+          'recording\'s start, each stack as wide as the time it stands for, so the x axis here is time sampled, not when it ran.'));
+        return b;
+      }
       var path = lane.proc.paths[lv.path[b.index]];
       detail.appendChild(h('div', null, h('b', { text: path }), '  ' + lane.label + ', ' + lane.proc.role + ' pid ' + lane.proc.pid +
         ': began at ' + fmtDuration(lv.start[b.index]) + ', took ' + fmtDuration(lv.end[b.index] - lv.start[b.index])));
@@ -568,7 +702,10 @@
     var api = {
       show: function () { size(); draw(); },
       lanes: function () {
-        return L.lanes.map(function (l) { return { kind: l.kind, y: l.y, h: l.h, label: l.label, pid: l.proc ? l.proc.pid : null, tid: l.thread ? l.thread.tid : null }; });
+        return L.lanes.map(function (l) {
+          return { kind: l.kind, y: l.y, h: l.h, label: l.label, pid: l.chart ? l.chart.pid : l.proc ? l.proc.pid : null,
+            tid: l.thread ? l.thread.tid : l.chart ? l.chart.tid : null };
+        });
       },
       range: function () { return { t0: st.t0, t1: st.t1, full0: L.t0, full1: L.t1, label: LABEL, width: st.width }; },
       setRange: function (t0, t1) { st.t0 = t0; st.t1 = t1; draw(); },
@@ -579,7 +716,18 @@
       pan: function (dx) { var dt = dx * (st.t1 - st.t0) / (st.width - LABEL); st.t0 -= dt; st.t1 -= dt; draw(); return st.frameMs; },
       search: function (q) { search.value = q; setQuery(q); draw(); return st.bars.filter(function (b) { return b.hit; }).length; },
       select: function (x, y) { var b = select(x, y); return b ? detail.textContent : null; },
-      frameMs: function () { return st.frameMs; }
+      frameMs: function () { return st.frameMs; },
+      charts: function () { /* the samples lanes' slices, as drawn from the data */
+        return L.lanes.filter(function (l) { return l.kind === 'samples'; }).map(function (l) {
+          var out = [];
+          l.levels.forEach(function (lv, d) {
+            for (var i = 0; i < lv.n; i++) out.push({ t0: lv.start[i], t1: lv.end[i], depth: d, name: l.names[lv.path[i]] });
+          });
+          return { pid: l.chart.pid, tid: l.chart.tid, lane: L.lanes.indexOf(l), slices: out };
+        });
+      },
+      arrows: function () { return st.arrows; },
+      critical: function () { return st.critical; }
     };
     return { el: root, api: api };
   }
@@ -677,6 +825,85 @@
     } };
   }
 
+  /* ---- Diff (two runs: the page holds `lapse diff A B --json`) ---- */
+
+  function diffTab(d) {
+    var root = h('section', { class: 'tab', id: 'tab-diff' });
+    root.appendChild(h('h2', { text: 'Diff of two runs, keyed by ' + d.key }));
+    var facts = h('table', { class: 'sides' });
+    facts.appendChild(h('thead', null, h('tr', null, h('th', { class: 'text', text: '' }), h('th', { class: 'text', text: 'run' }),
+      h('th', { class: 'text', text: 'input' }), h('th', { text: 'processes' }), h('th', { class: 'text', text: 'roles' }), h('th', { text: 'unreadable files' }))));
+    var fb = h('tbody');
+    ['a', 'b'].forEach(function (k) {
+      var s = d[k], roles = Object.keys(s.roles || {}).map(function (r) { return r + ' x' + s.roles[r]; }).join(', ');
+      fb.appendChild(h('tr', null, cell(k.toUpperCase()), cell(s.run_id || '-'), cell(s.input), fig('/' + k + '/processes', s.processes, 'count'),
+        cell(roles || '-'), fig('/' + k + '/unreadable_files', s.unreadable_files, 'count')));
+    });
+    facts.appendChild(fb);
+    root.appendChild(facts);
+    var S = d.summary;
+    var sum = h('p', { id: 'diff-summary' });
+    function sfig(key, label) {
+      sum.appendChild(h('span', { 'data-json': '/summary/' + key, 'data-kind': 'count', 'data-value': JSON.stringify(S[key]), text: fmtCount(S[key]) }));
+      sum.appendChild(document.createTextNode(label));
+    }
+    sfig('rows', ' paths: '); sfig('changed', ' changed, '); sfig('only_a', ' only in A, '); sfig('only_b', ' only in B, ');
+    sfig('unchanged', ' no real change.');
+    root.appendChild(sum);
+    if (d.key !== 'path' && !S.roles_in_common)
+      root.appendChild(h('p', { class: 'caveats', text: 'No role is on both sides, so no path matches; `lapse view A B --by-path` merges the roles of each side.' }));
+
+    var rows = d.rows.map(function (r, i) {
+      var R = '/rows/' + i, both = r.presence === 'both';
+      var verdict = r.presence === 'only_a' ? 'ONLY IN A' : r.presence === 'only_b' ? 'ONLY IN B' :
+        r.changed ? 'CHANGED, ' + (r.p50_ratio > 1 ? 'slower' : 'faster') : 'no real change';
+      var flags = [];
+      if (r.few_calls) flags.push('few calls');
+      if (r.tail_moved) flags.push('tail moved');
+      var vcell = h('td', { class: 'text verdict', 'data-json': R + '/changed', 'data-kind': 'verdict',
+        'data-value': JSON.stringify(r.changed), 'data-presence': r.presence, 'data-sort': verdict, text: verdict });
+      return { cls: r.changed ? 'changed' : both ? null : 'one-side', cells: [
+        cell(r.role || '-'), cell(r.path), vcell,
+        fig(R + '/calls_a', r.calls_a, 'count'), fig(R + '/calls_b', r.calls_b, 'count'),
+        fig(R + '/mean_a_ns', r.mean_a_ns, 'ns'), fig(R + '/mean_b_ns', r.mean_b_ns, 'ns'), fig(R + '/mean_ratio', r.mean_ratio, 'ratio'),
+        fig(R + '/p50_a_ns', r.p50_a_ns, 'ns'), fig(R + '/p50_b_ns', r.p50_b_ns, 'ns'), fig(R + '/p50_ratio', r.p50_ratio, 'ratio'),
+        fig(R + '/p99_a_ns', r.p99_a_ns, 'ns'), fig(R + '/p99_b_ns', r.p99_b_ns, 'ns'), fig(R + '/p99_ratio', r.p99_ratio, 'ratio'),
+        fig(R + '/total_a_ns', r.total_a_ns, 'ns'), fig(R + '/total_b_ns', r.total_b_ns, 'ns'), fig(R + '/total_delta_ns', r.total_delta_ns, 'dns'),
+        fig(R + '/wait_share_a', r.wait_share_a, 'share', true), fig(R + '/wait_share_b', r.wait_share_b, 'share', true),
+        fig(R + '/ks_d', r.ks_d, 'd3'), fig(R + '/ks_threshold', r.ks_threshold, 'd3'), fig(R + '/ks_significant', r.ks_significant, 'bool'),
+        h('td', { class: 'text flags', 'data-sort': flags.join(', '), text: flags.join(', ') })] };
+    });
+    root.appendChild(table([{ label: 'role', text: 1 }, { label: 'path', text: 1 }, { label: 'verdict', text: 1 },
+      { label: 'calls A' }, { label: 'calls B' }, { label: 'mean A' }, { label: 'mean B' }, { label: 'B/A' },
+      { label: 'p50 A' }, { label: 'p50 B' }, { label: 'B/A' }, { label: 'p99 A' }, { label: 'p99 B' }, { label: 'B/A' },
+      { label: 'total A' }, { label: 'total B' }, { label: 'B-A' }, { label: 'wait A' }, { label: 'wait B' },
+      { label: 'KS D' }, { label: 'threshold' }, { label: 'D > threshold' }, { label: 'flags', text: 1 }], rows, 'diff'));
+    root.appendChild(h('h3', { text: 'RULE' }));
+    root.appendChild(h('p', { class: 'note', id: 'diff-rule', 'data-json': '/rule/text', 'data-kind': 'text', 'data-value': JSON.stringify(d.rule.text), text: d.rule.text }));
+    root.appendChild(h('p', { class: 'note', text: 'wait = share of the CPU sampler\'s ticks at which the thread was off CPU, an estimate (~); - = not on that side, or too few ticks.' }));
+    root.appendChild(h('h2', { text: 'CAVEATS' }));
+    if (!d.caveats.length) root.appendChild(h('p', { id: 'caveats', class: 'none', text: 'CAVEATS none: every file of both runs was read, complete.' }));
+    else {
+      var ul = h('ul', { class: 'caveats', id: 'caveats' });
+      d.caveats.forEach(function (c, i) {
+        ul.appendChild(h('li', { 'data-json': '/caveats/' + i + '/message', 'data-kind': 'text', 'data-value': JSON.stringify(c.message) },
+          h('b', { text: c.side.toUpperCase() + ' ' }), c.message));
+      });
+      root.appendChild(ul);
+    }
+    return root;
+  }
+
+  function startDiff(d) {
+    var app = document.getElementById('app');
+    app.textContent = '';
+    app.appendChild(diffTab(d));
+    var b = h('button', { type: 'button', 'data-tab': 'diff', class: 'active', text: 'Diff' });
+    document.getElementById('tabs').appendChild(b);
+    hook.show = function () {};
+    hook.diff = d;
+  }
+
   /* ---- the page ---- */
 
   function start(rep, view) {
@@ -706,9 +933,11 @@
   }
 
   var t0 = performance.now();
-  Promise.all([decodeBlob('lapse-report'), decodeBlob('lapse-view')]).then(function (docs) {
+  var isDiff = !!document.getElementById('lapse-diff');
+  Promise.all(isDiff ? [decodeBlob('lapse-diff')] : [decodeBlob('lapse-report'), decodeBlob('lapse-view')]).then(function (docs) {
     hook.decodedMs = performance.now() - t0;
-    start(docs[0], docs[1]);
+    if (isDiff) startDiff(docs[0]);
+    else start(docs[0], docs[1]);
     hook.readyMs = performance.now();
     hook.ready = true;
   }).catch(function (e) {
