@@ -70,6 +70,8 @@ __attribute__((noinline)) static int span_begin_slow(uint32_t name)
         f->node = parent;
         f->flags = CORE_FRAME_SUPPRESSED;
         t->depth = d + 1;
+        if (unlikely(core_span_hook_count))
+            core_span_hooks_begin(f);
         return (int)(d + 1);
     }
     if (unlikely(d >= core_cfg.max_depth + 1u)) { /* the stack is full: count, push nothing */
@@ -100,6 +102,8 @@ __attribute__((noinline)) static int span_begin_slow(uint32_t name)
         f->scale = t->stack[d].scale;
     }
     t->depth = d + 1;
+    if (unlikely(core_span_hook_count)) /* before the clock: not billed to the span */
+        core_span_hooks_begin(f);
     f->start = core_ticks();
     return (int)(d + 1);
 }
@@ -174,11 +178,15 @@ static inline __attribute__((always_inline)) void close_top(core_thread *t, uint
     core_frame *f = &t->stack[d];
     t->depth = d - 1;
     if (unlikely(f->flags)) {
-        if (d == t->fast_limit) /* the outermost sampled frame: its subtree is over */
-            t->fast_limit = core_cfg.max_depth;
-        if (f->flags & CORE_FRAME_SCALED)
-            close_scaled(t, f, d, now);
-        return; /* folded: its time stays in the parent's self time; suppressed: nothing */
+        if (f->flags & CORE_FRAME_HOOKED)
+            core_span_hooks_end(f);
+        if (f->flags & ~CORE_FRAME_HOOKED) {
+            if (d == t->fast_limit) /* the outermost sampled frame: its subtree is over */
+                t->fast_limit = core_fast_limit;
+            if (f->flags & CORE_FRAME_SCALED)
+                close_scaled(t, f, d, now);
+            return; /* folded: its time stays in the parent's self time; suppressed: nothing */
+        }
     }
     uint64_t ns = core_ticks_to_ns(now - f->start);
     core_node *n = &t->nodes[f->node];
@@ -363,7 +371,7 @@ __attribute__((noinline)) static void stack_switch(core_thread *t, const void *k
     if (found == UINT32_MAX && free_slot != UINT32_MAX) {
         found = free_slot;
         t->stacks[found].key = key;
-        t->stacks[found].fast_limit = core_cfg.max_depth;
+        t->stacks[found].fast_limit = core_fast_limit;
         t->stacks[found].depth = 0;
         t->stacks[found].base = 0;
     }
@@ -372,7 +380,7 @@ __attribute__((noinline)) static void stack_switch(core_thread *t, const void *k
         if (frames) {
             frames[0].node = CORE_ROOT;
             found = t->stack_count++;
-            t->stacks[found] = (core_stack){key, frames, 0, core_cfg.max_depth, 0};
+            t->stacks[found] = (core_stack){key, frames, 0, core_fast_limit, 0};
         }
     }
     if (found == UINT32_MAX) {
@@ -471,6 +479,8 @@ int core_span_begin_sampled(const void *key, uint32_t name, int measured, uint32
         t->depth = d + 1;
         if (d + 1 < t->fast_limit)
             t->fast_limit = d + 1;
+        if (unlikely(core_span_hook_count))
+            core_span_hooks_begin(f);
         return (int)(d + 1);
     }
     int token = span_begin_slow(name);
