@@ -51,9 +51,16 @@ enum lapse_feature {
                                          LAPSE_IO_SCOPE spans */
     LAPSE_FEATURE_MEMORY = 1u << 4,   /* RSS: the peak (getrusage, the process sampler)
                                          and the RSS growth of LAPSE_IO_SCOPE spans */
-    /* Reserved for the GPU collectors, which do not exist yet: lapse_start refuses
+    LAPSE_FEATURE_MARKERS = 1u << 5,  /* every span also an NVTX range (domain "lapse",
+                                         start/end), for the NVTX tool capturing the
+                                         process (nsys, Kineto: NVTX_INJECTION64_PATH).
+                                         Collected only when such a tool attached at
+                                         lapse_start: without one the session leaves it
+                                         out (lapse_features(), lapse_feature_missing())
+                                         and spans cost what they cost without it. Needs
+                                         SPANS */
+    /* Reserved for the GPU collectors that do not exist yet: lapse_start refuses
      * them (-ENOTSUP). */
-    LAPSE_FEATURE_MARKERS = 1u << 5,  /* NVTX ranges for spans */
     LAPSE_FEATURE_DEVICE = 1u << 6,   /* GPU telemetry of the process */
     LAPSE_FEATURE_ACTIVITY = 1u << 7, /* GPU kernels and copies attributed to spans */
 };
@@ -61,11 +68,11 @@ enum lapse_feature {
 #define LAPSE_FEATURE_PROCESS (LAPSE_FEATURE_IO | LAPSE_FEATURE_MEMORY)
 #define LAPSE_FEATURES_DEFAULT                                                            \
     (LAPSE_FEATURE_SPANS | LAPSE_FEATURE_TIMELINE | LAPSE_FEATURE_CPU | LAPSE_FEATURE_IO | \
-     LAPSE_FEATURE_MEMORY)
+     LAPSE_FEATURE_MEMORY | LAPSE_FEATURE_MARKERS)
 
 typedef struct lapse_options {
     uint32_t features;             /* LAPSE_FEATURE_* bits; 0: $LAPSE_FEATURES ("spans,
-                                      timeline,cpu,io,memory": what a parent session
+                                      timeline,cpu,io,memory,markers": what a parent session
                                       exports), else LAPSE_FEATURES_DEFAULT */
     const char *role;              /* NULL: $LAPSE_ROLE, else "main" */
     const char *run_dir;           /* NULL: $LAPSE_RUN_DIR, else "lapse-runs" */
@@ -128,6 +135,9 @@ LAPSE_API int lapse_adopt_environment_session(void);
 LAPSE_API void lapse_set_thread_name(const char *name);
 /* The LAPSE_FEATURE_* bits the active session collects; 0 when none is active. */
 LAPSE_API uint32_t lapse_features(void);
+/* Why the active session does not collect a feature it was asked for (one line), or
+ * NULL when it does, was not asked for it, or no session is active. */
+LAPSE_API const char *lapse_feature_missing(uint32_t feature);
 /* Path of the file this process writes, or NULL when no session is active. */
 LAPSE_API const char *lapse_file_path(void);
 

@@ -343,7 +343,7 @@ static const struct {
     const char *name;
 } feature_names[] = {{LAPSE_FEATURE_SPANS, "spans"},   {LAPSE_FEATURE_TIMELINE, "timeline"},
                      {LAPSE_FEATURE_CPU, "cpu"},       {LAPSE_FEATURE_IO, "io"},
-                     {LAPSE_FEATURE_MEMORY, "memory"}};
+                     {LAPSE_FEATURE_MEMORY, "memory"}, {LAPSE_FEATURE_MARKERS, "markers"}};
 
 static void worker_json(json_out *j, const rm_worker *w, const report_usage *u)
 {

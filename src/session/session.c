@@ -6,6 +6,7 @@
 #include "../core/clock.h"
 #include "../core/core.h"
 #include "../core/names.h"
+#include "../collect/nvtx_markers.h"
 #include "../store/file_io.h"
 #include "cpu_sampler.h"
 #include "fork_children.h"
@@ -70,6 +71,7 @@ static struct session {
     int write_warned;
     uint64_t write_failures; /* this session's writes that failed */
     char write_error[512];   /* the last failure */
+    char markers_missing[256]; /* why MARKERS, asked for, is not collected; "" when it is */
     pthread_mutex_t write_mu;
     session_thread flusher;
     int flusher_stop;
@@ -287,7 +289,7 @@ static void choose_file(void)
 const char *lapse_session_exported_env_name(unsigned i) { return i < ENV_SAVED ? exported_env[i] : NULL; }
 
 /* The names of LAPSE_FEATURES, as LAPSE_FEATURE_* bits from bit 0 (SPANS). */
-static const char *const feature_names[] = {"spans", "timeline", "cpu", "io", "memory"};
+static const char *const feature_names[] = {"spans", "timeline", "cpu", "io", "memory", "markers"};
 #define FEATURE_NAMES (sizeof feature_names / sizeof feature_names[0])
 
 /* Parses LAPSE_FEATURES ("spans,cpu,..."); 0, or -EINVAL with *bad the unknown name. */
@@ -859,14 +861,13 @@ static int check_features(uint32_t features)
     static const struct {
         uint32_t bit;
         const char *name;
-    } reserved[] = {{LAPSE_FEATURE_MARKERS, "MARKERS"},
-                    {LAPSE_FEATURE_DEVICE, "DEVICE"},
+    } reserved[] = {{LAPSE_FEATURE_DEVICE, "DEVICE"},
                     {LAPSE_FEATURE_ACTIVITY, "ACTIVITY"}};
     for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
         if (features & reserved[i].bit)
             return set_error(-ENOTSUP, "lapse_start: feature ", reserved[i].name);
     uint32_t known = LAPSE_FEATURE_SPANS | LAPSE_FEATURE_TIMELINE | LAPSE_FEATURE_CPU |
-                     LAPSE_FEATURE_IO | LAPSE_FEATURE_MEMORY;
+                     LAPSE_FEATURE_IO | LAPSE_FEATURE_MEMORY | LAPSE_FEATURE_MARKERS;
     if (features & ~known) {
         char bits[32];
         snprintf(bits, sizeof bits, "0x%x", features & ~known);
@@ -876,6 +877,8 @@ static int check_features(uint32_t features)
         return set_error(-EINVAL, "lapse_start: feature TIMELINE needs SPANS", NULL);
     if (!(features & LAPSE_FEATURE_SPANS) && (features & LAPSE_FEATURE_CPU))
         return set_error(-EINVAL, "lapse_start: feature CPU (wait% per span) needs SPANS", NULL);
+    if (!(features & LAPSE_FEATURE_SPANS) && (features & LAPSE_FEATURE_MARKERS))
+        return set_error(-EINVAL, "lapse_start: feature MARKERS (NVTX ranges of spans) needs SPANS", NULL);
     return 0;
 }
 
@@ -962,6 +965,17 @@ int lapse_start(const lapse_options *options)
     choose_file();
 
     core_clock_calibrate(5, getenv("LAPSE_CLOCK") && strcmp(getenv("LAPSE_CLOCK"), "monotonic") == 0);
+    /* the span hooks of the collectors that have one: MARKERS, when an NVTX tool is
+     * there to take the ranges (else every span would pay for nothing) */
+    core_span_hook hooks[CORE_SPAN_HOOKS];
+    uint32_t n_hooks = 0;
+    S.markers_missing[0] = 0;
+    if ((o.features & LAPSE_FEATURE_MARKERS) &&
+        nvtx_markers_start(&hooks[n_hooks], S.markers_missing, sizeof S.markers_missing) == 0)
+        n_hooks++;
+    else
+        o.features &= ~(uint32_t)LAPSE_FEATURE_MARKERS;
+    core_span_hooks_set(hooks, n_hooks);
     core_config cfg = {o.max_depth, o.max_paths, 0, o.max_spans};
     core_begin_session(&cfg);
     S.opts = o;
@@ -993,6 +1007,13 @@ int lapse_start(const lapse_options *options)
 }
 
 uint32_t lapse_features(void) { return S.active ? S.opts.features : 0; }
+
+const char *lapse_feature_missing(uint32_t feature)
+{
+    if (S.active && feature == LAPSE_FEATURE_MARKERS && S.markers_missing[0])
+        return S.markers_missing;
+    return NULL;
+}
 
 void session_mark_from_environment(void) { S.inherited = 1; }
 
