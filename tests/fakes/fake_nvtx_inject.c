@@ -8,7 +8,9 @@
  *   end ID TID DOMAIN                 nvtxDomainRangeEnd
  *   push TID NAME / pop TID           nvtxDomainRangePushEx / Pop (lapse must use neither)
  *
- * With FAKE_NVTX_REFUSE=1 the tool declines to attach (its init returns 0). */
+ * With FAKE_NVTX_REFUSE=1 the tool declines to attach (its init returns 0). Without
+ * FAKE_NVTX_LOG it records nothing: a tool that costs an id per range, for
+ * bench/span_cost. */
 #include <nvtx3/nvToolsExt.h>
 
 #include <fcntl.h>
@@ -27,9 +29,11 @@ static uint64_t next_id = 1;
 static char domain_names[MAX_DOMAINS][64];
 static int domain_count;
 
+static const char *log_path; /* $FAKE_NVTX_LOG, read at init; NULL: log nothing (a benchmark's tool) */
+
 static void log_line(const char *fmt, ...)
 {
-    const char *path = getenv("FAKE_NVTX_LOG");
+    const char *path = log_path;
     if (!path)
         return;
     char line[512];
@@ -77,16 +81,16 @@ static nvtxDomainHandle_t fake_domain_create(const char *name)
 
 static nvtxRangeId_t fake_range_start(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 {
-    pthread_mutex_lock(&mu);
-    uint64_t id = next_id++;
-    pthread_mutex_unlock(&mu);
-    log_line("start %llu %ld %s %s", (unsigned long long)id, tid(), domain_name(d), message(a));
+    uint64_t id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
+    if (log_path)
+        log_line("start %llu %ld %s %s", (unsigned long long)id, tid(), domain_name(d), message(a));
     return id;
 }
 
 static void fake_range_end(nvtxDomainHandle_t d, nvtxRangeId_t id)
 {
-    log_line("end %llu %ld %s", (unsigned long long)id, tid(), domain_name(d));
+    if (log_path)
+        log_line("end %llu %ld %s", (unsigned long long)id, tid(), domain_name(d));
 }
 
 static int fake_push(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
@@ -107,6 +111,7 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExpor
 {
     if (getenv("FAKE_NVTX_REFUSE") && !strcmp(getenv("FAKE_NVTX_REFUSE"), "1"))
         return 0;
+    log_path = getenv("FAKE_NVTX_LOG");
     const NvtxExportTableCallbacks *cb = (const NvtxExportTableCallbacks *)get(NVTX_ETID_CALLBACKS);
     NvtxFunctionTable table = NULL;
     unsigned int size = 0;
