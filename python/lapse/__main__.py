@@ -23,6 +23,8 @@ FEATURE_HELP = {
                 "phases",
     Feature.MEMORY: "no memory: neither peak RSS nor the RSS growth of io=True phases",
     Feature.PYTHON: "no Python stack samples (lapse record from outside)",
+    Feature.MARKERS: "no NVTX range per span (made only when an NVTX tool such as nsys "
+                     "is attached: NVTX_INJECTION64_PATH)",
 }
 
 
@@ -81,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(opts, f"no_{f.name.lower()}"):
             features &= ~f
     if Feature.SPANS not in features:
-        features &= ~Feature.CPU  # wait% is per span
+        features &= ~(Feature.CPU | Feature.MARKERS)  # wait% and markers are per span
     run_dir = opts.output or os.environ.get("LAPSE_RUN_DIR") or "lapse-runs"
     profiler = Profiler(features=features, role=opts.role, run_dir=run_dir,
                         max_spans=opts.max_spans, share=opts.share)

@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 class Feature(enum.Flag):
     """What a Profiler may collect. Flags decide what may be collected; evidence
     decides what appears: a flag whose collector cannot run here adds no section to the
-    result (and with ``strict=True`` the Profiler refuses to start). MARKERS, DEVICE
-    and ACTIVITY have no collector yet (the GPU collectors are to come): a Profiler
+    result (and with ``strict=True`` the Profiler refuses to start). DEVICE and
+    ACTIVITY have no collector yet (the GPU collectors are to come): a Profiler
     refuses them with a ValueError, and they are not in ``DEFAULT``."""
 
     SPANS = enum.auto()     #: spans and counters: their wall time (without it a span
@@ -33,11 +33,13 @@ class Feature(enum.Flag):
                             #: per interval by the process sampler (the I/O block)
     MEMORY = enum.auto()    #: RSS over time (the process sampler) and per io=True phase
     PYTHON = enum.auto()    #: external sampling of Python stacks
-    MARKERS = enum.auto()   #: NVTX ranges for spans (no collector yet: refused)
+    MARKERS = enum.auto()   #: every span also an NVTX range (domain "lapse") for the NVTX
+                            #: tool capturing the process (nsys, Kineto); collected only
+                            #: when one is attached (NVTX_INJECTION64_PATH)
     DEVICE = enum.auto()    #: GPU telemetry of this process (no collector yet: refused)
     ACTIVITY = enum.auto()  #: GPU kernels and copies attributed to spans (no collector yet:
                             #: refused)
-    DEFAULT = SPANS | CPU | IO | MEMORY | PYTHON  #: every feature with a collector
+    DEFAULT = SPANS | CPU | IO | MEMORY | PYTHON | MARKERS  #: every feature with a collector
 
 
 #: The features this build can always collect. PYTHON joins them where the lapse
@@ -45,12 +47,25 @@ class Feature(enum.Flag):
 AVAILABLE = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY
 
 #: Features with no collector yet: a Profiler refuses them (ValueError).
-NO_COLLECTOR = Feature.MARKERS | Feature.DEVICE | Feature.ACTIVITY
+NO_COLLECTOR = Feature.DEVICE | Feature.ACTIVITY
 
 #: What a Profiler collects unless told otherwise: what a C session collects
-#: (LAPSE_FEATURES_DEFAULT: spans, wait%, the process sampler's I/O and RSS), as
-#: `lapse run` does, which also samples Python stacks (Feature.PYTHON).
-COLLECTED_BY_DEFAULT = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY
+#: (LAPSE_FEATURES_DEFAULT: spans, wait%, the process sampler's I/O and RSS, NVTX
+#: markers where a tool takes them), as `lapse run` does, which also samples Python
+#: stacks (Feature.PYTHON).
+COLLECTED_BY_DEFAULT = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY | Feature.MARKERS
+
+#: The LAPSE_FEATURE_* bit of each feature the C session collects.
+SESSION_BITS = ((Feature.SPANS, 1), (Feature.CPU, 4), (Feature.IO, 8), (Feature.MEMORY, 16),
+                (Feature.MARKERS, 32))
+
+
+def markers_unavailable() -> str | None:
+    """Why MARKERS adds nothing in this process, or None: an NVTX tool is named
+    (NVTX_INJECTION64_PATH; lapse_start then checks that it attaches)."""
+    if os.environ.get("NVTX_INJECTION64_PATH"):
+        return None
+    return "no NVTX tool: NVTX_INJECTION64_PATH is not set (nsys and Kineto set it)"
 
 
 def available() -> Feature:
@@ -58,7 +73,8 @@ def available() -> Feature:
     accepted and adds nothing (``Profiler.missing``); NO_COLLECTOR is refused."""
     from ._python_sampler import unavailable_reason
 
-    return AVAILABLE | (Feature.PYTHON if unavailable_reason() is None else Feature(0))
+    return (AVAILABLE | (Feature.PYTHON if unavailable_reason() is None else Feature(0)) |
+            (Feature.MARKERS if markers_unavailable() is None else Feature(0)))
 
 
 def sync_environment() -> None:
@@ -145,6 +161,8 @@ class Profiler:
                              f"(the GPU collectors are to come): leave it out of features")
         if Feature.CPU in features and Feature.SPANS not in features:
             raise ValueError("lapse: Feature.CPU (wait% per span) needs Feature.SPANS")
+        if Feature.MARKERS in features and Feature.SPANS not in features:
+            raise ValueError("lapse: Feature.MARKERS (an NVTX range per span) needs Feature.SPANS")
         if max_spans < 0:
             raise ValueError("max_spans must be >= 0")
         self.features = features
@@ -172,7 +190,9 @@ class Profiler:
 
             self._lapse_command, self._python_why = resolve()
         python = Feature(0) if self._python_why else Feature.PYTHON
-        self.missing = features & ~(AVAILABLE | python)  #: requested features that add nothing here
+        self._markers_why = markers_unavailable() if Feature.MARKERS in features else None
+        markers = Feature(0) if self._markers_why else Feature.MARKERS
+        self.missing = features & ~(AVAILABLE | python | markers)  #: requested features that add nothing here
         self._python_sampler = None
         self._launcher = False  # run_target runs the program: its launcher frames are left out
         self._file: str | None = None
@@ -188,6 +208,7 @@ class Profiler:
         if self.strict and self.missing:
             names = ", ".join(f.name or "?" for f in Feature if f in self.missing and f.name != "DEFAULT")
             why = f" (PYTHON: {self._python_why})" if Feature.PYTHON in self.missing else ""
+            why += f" (MARKERS: {self._markers_why})" if Feature.MARKERS in self.missing else ""
             raise RuntimeError(f"lapse: strict=True and these collectors cannot run here: {names}{why}")
         if Feature.PYTHON in self.missing and os.environ.get("LAPSE_COMMAND"):
             # a command the user named that cannot run is said, not dropped in silence
@@ -220,12 +241,29 @@ class Profiler:
                                       io=Feature.IO in self.features,
                                       memory=Feature.MEMORY in self.features,
                                       process_ms=self.process_sample_ms or 0,
-                                      snapshot_ms=self.snapshot_ms or 0, share=self.share)
+                                      snapshot_ms=self.snapshot_ms or 0, share=self.share,
+                                      markers=Feature.MARKERS in self.features and
+                                      Feature.MARKERS not in self.missing)
         except OSError as e:
             # the host program carries on without profiling
             warnings.warn(f"{e} (profiling is off)", RuntimeWarning, stacklevel=2)
             self._file = None
             return self
+        if Feature.MARKERS in self.features and Feature.MARKERS not in self.missing:
+            why = _lapse.feature_missing(32)
+            if why is not None:  # the NVTX tool named did not attach
+                self._markers_why = why
+                self.missing |= Feature.MARKERS
+                if self.strict:
+                    _lapse.stop()
+                    self._file = None
+                    raise RuntimeError(f"lapse: strict=True and these collectors cannot run "
+                                       f"here: MARKERS ({why})")
+        if Feature.MARKERS in self.missing and "features" in self._given and \
+                Feature.MARKERS in self.features:
+            # asked for by name: said, not dropped in silence
+            warnings.warn(f"lapse: no NVTX markers: {self._markers_why}", RuntimeWarning,
+                          stacklevel=2)
         self._began()
         return self
 
@@ -236,7 +274,7 @@ class Profiler:
         # the session's LAPSE_FEATURE_* bits: SPANS 1, TIMELINE 2, CPU 4, IO 8, MEMORY 16
         bits = session["features"]
         collected = Feature(0)
-        for flag, bit in ((Feature.SPANS, 1), (Feature.CPU, 4), (Feature.IO, 8), (Feature.MEMORY, 16)):
+        for flag, bit in SESSION_BITS:
             if bits & bit:
                 collected |= flag
         cannot = []
@@ -260,7 +298,7 @@ class Profiler:
                                "which cannot take " + "; ".join(cannot) +
                                ": leave them out to take the session's")
         # what this Profiler now stands for is the session's
-        c_side = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY
+        c_side = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY | Feature.MARKERS
         self.features = collected | (self.features & ~c_side)
         self.max_spans = session["max_spans"]
         self.snapshot_ms = session["snapshot_ms"]
