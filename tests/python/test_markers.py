@@ -1,7 +1,8 @@
 """MARKERS from Python: every span (with, decorated, phase, asyncio tasks, threads, and
 a C library's below them: one core) is also an NVTX range for the NVTX tool of
 NVTX_INJECTION64_PATH, here tests/fakes/fake_nvtx_inject.c built by the test; without
-a tool MARKERS is in ``missing`` (strict refuses, a request by name warns)."""
+a tool MARKERS is in ``missing`` (strict refuses; a tool named that does not attach
+is warned about)."""
 
 from __future__ import annotations
 
@@ -135,20 +136,18 @@ def test_no_markers_without_a_tool_or_with_markers_off(tmp_path, nvtx_tool):
     assert not log.exists() or log.read_text() == ""
 
 
-def test_markers_without_a_tool_is_missing_strict_refuses_a_request_warns(tmp_path, monkeypatch):
+def test_markers_without_a_tool_is_missing_and_strict_refuses(tmp_path, monkeypatch):
     monkeypatch.delenv("NVTX_INJECTION64_PATH", raising=False)
-    p = Profiler(run_dir=tmp_path)  # the default asks for MARKERS
-    assert Feature.MARKERS in p.features and Feature.MARKERS in p.missing
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # left to the default: nothing said
-        with p:
-            pass
+    for features in (None, Feature.DEFAULT, Feature.SPANS | Feature.MARKERS):
+        p = Profiler(run_dir=tmp_path, features=features)  # the default asks for MARKERS
+        assert Feature.MARKERS in p.features and Feature.MARKERS in p.missing
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no tool named: in missing, nothing to say
+            with p:
+                pass
     with pytest.raises(RuntimeError, match="MARKERS.*NVTX_INJECTION64_PATH"):
         Profiler(run_dir=tmp_path, strict=True).start()
     assert not lapse._lapse.is_active()
-    with pytest.warns(RuntimeWarning, match="no NVTX markers: no NVTX tool"):
-        with Profiler(run_dir=tmp_path, features=Feature.SPANS | Feature.MARKERS):
-            pass
 
 
 def test_a_tool_that_does_not_attach(tmp_path, nvtx_tool):
@@ -156,10 +155,13 @@ def test_a_tool_that_does_not_attach(tmp_path, nvtx_tool):
     and a strict Profiler stops the session it started and raises."""
     prog = tmp_path / "decline.py"
     prog.write_text(textwrap.dedent("""
-        import sys, lapse
+        import sys, warnings, lapse
         from lapse import Feature, Profiler
-        with Profiler(run_dir=sys.argv[1]) as p:
-            print("missing", Feature.MARKERS in p.missing)
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            with Profiler(run_dir=sys.argv[1]) as p:
+                print("missing", Feature.MARKERS in p.missing)
+        print("warned", [str(w.message) for w in said])
         try:
             Profiler(run_dir=sys.argv[1], strict=True).start()
         except RuntimeError as e:
@@ -172,6 +174,10 @@ def test_a_tool_that_does_not_attach(tmp_path, nvtx_tool):
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[0] == "missing True", r.stdout
+    assert lines[1].startswith("warned ['lapse: no NVTX markers: no NVTX tool: "
+                               "NVTX_INJECTION64_PATH="), r.stdout
+    assert lines[1].endswith("did not attach']"), r.stdout
+    lines = lines[1:]
     assert lines[1].startswith("strict: lapse: strict=True and these collectors cannot run here: "
                                "MARKERS (no NVTX tool: NVTX_INJECTION64_PATH="), r.stdout
     assert lines[1].endswith("did not attach) active: False"), r.stdout
