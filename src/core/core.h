@@ -55,8 +55,9 @@ typedef struct core_frame {
     uint32_t flags;
     uint32_t scale; /* with CORE_FRAME_SCALED: what each recorded value stands for */
     uint64_t start; /* ticks */
-    uint64_t hook[CORE_SPAN_HOOKS]; /* with CORE_FRAME_HOOKED: what each hook's begin returned */
 } core_frame;
+/* the hot path's size: the span hooks keep their values beside the frames, not in them */
+_Static_assert(sizeof(core_frame) == 24, "core_frame must stay 24 bytes");
 
 typedef struct core_counter {
     uint32_t node;
@@ -135,7 +136,9 @@ typedef struct core_thread {
 /* Span hooks: callbacks at the begin and end of every span, on the thread that runs
  * it (the NVTX markers). With a hook set, every thread's fast_limit is 0, so every
  * begin takes the slow path: it calls each hook's begin before the span's clock is
- * read, keeps what it returned in the frame and marks the frame CORE_FRAME_HOOKED;
+ * read, keeps what it returned beside the frame (each stack's frames are followed by
+ * CORE_SPAN_HOOKS values per frame, allocated only in a session with hooks: see
+ * core_stack_bytes) and marks the frame CORE_FRAME_HOOKED;
  * the close, after the clock is read, calls the ends in reverse order from the
  * flagged branch it already has. With none set, the hot path is what it was. Set
  * before core_begin_session (which applies them), never while spans run; the
@@ -151,8 +154,11 @@ int core_span_hooks_set(const core_span_hook *hooks, uint32_t n);
  * calls them at a frame's begin (it sets CORE_FRAME_HOOKED) and at its end. */
 extern uint32_t core_span_hook_count;
 void core_span_hooks_apply(void);
-void core_span_hooks_begin(core_frame *f);
-void core_span_hooks_end(const core_frame *f);
+void core_span_hooks_begin(core_thread *t, core_frame *f);
+void core_span_hooks_end(const core_thread *t, const core_frame *f);
+/* The bytes of one stack of the current session: max_depth + 2 frames, and with
+ * span hooks their values after them. */
+size_t core_stack_bytes(void);
 
 /* The calling thread's state; checked against core_gen before use. */
 extern __thread core_thread *core_tls __attribute__((tls_model("initial-exec")));

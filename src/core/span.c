@@ -71,7 +71,7 @@ __attribute__((noinline)) static int span_begin_slow(uint32_t name)
         f->flags = CORE_FRAME_SUPPRESSED;
         t->depth = d + 1;
         if (unlikely(core_span_hook_count))
-            core_span_hooks_begin(f);
+            core_span_hooks_begin(t, f);
         return (int)(d + 1);
     }
     if (unlikely(d >= core_cfg.max_depth + 1u)) { /* the stack is full: count, push nothing */
@@ -103,7 +103,7 @@ __attribute__((noinline)) static int span_begin_slow(uint32_t name)
     }
     t->depth = d + 1;
     if (unlikely(core_span_hook_count)) /* before the clock: not billed to the span */
-        core_span_hooks_begin(f);
+        core_span_hooks_begin(t, f);
     f->start = core_ticks();
     return (int)(d + 1);
 }
@@ -171,23 +171,10 @@ __attribute__((noinline)) static void close_scaled(core_thread *t, const core_fr
         timeline_record(t, f, d, now);
 }
 
-/* Closes the top frame at tick `now`. */
-static inline __attribute__((always_inline)) void close_top(core_thread *t, uint64_t now)
+/* Records the close of frame f (depth d, unflagged but for CORE_FRAME_HOOKED) at `now`. */
+static inline __attribute__((always_inline)) void close_record(core_thread *t, const core_frame *f,
+                                                               uint32_t d, uint64_t now)
 {
-    uint32_t d = t->depth;
-    core_frame *f = &t->stack[d];
-    t->depth = d - 1;
-    if (unlikely(f->flags)) {
-        if (f->flags & CORE_FRAME_HOOKED)
-            core_span_hooks_end(f);
-        if (f->flags & ~CORE_FRAME_HOOKED) {
-            if (d == t->fast_limit) /* the outermost sampled frame: its subtree is over */
-                t->fast_limit = core_fast_limit;
-            if (f->flags & CORE_FRAME_SCALED)
-                close_scaled(t, f, d, now);
-            return; /* folded: its time stays in the parent's self time; suppressed: nothing */
-        }
-    }
     uint64_t ns = core_ticks_to_ns(now - f->start);
     core_node *n = &t->nodes[f->node];
     (*t->hist_pending)++;
@@ -201,6 +188,36 @@ static inline __attribute__((always_inline)) void close_top(core_thread *t, uint
     t->nodes[t->stack[d - 1].node].child_ns += ns;
     if (core_cfg.max_spans)
         timeline_record(t, f, d, now);
+}
+
+/* The close of a flagged frame, out of line: the hot path's close only tail-calls it,
+ * so the span hooks cost it no registers. */
+__attribute__((noinline)) static void close_flagged(core_thread *t, core_frame *f, uint32_t d,
+                                                    uint64_t now)
+{
+    if (f->flags & CORE_FRAME_HOOKED)
+        core_span_hooks_end(t, f);
+    if (f->flags & ~CORE_FRAME_HOOKED) {
+        if (d == t->fast_limit) /* the outermost sampled frame: its subtree is over */
+            t->fast_limit = core_fast_limit;
+        if (f->flags & CORE_FRAME_SCALED)
+            close_scaled(t, f, d, now);
+        return; /* folded: its time stays in the parent's self time; suppressed: nothing */
+    }
+    close_record(t, f, d, now);
+}
+
+/* Closes the top frame at tick `now`. */
+static inline __attribute__((always_inline)) void close_top(core_thread *t, uint64_t now)
+{
+    uint32_t d = t->depth;
+    core_frame *f = &t->stack[d];
+    t->depth = d - 1;
+    if (unlikely(f->flags)) {
+        close_flagged(t, f, d, now);
+        return;
+    }
+    close_record(t, f, d, now);
 }
 
 __attribute__((noinline)) static void close_top_outlined(core_thread *t, uint64_t now)
@@ -376,7 +393,7 @@ __attribute__((noinline)) static void stack_switch(core_thread *t, const void *k
         t->stacks[found].base = 0;
     }
     if (found == UINT32_MAX && t->stack_count < CORE_MAX_STACKS) {
-        core_frame *frames = calloc(core_cfg.max_depth + 2u, sizeof(core_frame));
+        core_frame *frames = calloc(1, core_stack_bytes());
         if (frames) {
             frames[0].node = CORE_ROOT;
             found = t->stack_count++;
@@ -480,7 +497,7 @@ int core_span_begin_sampled(const void *key, uint32_t name, int measured, uint32
         if (d + 1 < t->fast_limit)
             t->fast_limit = d + 1;
         if (unlikely(core_span_hook_count))
-            core_span_hooks_begin(f);
+            core_span_hooks_begin(t, f);
         return (int)(d + 1);
     }
     int token = span_begin_slow(name);

@@ -30,17 +30,33 @@ void core_span_hooks_apply(void)
     core_fast_limit = pending_count ? 0 : core_cfg.max_depth;
 }
 
-void core_span_hooks_begin(core_frame *f)
+size_t core_stack_bytes(void)
+{
+    size_t frames = core_cfg.max_depth + 2u;
+    return frames * sizeof(core_frame) +
+           (core_span_hook_count ? frames * CORE_SPAN_HOOKS * sizeof(uint64_t) : 0);
+}
+
+/* The hook values of frame f of t's current stack: after the stack's frames. */
+static uint64_t *values(const core_thread *t, const core_frame *f)
+{
+    uint64_t *all = (uint64_t *)(t->stack + core_cfg.max_depth + 2u);
+    return all + (size_t)(f - t->stack) * CORE_SPAN_HOOKS;
+}
+
+void core_span_hooks_begin(core_thread *t, core_frame *f)
 {
     uint32_t n = __atomic_load_n(&core_span_hook_count, __ATOMIC_ACQUIRE);
+    uint64_t *v = values(t, f);
     for (uint32_t i = 0; i < n; i++)
-        f->hook[i] = hooks[i].begin(f->name);
+        v[i] = hooks[i].begin(f->name);
     f->flags |= CORE_FRAME_HOOKED;
 }
 
-void core_span_hooks_end(const core_frame *f)
+void core_span_hooks_end(const core_thread *t, const core_frame *f)
 {
     uint32_t n = __atomic_load_n(&core_span_hook_count, __ATOMIC_ACQUIRE);
+    const uint64_t *v = values(t, f);
     for (uint32_t i = n; i-- > 0;)
-        hooks[i].end(f->hook[i]);
+        hooks[i].end(v[i]);
 }

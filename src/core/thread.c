@@ -93,7 +93,7 @@ static core_thread *thread_create(void)
     const core_config *cfg = &core_cfg;
     uint32_t path_slots = pow2_at_least(2ull * (cfg->max_paths + 1));
     uint32_t counter_slots = pow2_at_least(2ull * cfg->max_counters);
-    size_t stack_bytes = (cfg->max_depth + 2) * sizeof(core_frame);
+    size_t stack_bytes = core_stack_bytes();
     size_t node_bytes = (size_t)(cfg->max_paths + 1) * sizeof(core_node);
     size_t key_bytes = (size_t)path_slots * sizeof(uint64_t);
     size_t val_bytes = (size_t)path_slots * sizeof(uint32_t);
