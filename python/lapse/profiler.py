@@ -68,6 +68,24 @@ def markers_unavailable() -> str | None:
     return "no NVTX tool: NVTX_INJECTION64_PATH is not set (nsys and Kineto set it)"
 
 
+_annotate_warned = False
+
+
+def _record_function() -> tuple[Callable[[str], Any] | None, str | None]:
+    """torch.profiler.record_function for annotate=True, or None and why (warned
+    about once in a process)."""
+    global _annotate_warned
+    try:
+        from torch.profiler import record_function
+    except ImportError as e:
+        why = f"torch is not importable ({e})"
+        if not _annotate_warned:
+            _annotate_warned = True
+            warnings.warn(f"lapse: annotate=True adds nothing: {why}", RuntimeWarning, stacklevel=3)
+        return None, why
+    return record_function, None
+
+
 def available() -> Feature:
     """The features a Profiler can collect in this process. PYTHON, when absent, is
     accepted and adds nothing (``Profiler.missing``); NO_COLLECTOR is refused."""
@@ -125,6 +143,11 @@ class Profiler:
         share: make the run readable by the user's group: directories 0750 and files
             0640 instead of 0700 and 0600 (the umask still applies); default
             ``$LAPSE_SHARE``. Processes that join the run inherit it.
+        annotate: every span of Python code (``span``, ``phase``, decorated functions)
+            also opens ``torch.profiler.record_function(name)``, so that a
+            ``torch.profiler`` capture shows them, nested. Without torch importable it
+            warns once and adds nothing (``annotate_missing`` says why); off, spans
+            cost what they cost.
 
     Only one Profiler may be active in a process; starting a second raises
     RuntimeError.
@@ -144,7 +167,7 @@ class Profiler:
                  install: bool = False, strict: bool = False,
                  strict_names: bool = False, thread_names: bool | None = None,
                  process_sample_ms: int | None = None, snapshot_ms: int | None = None,
-                 python_hz: int = 100, share: bool | None = None) -> None:
+                 python_hz: int = 100, share: bool | None = None, annotate: bool = False) -> None:
         # what was asked for, as opposed to left to the default: a session this
         # Profiler joins (inherited from a parent) takes the one, keeps its own for the other
         given = {"features": features, "run_dir": run_dir, "max_spans": max_spans,
@@ -193,6 +216,11 @@ class Profiler:
         self._markers_why = markers_unavailable() if Feature.MARKERS in features else None
         markers = Feature(0) if self._markers_why else Feature.MARKERS
         self.missing = features & ~(AVAILABLE | python | markers)  #: requested features that add nothing here
+        self.annotate = bool(annotate)
+        self._record_function: Callable[[str], Any] | None = None
+        self.annotate_missing: str | None = None  #: why annotate=True adds nothing, or None
+        if annotate:
+            self._record_function, self.annotate_missing = _record_function()
         self._python_sampler = None
         self._launcher = False  # run_target runs the program: its launcher frames are left out
         self._file: str | None = None
@@ -243,7 +271,8 @@ class Profiler:
                                       process_ms=self.process_sample_ms or 0,
                                       snapshot_ms=self.snapshot_ms or 0, share=self.share,
                                       markers=Feature.MARKERS in self.features and
-                                      Feature.MARKERS not in self.missing)
+                                      Feature.MARKERS not in self.missing,
+                                      annotate=self._record_function)
         except OSError as e:
             # the host program carries on without profiling
             warnings.warn(f"{e} (profiling is off)", RuntimeWarning, stacklevel=2)
@@ -292,6 +321,8 @@ class Profiler:
         if "run_dir" in self._given and self.run_dir is not None and \
                 os.path.realpath(self.run_dir) != os.path.realpath(session["run_dir"]):
             cannot.append(f"run_dir={self.run_dir!r} (the session writes into {session['run_dir']!r})")
+        if self._record_function is not None:
+            cannot.append("annotate=True (what a span calls is fixed when the session starts)")
         if cannot:
             raise RuntimeError("lapse: this process joins the session it inherited from its parent, "
                                "which cannot take " + "; ".join(cannot) +

@@ -288,6 +288,8 @@ static void choose_file(void)
 
 const char *lapse_session_exported_env_name(unsigned i) { return i < ENV_SAVED ? exported_env[i] : NULL; }
 
+static core_span_hook binding_hook; /* lapse_session_set_span_hook's */
+
 /* The names of LAPSE_FEATURES, as LAPSE_FEATURE_* bits from bit 0 (SPANS). */
 static const char *const feature_names[] = {"spans", "timeline", "cpu", "io", "memory", "markers"};
 #define FEATURE_NAMES (sizeof feature_names / sizeof feature_names[0])
@@ -975,6 +977,8 @@ int lapse_start(const lapse_options *options)
         n_hooks++;
     else
         o.features &= ~(uint32_t)LAPSE_FEATURE_MARKERS;
+    if (binding_hook.begin && (o.features & LAPSE_FEATURE_SPANS))
+        hooks[n_hooks++] = binding_hook;
     core_span_hooks_set(hooks, n_hooks);
     core_config cfg = {o.max_depth, o.max_paths, 0, o.max_spans};
     core_begin_session(&cfg);
@@ -1004,6 +1008,11 @@ int lapse_start(const lapse_options *options)
     if (o.features & LAPSE_FEATURE_SPANS) /* without it every span stays dormant */
         __atomic_store_n(&lapse_enabled_, 1, __ATOMIC_RELEASE);
     return 0;
+}
+
+void lapse_session_set_span_hook(uint64_t (*begin)(uint32_t name), void (*end)(uint64_t value))
+{
+    binding_hook = (core_span_hook){begin && end ? begin : NULL, begin && end ? end : NULL};
 }
 
 uint32_t lapse_features(void) { return S.active ? S.opts.features : 0; }

@@ -14,17 +14,20 @@ static PyObject *session_start(PyObject *self, PyObject *args, PyObject *kw)
     (void)self;
     static char *names[] = {"role", "run_dir", "max_spans", "snapshot_ms", "timeline",
                             "handle_signals", "cpu", "thread_names", "spans", "io",
-                            "memory", "process_ms", "share", "markers", NULL};
+                            "memory", "process_ms", "share", "markers", "annotate", NULL};
     const char *role = NULL, *run_dir = NULL;
     unsigned long long max_spans = 0;
     unsigned int snapshot_ms = 0;
     int timeline = 1, handle_signals = 1, cpu = 0, thread_names = 0, spans = 1, io = 0,
         memory = 0, share = 0, markers = 0;
     unsigned int process_ms = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzKIpppppppIpp:start", names, &role,
+    PyObject *annotate = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzKIpppppppIppO:start", names, &role,
                                      &run_dir, &max_spans, &snapshot_ms, &timeline,
                                      &handle_signals, &cpu, &thread_names, &spans, &io, &memory,
-                                     &process_ms, &share, &markers))
+                                     &process_ms, &share, &markers, &annotate))
+        return NULL;
+    if (ext_annotate_set(annotate) < 0) /* the span hook of this session, or none */
         return NULL;
     lapse_options o;
     lapse_options_init(&o);
@@ -228,9 +231,10 @@ PyMethodDef ext_session_methods[] = {
      "start(role=None, run_dir=None, max_spans=0, snapshot_ms=0, timeline=True, "
      "handle_signals=True, cpu=False, thread_names=False, spans=True, io=False, memory=False, "
      "process_ms=0, "
-     "share=False, markers=False) -> "
+     "share=False, markers=False, annotate=None) -> "
      "path of this process's "
-     ".lapse file"},
+     ".lapse file; annotate: torch.profiler.record_function, opened by every span of "
+     "the session"},
     {"stop", session_stop, METH_NOARGS, "stop() -> path of the final file, or None"},
     {"flush", session_flush, METH_NOARGS, "flush() -> True when the snapshot was written"},
     {"is_active", session_is_active, METH_NOARGS, "is_active() -> bool"},
