@@ -141,6 +141,26 @@ LAPSE_API const char *lapse_feature_missing(uint32_t feature);
 /* Path of the file this process writes, or NULL when no session is active. */
 LAPSE_API const char *lapse_file_path(void);
 
+/* Phases whose GPU time is measured beside their wall time: CUDA events on the
+ * default stream at both ends, through the CUDA runtime the program already loaded
+ * (libcudart.so.13 or .12), on a thread with a CUDA context. lapse never loads CUDA
+ * and never creates a context: without them the phase's GPU time is missing (counted
+ * as such in the report, with the reason; never 0). */
+#define LAPSE_GPU_TIME 1u /* its GPU time: a CUDA event at each end */
+#define LAPSE_GPU_SYNC 2u /* cudaDeviceSynchronize at both ends (before its begin and
+                             before its end): its wall time includes its GPU work */
+typedef struct lapse_gpu_phase {
+    int token;
+    unsigned flags;
+    void *events[2];
+} lapse_gpu_phase;
+LAPSE_API void lapse_gpu_phase_begin(lapse_gpu_phase *p, const char *name, unsigned flags);
+LAPSE_API void lapse_gpu_phase_end(lapse_gpu_phase *p);
+/* For bindings that measure GPU time themselves (Python: torch.cuda.Event): adds ns
+ * of GPU time to the innermost open span of key's stack (NULL: the thread's current
+ * stack); ns < 0: its GPU time is missing, why says why (one line). */
+LAPSE_API void lapse_gpu_time_keyed(const void *key, int64_t ns, const char *why);
+
 /* For language bindings: intern a name once, then begin/end by id. */
 LAPSE_API uint32_t lapse_intern(const char *name);
 LAPSE_API int lapse_span_begin_id(uint32_t name_id);

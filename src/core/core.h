@@ -45,7 +45,10 @@ typedef struct core_node {
      * entry of this path was open on the thread, and of them those at which the
      * thread was off CPU */
     uint64_t cpu_ticks, cpu_wait_ticks;
-    uint64_t pad[5]; /* one node is one page: index to address is a shift */
+    /* GPU time of gpu_time phases (core_gpu_time): the sum of the GPU time of its
+     * entries that have it, those entries, and the entries whose GPU time is missing */
+    uint64_t gpu_ns, gpu_timed, gpu_untimed;
+    uint64_t pad[2]; /* one node is one page: index to address is a shift */
 } core_node;
 _Static_assert(sizeof(core_node) == 4096, "core_node must be one page");
 
@@ -192,6 +195,10 @@ void core_span_end_keyed_name(const void *key, uint32_t name);
  * the path of the task that created it). Those frames are never closed from the
  * child's stack. */
 void core_stack_inherit(const void *child_key, const void *parent_key);
+/* Adds the GPU time of the innermost open span of key's stack (of the thread's
+ * current stack when key is NULL) to its node: ns >= 0 measured; < 0 the
+ * figure is missing (counted, never 0). Nothing inside a skipped sampled entry. */
+void core_gpu_time(const void *key, int64_t ns);
 /* Writes the names of the spans open on the stack of key, outermost first, joined
  * by sep, into buf (truncated to len - 1 bytes); returns the number of open spans. */
 uint32_t core_current_path(const void *key, char sep, char *buf, size_t len);

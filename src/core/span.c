@@ -514,6 +514,24 @@ int core_span_begin_sampled(const void *key, uint32_t name, int measured, uint32
     return token;
 }
 
+void core_gpu_time(const void *key, int64_t ns)
+{
+    core_thread *t = key ? keyed_state(key) : thread_state();
+    if (!t || t->depth == 0)
+        return;
+    const core_frame *top = &t->stack[t->depth];
+    if (top->flags & CORE_FRAME_SUPPRESSED)
+        return;
+    core_node *n = &t->nodes[top->node];
+    uint64_t s = top->flags & CORE_FRAME_SCALED ? top->scale : 1;
+    if (ns < 0) {
+        __atomic_store_n(&n->gpu_untimed, n->gpu_untimed + s, __ATOMIC_RELAXED);
+        return;
+    }
+    __atomic_store_n(&n->gpu_ns, n->gpu_ns + (uint64_t)ns * s, __ATOMIC_RELAXED);
+    __atomic_store_n(&n->gpu_timed, n->gpu_timed + s, __ATOMIC_RELAXED);
+}
+
 void core_stack_inherit(const void *child_key, const void *parent_key)
 {
     core_thread *t = keyed_state(child_key);

@@ -10,6 +10,7 @@
 #include "../store/file_io.h"
 #include "cpu_sampler.h"
 #include "fork_children.h"
+#include "gpu_phase.h"
 #include "launcher.h"
 #include "proc_sampler.h"
 #include "snapshot.h"
@@ -397,6 +398,7 @@ static void fill_meta(store_meta *m, int final, const char *reason)
     m->write_seq = ++S.write_seq;
     m->write_failures = S.write_failures;
     m->write_error = S.write_error;
+    m->gpu_time_missing = (char *)session_gpu_time_missing();
     m->final = (uint32_t)final;
     m->snapshot_interval_ms = S.opts.snapshot_interval_ms;
     m->max_spans = core_cfg.max_spans;
@@ -972,6 +974,7 @@ int lapse_start(const lapse_options *options)
     core_span_hook hooks[CORE_SPAN_HOOKS];
     uint32_t n_hooks = 0;
     S.markers_missing[0] = 0;
+    session_gpu_time_reset();
     if ((o.features & LAPSE_FEATURE_MARKERS) &&
         nvtx_markers_start(&hooks[n_hooks], S.markers_missing, sizeof S.markers_missing) == 0)
         n_hooks++;

@@ -18,6 +18,7 @@ enum store_section_type {
     STORE_SECTION_SAMPLES = 10, /* Python stack samples (store_samples) */
     STORE_SECTION_CPU_TICKS = 11, /* the CPU sampler's ticks per node (wait%) */
     STORE_SECTION_CHILDREN = 12,  /* the children the process forked (store_child) */
+    STORE_SECTION_GPU_TIME = 18,  /* GPU time of gpu_time phases per node */
 };
 
 /* Depth of the span tree. A writer folds spans deeper than its max_depth (meta) into

@@ -47,6 +47,7 @@ typedef struct store_meta {
     uint64_t dropped_counters; /* counter updates with no room in the counter table */
     uint64_t write_failures;   /* writes of this session that failed before this one */
     char *write_error;         /* the last of those failures; "" (or NULL) when none */
+    char *gpu_time_missing;    /* why a gpu_time phase had no GPU time (the first); "" or NULL */
 } store_meta;
 
 typedef struct store_thread {
@@ -75,6 +76,9 @@ typedef struct store_node {
     /* CPU sampler: its ticks at which an entry of the path was open on the thread,
      * and of them those at which the thread was off CPU (wait% = wait / ticks) */
     uint64_t cpu_ticks, cpu_wait_ticks;
+    /* gpu_time phases: GPU time of the entries that have it, those entries, and the
+     * entries whose GPU time is missing (GPU_TIME section) */
+    uint64_t gpu_ns, gpu_timed, gpu_untimed;
 } store_node;
 
 typedef struct store_counter {
