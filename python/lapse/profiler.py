@@ -341,11 +341,13 @@ class Profiler:
     # ---- accounting API (phases and counts) ----
 
     def phase(self, name: str, io: bool = False, sync: bool = False,
-              sample: float | None = None) -> Any:
+              sample: float | None = None, gpu_time: bool = False) -> Any:
         """A phase: a span with options. ``sync=True`` synchronizes CUDA at both
         ends when torch with a CUDA device is in use (a no-op otherwise), so the
-        phase's wall time includes its GPU work."""
-        return _lapse.phase(name, io=io, sync=sync, sample=sample)
+        phase's wall time includes its GPU work. ``gpu_time=True`` records its GPU
+        time (torch.cuda.Event at both ends) beside its wall time, where torch has
+        initialized CUDA; elsewhere the figure is missing with the reason."""
+        return _lapse.phase(name, io=io, sync=sync, sample=sample, gpu_time=gpu_time)
 
     def count(self, name: str, n: int) -> None:
         """Adds n to the counter `name` of the innermost open phase."""
