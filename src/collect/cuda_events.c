@@ -1,27 +1,21 @@
-/* CUDA events for the GPU time of phases (cuda_events.h). The declarations are our
- * own (the CUDA runtime API's ABI: int error codes, opaque handles, float ms). */
+/* CUDA events for the GPU time of phases (cuda_events.h), through our own
+ * declarations (cuda_decls.h). */
 #include "cuda_events.h"
+
+#include "cuda_decls.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 
-typedef int (*event_create_fn)(void **event);
-typedef int (*event_record_fn)(void *event, void *stream);
-typedef int (*event_sync_fn)(void *event);
-typedef int (*event_elapsed_fn)(float *ms, void *start, void *stop);
-typedef int (*event_destroy_fn)(void *event);
-typedef int (*device_sync_fn)(void);
-typedef int (*ctx_get_current_fn)(void **ctx);
-
 static struct runtime {
-    event_create_fn create;
-    event_record_fn record;
-    event_sync_fn sync;
-    event_elapsed_fn elapsed;
-    event_destroy_fn destroy;
-    device_sync_fn device_sync;
-    ctx_get_current_fn ctx_current;
+    cuda_event_create_fn create;
+    cuda_event_record_fn record;
+    cuda_event_sync_fn sync;
+    cuda_event_elapsed_fn elapsed;
+    cuda_event_destroy_fn destroy;
+    cuda_device_sync_fn device_sync;
+    cu_ctx_get_current_fn ctx_current;
     const char *soname;
 } rt;
 static int resolved; /* 1 once rt is complete (atomic) */
@@ -49,13 +43,13 @@ static int resolve(char *why, size_t why_len)
         return -ENOENT;
     }
     struct runtime r = {
-        (event_create_fn)dlsym(h, "cudaEventCreate"),
-        (event_record_fn)dlsym(h, "cudaEventRecord"),
-        (event_sync_fn)dlsym(h, "cudaEventSynchronize"),
-        (event_elapsed_fn)dlsym(h, "cudaEventElapsedTime"),
-        (event_destroy_fn)dlsym(h, "cudaEventDestroy"),
-        (device_sync_fn)dlsym(h, "cudaDeviceSynchronize"),
-        (ctx_get_current_fn)dlsym(d, "cuCtxGetCurrent"),
+        (cuda_event_create_fn)dlsym(h, "cudaEventCreate"),
+        (cuda_event_record_fn)dlsym(h, "cudaEventRecord"),
+        (cuda_event_sync_fn)dlsym(h, "cudaEventSynchronize"),
+        (cuda_event_elapsed_fn)dlsym(h, "cudaEventElapsedTime"),
+        (cuda_event_destroy_fn)dlsym(h, "cudaEventDestroy"),
+        (cuda_device_sync_fn)dlsym(h, "cudaDeviceSynchronize"),
+        (cu_ctx_get_current_fn)dlsym(d, "cuCtxGetCurrent"),
         soname,
     };
     if (!r.create || !r.record || !r.sync || !r.elapsed || !r.destroy || !r.device_sync ||
