@@ -49,6 +49,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="make the run readable by your group: directories 0750 and files "
                         "0640 instead of 0700 and 0600 (the umask still applies; "
                         "default: $LAPSE_SHARE)")
+    p.add_argument("--auto", action="append", default=[], metavar="MODULE",
+                   help="make every function of MODULE (a package: its submodules too) a "
+                        "span, without editing it; repeatable")
+    p.add_argument("--enable-tag", action="append", default=[], metavar="TAG",
+                   help="record the spans of the opt-in tag TAG (lapse.register_opt_in_tag), "
+                        "in this process and those it starts; repeatable")
     for f in FEATURE_FLAGS:
         p.add_argument(f"--no-{f.name.lower()}", dest=f"no_{f.name.lower()}",
                        action="store_true", help=FEATURE_HELP[f])
@@ -84,9 +90,20 @@ def main(argv: list[str] | None = None) -> int:
             features &= ~f
     if Feature.SPANS not in features:
         features &= ~(Feature.CPU | Feature.MARKERS)  # wait% and markers are per span
+        if opts.auto:
+            print("lapse run: --auto makes spans: it cannot go with --no-spans", file=sys.stderr)
+            return 2
+    if any(not t or "," in t for t in opts.enable_tag):
+        print("lapse run: --enable-tag needs a tag name (non-empty, no comma)", file=sys.stderr)
+        return 2
     run_dir = opts.output or os.environ.get("LAPSE_RUN_DIR") or "lapse-runs"
     profiler = Profiler(features=features, role=opts.role, run_dir=run_dir,
-                        max_spans=opts.max_spans, share=opts.share)
+                        max_spans=opts.max_spans, share=opts.share, auto=opts.auto,
+                        enable_tags=opts.enable_tag)
+    if opts.enable_tag:  # the processes it starts enable them too
+        from .instrument import ENV, environment_tags
+
+        os.environ[ENV] = ",".join(sorted(environment_tags() | set(opts.enable_tag)))
     profiler._launcher = True  # lapse's and runpy's frames beneath the target are left out
     with profiler:
         status = run_target(target, args, module=module)

@@ -7,8 +7,9 @@ import functools
 from typing import Any, Callable
 
 
-def wrap_special(name: str, fn: Callable[..., Any], span_type: Callable[[str], Any]) -> Any:
-    """Wraps a coroutine function, generator function or async generator function.
+def wrap_special(name: str, fn: Callable[..., Any], span: Any) -> Any:
+    """Wraps a coroutine function, generator function or async generator function
+    in `span` (a lapse.Span, which serves every call at once).
 
     - a coroutine function: one span from the first resume to the return, in the
       task's own context (it covers its awaits: wall time);
@@ -22,7 +23,7 @@ def wrap_special(name: str, fn: Callable[..., Any], span_type: Callable[[str], A
 
         @functools.wraps(fn)
         async def coroutine_wrapper(*args: Any, **kwargs: Any) -> Any:
-            with span_type(name):
+            with span:
                 return await fn(*args, **kwargs)
 
         coroutine_wrapper.__lapse_span__ = name  # type: ignore[attr-defined]
@@ -37,7 +38,7 @@ def wrap_special(name: str, fn: Callable[..., Any], span_type: Callable[[str], A
             value: Any = None
             while True:
                 try:
-                    with span_type(name):
+                    with span:
                         item = await resume(value)
                 except StopAsyncIteration:
                     return
@@ -60,7 +61,7 @@ def wrap_special(name: str, fn: Callable[..., Any], span_type: Callable[[str], A
         value: Any = None
         while True:
             try:
-                with span_type(name):
+                with span:
                     item = resume(value)
             except StopIteration as stop:
                 return stop.value

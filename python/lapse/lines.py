@@ -20,16 +20,16 @@ from __future__ import annotations
 
 import contextlib
 import html
-import importlib.machinery
 import linecache
 import os
 import sys
 import sysconfig
 import types
 from dataclasses import dataclass
-from typing import IO, Any, Iterator, Sequence, Union
+from typing import IO, Any, Iterator, Union
 
 from . import _lapse
+from ._imports import ImportHook, functions_of
 
 StrPath = Union[str, "os.PathLike[str]"]
 _SORTS = ("line", "time", "hits")
@@ -89,51 +89,6 @@ def _excluded_dirs() -> tuple[str, ...]:
     return tuple(dirs)
 
 
-class _TracingLoader:
-    """A project module's source loader, imported inside the block: its module code
-    (and so every function and class body in it) is chosen before it runs."""
-
-    def __init__(self, loader: importlib.machinery.SourceFileLoader):
-        self._loader = loader
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._loader, name)
-
-    def create_module(self, spec: Any) -> Any:
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        loader = self._loader
-        module.__loader__ = loader
-        if module.__spec__ is not None:
-            module.__spec__.loader = loader
-        code = loader.get_code(module.__name__)
-        if code is None:
-            raise ImportError(f"cannot load {module.__name__}: no code")
-        _lapse.lines_add_code(code)
-        exec(code, module.__dict__)
-
-
-class _ImportHook:
-    """First on sys.meta_path while a LineProfiler is active."""
-
-    def __init__(self, profiler: LineProfiler):
-        self._profiler = profiler
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(name, path, target)
-            if spec is None:
-                continue
-            if (isinstance(spec.loader, importlib.machinery.SourceFileLoader)
-                    and spec.origin and self._profiler._is_project_file(spec.origin)):
-                spec.loader = _TracingLoader(spec.loader)
-            return spec
-        return None
-
-
 class LineProfiler:
     """Hits and time per line of the code under the folder `root` (default: the
     nearest folder holding `.git` above the file that creates the profiler), while
@@ -156,7 +111,7 @@ class LineProfiler:
             self.root = os.path.abspath(os.fspath(root))
         self._prefix = os.path.join(self.root, "")
         self._excluded = tuple(d for d in _excluded_dirs() if not self._prefix.startswith(d))
-        self._hook: _ImportHook | None = None
+        self._hook: ImportHook | None = None
         self._known: dict[str, bool] = {}
         self._active = False
         # what the engine counted for this profiler, kept (in C) while another one has it
@@ -183,31 +138,13 @@ class LineProfiler:
         if isinstance(code, types.CodeType) and self._is_project_file(code.co_filename):
             _lapse.lines_add_code(code)
 
-    def _add_namespace(self, values: Sequence[Any], seen: set[int]) -> None:
-        for value in values:
-            if id(value) in seen:
-                continue
-            seen.add(id(value))
-            if isinstance(value, (staticmethod, classmethod)):
-                value = value.__func__
-            if isinstance(value, property):
-                for fn in (value.fget, value.fset, value.fdel):
-                    self._add_function(fn)
-                continue
-            if isinstance(value, types.FunctionType):
-                self._add_function(value)
-                wrapped = getattr(value, "__wrapped__", None)
-                if wrapped is not None:
-                    self._add_namespace([wrapped], seen)
-            elif isinstance(value, type):
-                self._add_namespace(list(vars(value).values()), seen)
-
     def _add_loaded(self) -> None:
         seen: set[int] = set()
         for module in list(sys.modules.values()):
             filename = getattr(module, "__file__", None)
             if isinstance(filename, str) and self._is_project_file(filename):
-                self._add_namespace(list(vars(module).values()), seen)
+                for fn in functions_of(list(vars(module).values()), seen):
+                    self._add_function(fn)
         frame: types.FrameType | None = sys._getframe()
         while frame is not None:
             if self._is_project_file(frame.f_code.co_filename):
@@ -231,8 +168,10 @@ class LineProfiler:
                 self._kept = None
             _owner = self
         self._active = True
-        self._hook = _ImportHook(self)
-        sys.meta_path.insert(0, self._hook)
+        self._hook = ImportHook(
+            lambda name, spec: bool(spec.origin) and self._is_project_file(spec.origin),
+            on_code=_lapse.lines_add_code)
+        self._hook.install()
         return self
 
     def stop(self) -> None:
@@ -242,8 +181,7 @@ class LineProfiler:
         self._active = False
         _lapse.lines_disable()
         if self._hook is not None:
-            with contextlib.suppress(ValueError):
-                sys.meta_path.remove(self._hook)
+            self._hook.remove()
             self._hook = None
 
     def __enter__(self) -> LineProfiler:

@@ -370,6 +370,12 @@ def _worker(w: Mapping[str, Any]) -> Worker:
 # ---- Profile ----
 
 
+_FRAME_COLUMNS = ("role", "path", "names", "depth", "calls", "total_ns", "self_ns", "mean_ns",
+                  "p50_ns", "p90_ns", "p95_ns", "p99_ns", "min_ns", "max_ns", "in_processes",
+                  "share_of_busy", "folded", "estimated", "sample_stride", "self_estimated",
+                  "counters")
+
+
 class Profile:
     """The result of a profiled run: pure, immutable data (see the module docstring).
 
@@ -635,6 +641,25 @@ class Profile:
         target = pathlib.Path(path)
         _lapse.export_perfetto(self._in_memory(), os.fspath(target))
         return target
+
+    def to_dataframe(self, role: str | None = None) -> Any:
+        """The span paths as a pandas DataFrame, one row per path and role (of
+        ``role`` only, when given), in path order: the ``PathStats`` figures as the
+        report model holds them (nothing is recomputed). Columns: role, path, names
+        (a tuple), depth, calls, total_ns, self_ns, mean_ns, p50_ns, p90_ns, p95_ns,
+        p99_ns, min_ns, max_ns, in_processes, share_of_busy, folded, estimated,
+        sample_stride, self_estimated, counters (a dict). ImportError when pandas is
+        not installed."""
+        from ._frames import data_frame
+
+        rows = []
+        for r in self._roles(role):
+            phases = r.get("phases", [])
+            for ph, names in zip(phases, _names_of(phases)):
+                ps = _path_stats(r["role"], ph, names)
+                rows.append({column: getattr(ps, column) for column in _FRAME_COLUMNS
+                             if column != "counters"} | {"counters": dict(ps.counters)})
+        return data_frame(rows, _FRAME_COLUMNS)
 
     def to_dict(self) -> dict[str, Any]:
         """A deep copy of the report document (schema ``lapse.report`` version 2,

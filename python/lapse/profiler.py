@@ -9,6 +9,7 @@ import warnings
 from types import TracebackType
 import runpy
 import sys
+import threading
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from . import _lapse, _names
@@ -140,6 +141,11 @@ class Profiler:
             samples join the final file, each with the span path open on its thread.
         snapshot_ms: the period of the snapshots written while the session runs (and of
             ``on_snapshot`` callbacks); default ``$LAPSE_SNAPSHOT_MS``, else 5000.
+        auto: module names (``"pkg.module"``; a package: its submodules too) whose every
+            function is a span while the session is active, without editing them
+            (docs/python.md, "Automatic spans"); needs ``Feature.SPANS``.
+        enable_tags: the opt-in span tags (``lapse.register_opt_in_tag``) whose spans
+            this session records, with those of ``$LAPSE_ENABLE_TAGS``.
         share: make the run readable by the user's group: directories 0750 and files
             0640 instead of 0700 and 0600 (the umask still applies); default
             ``$LAPSE_SHARE``. Processes that join the run inherit it.
@@ -167,7 +173,9 @@ class Profiler:
                  install: bool = False, strict: bool = False,
                  strict_names: bool = False, thread_names: bool | None = None,
                  process_sample_ms: int | None = None, snapshot_ms: int | None = None,
-                 python_hz: int = 100, share: bool | None = None, annotate: bool = False) -> None:
+                 python_hz: int = 100, share: bool | None = None,
+                 auto: str | Sequence[str] = (),
+                 enable_tags: str | Sequence[str] = (), annotate: bool = False) -> None:
         # what was asked for, as opposed to left to the default: a session this
         # Profiler joins (inherited from a parent) takes the one, keeps its own for the other
         given = {"features": features, "run_dir": run_dir, "max_spans": max_spans,
@@ -205,6 +213,15 @@ class Profiler:
             raise ValueError("python_hz must be 1 to 20000")
         self.python_hz = python_hz
         self.share = bool(share)
+        from .auto import check_names
+        self.auto = check_names(auto)
+        if self.auto and Feature.SPANS not in features:
+            raise ValueError("lapse: auto spans need Feature.SPANS")
+        self._auto: Any = None
+        tags = (enable_tags,) if isinstance(enable_tags, str) else tuple(enable_tags)
+        if not all(isinstance(t, str) and t for t in tags):
+            raise TypeError("enable_tags: tag names (non-empty str)")
+        self.enable_tags = frozenset(tags)
         # the lapse command behind PYTHON, resolved once: what is checked is what runs
         self._lapse_command: str | None = None
         self._python_why: str | None = None
@@ -225,6 +242,8 @@ class Profiler:
         self._launcher = False  # run_target runs the program: its launcher frames are left out
         self._file: str | None = None
         self._active = False
+        self._paused_here = threading.local()
+        self._serial = 0
         from .live import LiveExport
 
         self._live = LiveExport()
@@ -357,16 +376,72 @@ class Profiler:
         """The dotted path of the phases open here (this thread, this task)."""
         return _lapse.current()
 
+    # ---- choosing what is measured ----
+    def pause(self) -> None:
+        """Stops recording the spans of the calling thread (within it, of the current
+        asyncio task) until ``resume()``. Refused (RuntimeError) while a span is open
+        here, and when already paused here: pause between spans, not inside one."""
+        if not self._active:
+            raise RuntimeError("lapse: pause() needs an active Profiler")
+        here = self._paused_here
+        if getattr(here, "state", None) is not None and here.serial == self._serial:
+            raise RuntimeError("lapse: pause(): already paused here (resume() first)")
+        open_here = _lapse.current()
+        if open_here:
+            raise RuntimeError(f"lapse: pause() while the span {open_here!r} is open here: "
+                               "pause between spans, not inside one")
+        here.state, here.serial = _lapse.pause_here() or (), self._serial  # (): no spans to pause
+
+    def resume(self) -> None:
+        """Records the calling thread's spans again after ``pause()``. Refused
+        (RuntimeError) while a span begun during the pause is still open, and where
+        nothing was paused; after the session stopped it does nothing."""
+        here = self._paused_here
+        state = getattr(here, "state", None)
+        if state is None or here.serial != self._serial:
+            if not self._active:
+                return
+            raise RuntimeError("lapse: resume() without pause() on this thread")
+        if self._active and state:
+            open_here = _lapse.current()
+            if open_here != "(paused)":
+                raise RuntimeError(f"lapse: resume() while the span {open_here!r} is open "
+                                   "(begun during the pause): end it first")
+            _lapse.resume_here(state)
+        here.state = None
+
+    def sample_every(self, n: int, name: str = "iteration") -> Any:
+        """A span named `name` (a context manager) that measures its first entry and
+        then one in every `n` (entries 1, n + 1, 2n + 1, ...), each scaled by n, and
+        records nothing for the others: ``with every10:`` inside a loop. The report
+        marks what comes from it as estimated (``~``, "1 entry in n"). The same
+        (name, n) gives the same object, which counts its entries over the process."""
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"lapse: sample_every(n): n is a whole number >= 1, not {n!r}")
+        return _lapse.phase(name, sample=1.0 / n)
+
     def _began(self) -> None:
         """What follows a session's start, whether this Profiler started it or
         adopted one the environment or a fork started."""
         from ._processes import hook_multiprocessing
 
         self._active = True
+        self._serial += 1  # a pause of an earlier session is over
         sync_environment()
         self._live.began()
         if Feature.SPANS in self.features:
+            from .instrument import environment_tags
+            _lapse.enable_tags(self.enable_tags | environment_tags())
             _lapse.timing_enable()
+            if self.auto:
+                from .auto import AutoSpans
+                auto = AutoSpans(self.auto)
+                try:
+                    auto.start()
+                except BaseException:
+                    self.stop()  # no session without the spans asked for
+                    raise
+                self._auto = auto
         hook_multiprocessing()
         if self._lapse_command and Feature.PYTHON not in self.missing and self._file:
             from ._python_sampler import PythonSampler, launcher_files
@@ -395,7 +470,12 @@ class Profiler:
         if not self._active:
             return
         self._live.stop()  # a last interval for on_snapshot callbacks, then the final write
+        if self._auto is not None:
+            auto, self._auto = self._auto, None
+            auto.stop()
         _lapse.timing_disable()
+        from .instrument import environment_tags
+        _lapse.enable_tags(environment_tags())
         if self.strict_names:
             _names.strict = False
         self._file = _lapse.stop() or self._file

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
+from typing import Any, Mapping
 
 from .profile import Profile, Worker, _names_of
 
@@ -47,6 +47,21 @@ class Run:
     unreadable: list[tuple[str, str]]  #: (file, reason) of files that could not be read
     stale: list[Worker]  #: processes that stopped writing before the run's end
     superseded: list[str]  #: earlier attempts in the same run directory, not included
+
+    def to_dataframe(self) -> Any:
+        """The merged tree as a pandas DataFrame, one row per path in the report's
+        order (``run_paths``, merged by the C analysis; nothing is recomputed).
+        Columns: path (the names joined with "."), names (a tuple), depth, calls,
+        total_ns, self_ns, roles (a tuple), estimated, counters (a dict).
+        ImportError when pandas is not installed."""
+        from ._frames import data_frame
+
+        rows = [{"path": ".".join(p.names), "names": p.names, "depth": len(p.names),
+                 "calls": p.calls, "total_ns": p.total_ns, "self_ns": p.self_ns, "roles": p.roles,
+                 "estimated": p.estimated, "counters": dict(p.counters)}
+                for p in self.tree.values()]
+        return data_frame(rows, ("path", "names", "depth", "calls", "total_ns", "self_ns", "roles",
+                                 "estimated", "counters"))
 
 
 def load_run(path: str | os.PathLike[str]) -> Run:

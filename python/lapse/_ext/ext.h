@@ -23,7 +23,7 @@ extern PyMethodDef ext_read_methods[];
 int ext_plain_functions_init(void);
 int ext_plain_functions_enable(void);
 int ext_plain_functions_disable(void);
-PyObject *ext_plain_functions_register(PyObject *name, PyObject *fn, uint32_t id);
+PyObject *ext_plain_functions_register(PyObject *name, PyObject *fn, uint32_t id, uint32_t tag);
 
 /* code_timed.c: a copy of a plain function's code that begins its span (-marks)
  * after its RESUME and ends it (marks ^ token) on every way out, loading the marks
@@ -37,6 +37,26 @@ extern PyMethodDef ext_plain_functions_methods[];
 /* line_monitor.c: the line profiler's engine (lapse.LineProfiler) */
 int ext_line_monitor_init(void);
 extern PyMethodDef ext_line_monitor_methods[];
+
+/* tags.c: span tags; an opt-in tag's spans are dormant unless the run enables it */
+#define EXT_TAGS_MAX 256
+extern unsigned char ext_tag_dormant[EXT_TAGS_MAX];
+static inline int ext_tag_on(uint32_t tag) { return !ext_tag_dormant[tag]; }
+/* The id of a tag (None or NULL: 0, no tag), assigned on first use. */
+int ext_tag_id(PyObject *tag, uint32_t *id);
+PyObject *ext_tag_name(uint32_t id);
+int ext_tags_init(void);
+extern PyMethodDef ext_tags_methods[];
+/* plain_functions.c: a registered function of a dormant tag is not timed; called
+ * when the dormant tags change */
+int ext_plain_functions_retag(void);
+
+/* pause.c: Profiler.pause() and resume() */
+extern PyMethodDef ext_pause_methods[];
+
+/* auto_spans.c: Profiler(auto=...) on 3.12+ (sys.monitoring on chosen code objects) */
+int ext_auto_spans_init(void);
+extern PyMethodDef ext_auto_spans_methods[];
 
 /* The key of the span stack the calling code uses: the context it runs in (an
  * asyncio task's own, else the thread's). A thread's context is created on first

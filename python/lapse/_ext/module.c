@@ -145,10 +145,14 @@ PyMODINIT_FUNC PyInit__lapse(void)
         Py_DECREF(m);
         return NULL;
     }
-    if (!name_ids || ext_plain_functions_init() < 0 || ext_line_monitor_init() < 0 || ext_span_init(m) < 0 ||
+    if (!name_ids || ext_plain_functions_init() < 0 || ext_line_monitor_init() < 0 ||
+        ext_auto_spans_init() < 0 || ext_tags_init() < 0 || ext_span_init(m) < 0 ||
         add_methods(m, ext_span_methods) < 0 || add_methods(m, ext_plain_functions_methods) < 0 ||
         add_methods(m, ext_session_methods) < 0 || add_methods(m, ext_read_methods) < 0 ||
-        add_methods(m, ext_live_methods) < 0 || add_methods(m, ext_annotate_methods) < 0 || add_methods(m, ext_line_monitor_methods) < 0) {
+        add_methods(m, ext_live_methods) < 0 || add_methods(m, ext_annotate_methods) < 0 || add_methods(m, ext_line_monitor_methods) < 0 ||
+        add_methods(m, ext_auto_spans_methods) < 0 ||
+        add_methods(m, ext_tags_methods) < 0 ||
+        add_methods(m, ext_pause_methods) < 0) {
         Py_DECREF(m);
         return NULL;
     }

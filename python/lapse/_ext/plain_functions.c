@@ -411,10 +411,12 @@ static int time_function(PyObject *fn)
     return PyErr_Occurred() ? -1 : 0;
 }
 
-/* Stops timing fn: its own vectorcall and code. */
+/* Stops timing fn: its own vectorcall and code. (Setting a vectorcall makes the
+ * interpreter stop specializing calls of the function: one not timed keeps its own.) */
 static int untime_function(PyObject *fn)
 {
-    PyFunction_SetVectorcall((PyFunctionObject *)fn, original);
+    if (PyVectorcall_Function(fn) != original)
+        PyFunction_SetVectorcall((PyFunctionObject *)fn, original);
     return restore_code(fn);
 }
 
@@ -476,12 +478,41 @@ static int for_all(int (*apply)(PyObject *fn))
     return rc < 0 || PyErr_Occurred() ? -1 : 0;
 }
 
+/* 1 when fn carries a tag that is dormant now (tags.c) */
+static int dormant(PyObject *fn)
+{
+    PyObject *tag = PyObject_GetAttrString(fn, "__lapse_tag__");
+    if (!tag) {
+        PyErr_Clear();
+        return 0;
+    }
+    uint32_t id;
+    int rc = ext_tag_id(tag, &id);
+    Py_DECREF(tag);
+    if (rc < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    return !ext_tag_on(id);
+}
+
+/* Times fn for the session unless its tag is dormant (then it is not timed). */
+static int time_if_on(PyObject *fn)
+{
+    return dormant(fn) ? untime_function(fn) : time_function(fn);
+}
+
 int ext_plain_functions_enable(void)
 {
     if (patched)
         return 0;
     patched = 1;
-    return for_all(time_function);
+    return for_all(time_if_on);
+}
+
+int ext_plain_functions_retag(void)
+{
+    return patched ? for_all(time_if_on) : 0;
 }
 
 int ext_plain_functions_disable(void)
@@ -492,9 +523,17 @@ int ext_plain_functions_disable(void)
     return for_all(untime_function);
 }
 
-/* Registers fn (a plain Python function) as a span named `name`; returns fn. */
-PyObject *ext_plain_functions_register(PyObject *name, PyObject *fn, uint32_t id)
+/* Registers fn (a plain Python function) as a span named `name` of tag `tag` (0:
+ * none); returns fn. */
+PyObject *ext_plain_functions_register(PyObject *name, PyObject *fn, uint32_t id, uint32_t tag)
 {
+    if (tag) {
+        PyObject *tag_name = ext_tag_name(tag);
+        int rc = PyObject_SetAttrString(fn, "__lapse_tag__", tag_name);
+        Py_DECREF(tag_name);
+        if (rc < 0)
+            return NULL;
+    }
     if (remember_id(fn, id) < 0)
         return NULL;
     PyObject *added = PyObject_CallMethod(functions, "add", "O", fn);
@@ -503,7 +542,7 @@ PyObject *ext_plain_functions_register(PyObject *name, PyObject *fn, uint32_t id
     Py_DECREF(added);
     if (PyObject_SetAttrString(fn, "__lapse_span__", name) < 0)
         return NULL;
-    if (patched && time_function(fn) < 0)
+    if (patched && time_if_on(fn) < 0)
         return NULL;
     Py_INCREF(fn);
     return fn;
@@ -529,6 +568,66 @@ int ext_plain_functions_init(void)
     Py_DECREF(weakref);
     return functions ? 0 : -1;
 }
+
+#if PY_VERSION_HEX < 0x030C0000
+/* ---- automatic spans on 3.11 (Profiler(auto=...); 3.12+: auto_spans.c) ----
+ *
+ * A chosen function runs its timed code while the automatic spans are on, named
+ * `name`, without being registered: when they stop it gets its own code back and is
+ * no span in a later session. */
+
+static PyObject *auto_functions; /* list of the functions running timed code for them */
+
+/* auto_time(fn, name) -> True when fn now runs its timed code; False when fn is a
+ * span already (@span) or has no timed code (a RuntimeWarning said why) */
+static PyObject *auto_time_entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 2 || !PyFunction_Check(args[0]) || !PyUnicode_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "auto_time(fn, name): a function and a str");
+        return NULL;
+    }
+    PyObject *fn = args[0];
+    if (!auto_functions && !(auto_functions = PyList_New(0)))
+        return NULL;
+    int has = PyObject_HasAttrString(fn, "__lapse_span__");
+    if (has || origin_of(PyFunction_GET_CODE(fn)))
+        Py_RETURN_FALSE;
+    if (PyObject_SetAttrString(fn, "__lapse_span__", args[1]) < 0)
+        return NULL;
+    PyObject *timed = timed_code_of(fn);
+    int rc = timed ? set_code(fn, timed) : -1;
+    Py_XDECREF(timed);
+    if (rc == 0 && PyList_Append(auto_functions, fn) == 0)
+        Py_RETURN_TRUE;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    restore_code(fn);
+    PyObject_DelAttrString(fn, "__lapse_span__");
+    PyErr_Clear();
+    PyErr_Restore(type, value, tb);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_RETURN_FALSE;
+}
+
+/* auto_untime(): every function auto_time timed gets its own code back */
+static PyObject *auto_untime_entry(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    int rc = 0;
+    for (Py_ssize_t i = 0; auto_functions && i < PyList_GET_SIZE(auto_functions); i++) {
+        PyObject *fn = PyList_GET_ITEM(auto_functions, i);
+        if (restore_code(fn) < 0 || PyObject_DelAttrString(fn, "__lapse_span__") < 0)
+            rc = -1;
+    }
+    Py_CLEAR(auto_functions);
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+#endif
 
 static PyObject *py_enable(PyObject *self, PyObject *unused)
 {
@@ -566,6 +665,12 @@ PyMethodDef ext_plain_functions_methods[] = {
     {"_timed_code", (PyCFunction)(void (*)(void))timed_code_entry, METH_FASTCALL,
      "_timed_code(code, marks) -> the timed copy of a plain function's code "
      "(code_timed.c); ValueError where it cannot be made."},
+#if PY_VERSION_HEX < 0x030C0000
+    {"auto_time", (PyCFunction)(void (*)(void))auto_time_entry, METH_FASTCALL,
+     "auto_time(fn, name) -> True when fn runs its timed code until auto_untime()"},
+    {"auto_untime", auto_untime_entry, METH_NOARGS,
+     "auto_untime(): the functions auto_time timed get their own code back"},
+#endif
     {"_span_marks", span_marks_entry, METH_O,
      "_span_marks(name) -> the SpanMarks of a span name (unpickling timed code)."},
     {NULL, NULL, 0, NULL},

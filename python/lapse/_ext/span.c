@@ -26,6 +26,7 @@ typedef struct {
     PyObject_HEAD
     PyObject *name;
     uint32_t id;
+    uint32_t tag; /* 0: none (tags.c) */
 } SpanObject;
 
 #define SPAN_CACHE_MAX 65536 /* distinct names kept; names built from data get fresh objects */
@@ -35,31 +36,44 @@ static PyTypeObject SpanFunction_Type;
 static PyObject *wrap_special;   /* lapse._wrappers.wrap_special */
 static PyObject *update_wrapper; /* functools.update_wrapper */
 static PyObject *span_cache;     /* str -> Span */
+static PyObject *tagged_cache;   /* (str, tag) -> Span */
 
-static PyObject *span_new_named(PyObject *name)
+/* The Span of name and tag (None: no tag). */
+static PyObject *span_new_tagged(PyObject *name, PyObject *tag)
 {
-    PyObject *cached = PyDict_GetItemWithError(span_cache, name);
-    if (cached) {
-        Py_INCREF(cached);
+    PyObject *cache = tag == Py_None ? span_cache : tagged_cache;
+    PyObject *key = tag == Py_None ? Py_NewRef(name) : PyTuple_Pack(2, name, tag);
+    if (!key)
+        return NULL;
+    PyObject *cached = PyDict_GetItemWithError(cache, key);
+    if (cached || PyErr_Occurred()) {
+        Py_DECREF(key);
+        Py_XINCREF(cached);
         return cached;
     }
-    if (PyErr_Occurred())
+    uint32_t id, tag_id;
+    if (ext_name_id(name, &id) < 0 || ext_tag_id(tag, &tag_id) < 0) {
+        Py_DECREF(key);
         return NULL;
-    uint32_t id;
-    if (ext_name_id(name, &id) < 0)
-        return NULL;
+    }
     SpanObject *s = PyObject_New(SpanObject, &Span_Type);
-    if (!s)
+    if (!s) {
+        Py_DECREF(key);
         return NULL;
+    }
     Py_INCREF(name);
     s->name = name;
     s->id = id;
-    if (PyDict_GET_SIZE(span_cache) < SPAN_CACHE_MAX &&
-        PyDict_SetItem(span_cache, name, (PyObject *)s) < 0) {
-        Py_DECREF(s);
-        return NULL;
-    }
+    s->tag = tag_id;
+    if (PyDict_GET_SIZE(cache) < SPAN_CACHE_MAX && PyDict_SetItem(cache, key, (PyObject *)s) < 0)
+        Py_CLEAR(s);
+    Py_DECREF(key);
     return (PyObject *)s;
+}
+
+static PyObject *span_new_named(PyObject *name)
+{
+    return span_new_tagged(name, Py_None);
 }
 
 static void Span_dealloc(SpanObject *s)
@@ -71,7 +85,7 @@ static void Span_dealloc(SpanObject *s)
 static PyObject *Span_enter(SpanObject *s, PyObject *unused)
 {
     (void)unused;
-    if (lapse_enabled_)
+    if (lapse_enabled_ && ext_tag_on(s->tag))
         lapse_span_begin_keyed(current_key(), s->id);
     Py_INCREF(s);
     return (PyObject *)s;
@@ -81,12 +95,12 @@ static PyObject *Span_exit(SpanObject *s, PyObject *const *args, Py_ssize_t narg
 {
     (void)args;
     (void)nargs;
-    if (lapse_enabled_)
+    if (lapse_enabled_ && ext_tag_on(s->tag))
         lapse_span_end_keyed_name(current_key(), s->id);
     Py_RETURN_FALSE; /* exceptions pass through */
 }
 
-static PyObject *wrap_callable(PyObject *name, PyObject *fn);
+static PyObject *wrap_callable(PyObject *name, PyObject *fn, PyObject *tag);
 
 static PyObject *Span_call(SpanObject *s, PyObject *args, PyObject *kw)
 {
@@ -97,7 +111,10 @@ static PyObject *Span_call(SpanObject *s, PyObject *args, PyObject *kw)
     }
     if (!PyArg_ParseTuple(args, "O:span", &fn))
         return NULL;
-    return wrap_callable(s->name, fn);
+    PyObject *tag = ext_tag_name(s->tag);
+    PyObject *result = wrap_callable(s->name, fn, tag);
+    Py_DECREF(tag);
+    return result;
 }
 
 static PyObject *Span_new(PyTypeObject *type, PyObject *args, PyObject *kw)
@@ -114,8 +131,24 @@ static PyObject *Span_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 
 static PyObject *Span_repr(SpanObject *s)
 {
-    return PyUnicode_FromFormat("lapse.span(%R)", s->name);
+    if (!s->tag)
+        return PyUnicode_FromFormat("lapse.span(%R)", s->name);
+    PyObject *tag = ext_tag_name(s->tag);
+    PyObject *r = PyUnicode_FromFormat("lapse.span(%R, tag=%R)", s->name, tag);
+    Py_DECREF(tag);
+    return r;
 }
+
+static PyObject *Span_get_tag(SpanObject *s, void *closure)
+{
+    (void)closure;
+    return ext_tag_name(s->tag);
+}
+
+static PyGetSetDef Span_getset[] = {
+    {"tag", (getter)Span_get_tag, NULL, "the library the span belongs to, or None", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
 
 static PyMethodDef Span_methods[] = {
     {"__enter__", (PyCFunction)Span_enter, METH_NOARGS, NULL},
@@ -140,6 +173,7 @@ static PyTypeObject Span_Type = {
     .tp_repr = (reprfunc)Span_repr,
     .tp_methods = Span_methods,
     .tp_members = Span_members,
+    .tp_getset = Span_getset,
 };
 
 /* ---- SpanFunction: a decorated callable that is not a plain Python function (a
@@ -154,13 +188,14 @@ typedef struct {
     PyObject *weakrefs;
     vectorcallfunc vectorcall;
     uint32_t id;
+    uint32_t tag;
 } SpanFunctionObject;
 
 static PyObject *SpanFunction_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
                                          PyObject *kwnames)
 {
     SpanFunctionObject *f = (SpanFunctionObject *)self;
-    if (!lapse_enabled_)
+    if (!lapse_enabled_ || !ext_tag_on(f->tag))
         return PyObject_Vectorcall(f->fn, args, nargsf, kwnames);
     const void *key = current_key();
     int token = lapse_span_begin_keyed(key, f->id);
@@ -251,13 +286,13 @@ static int needs_special_wrapper(PyObject *fn)
                               CO_ITERABLE_COROUTINE)) != 0;
 }
 
-static PyObject *wrap_callable(PyObject *name, PyObject *fn)
+static PyObject *wrap_callable(PyObject *name, PyObject *fn, PyObject *tag)
 {
     if (PyObject_TypeCheck(fn, &PyClassMethod_Type) || PyObject_TypeCheck(fn, &PyStaticMethod_Type)) {
         PyObject *inner = PyObject_GetAttrString(fn, "__func__");
         if (!inner)
             return NULL;
-        PyObject *wrapped = wrap_callable(name, inner);
+        PyObject *wrapped = wrap_callable(name, inner, tag);
         Py_DECREF(inner);
         if (!wrapped)
             return NULL;
@@ -270,13 +305,17 @@ static PyObject *wrap_callable(PyObject *name, PyObject *fn)
                      Py_TYPE(fn)->tp_name);
         return NULL;
     }
-    if (needs_special_wrapper(fn))
-        return PyObject_CallFunctionObjArgs(wrap_special, name, fn, (PyObject *)&Span_Type, NULL);
-    uint32_t id;
-    if (ext_name_id(name, &id) < 0)
+    if (needs_special_wrapper(fn)) {
+        PyObject *s = span_new_tagged(name, tag);
+        PyObject *result = s ? PyObject_CallFunctionObjArgs(wrap_special, name, fn, s, NULL) : NULL;
+        Py_XDECREF(s);
+        return result;
+    }
+    uint32_t id, tag_id;
+    if (ext_name_id(name, &id) < 0 || ext_tag_id(tag, &tag_id) < 0)
         return NULL;
     if (PyFunction_Check(fn)) /* stays the plain function (plain_functions.c) */
-        return ext_plain_functions_register(name, fn, id);
+        return ext_plain_functions_register(name, fn, id, tag_id);
     SpanFunctionObject *f = PyObject_GC_New(SpanFunctionObject, &SpanFunction_Type);
     if (!f)
         return NULL;
@@ -288,6 +327,7 @@ static PyObject *wrap_callable(PyObject *name, PyObject *fn)
     f->weakrefs = NULL;
     f->vectorcall = SpanFunction_vectorcall;
     f->id = id;
+    f->tag = tag_id;
     PyObject_GC_Track(f);
     PyObject *done = PyObject_CallFunctionObjArgs(update_wrapper, (PyObject *)f, fn, NULL);
     if (!done) {
@@ -328,11 +368,25 @@ static PyObject *name_of(PyObject *fn)
     return tail;
 }
 
-static PyObject *span_entry(PyObject *module, PyObject *arg)
+static PyObject *span_entry(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames)
 {
     (void)module;
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    PyObject *tag = Py_None;
+    if (nkw == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "tag") == 0)
+        tag = args[nargs];
+    else if (nkw)
+        nargs = -1;
+    if (nargs == 2 && !nkw)
+        tag = args[1];
+    else if (nargs != 1) {
+        PyErr_SetString(PyExc_TypeError, "span(name_or_fn, tag=None)");
+        return NULL;
+    }
+    PyObject *arg = args[0];
     if (PyUnicode_Check(arg))
-        return span_new_named(arg);
+        return span_new_tagged(arg, tag);
     if (!PyCallable_Check(arg) && !PyObject_TypeCheck(arg, &PyClassMethod_Type) &&
         !PyObject_TypeCheck(arg, &PyStaticMethod_Type)) {
         PyErr_Format(PyExc_TypeError,
@@ -351,7 +405,7 @@ static PyObject *span_entry(PyObject *module, PyObject *arg)
     Py_DECREF(target);
     if (!name)
         return NULL;
-    PyObject *result = wrap_callable(name, arg);
+    PyObject *result = wrap_callable(name, arg, tag);
     Py_DECREF(name);
     return result;
 }
@@ -699,9 +753,10 @@ PyMethodDef ext_span_methods[] = {
      "sampled_span(name, stride) -> a context manager measuring one entry in stride"},
     {"current", current_entry, METH_NOARGS,
      "current() -> the dotted path of the spans open here (this thread, this task), or \"\"."},
-    {"span", span_entry, METH_O,
-     "span(name) -> a span usable as `with span(name):` or `@span(name)`;\n"
-     "span(fn) -> fn decorated, named after its qualified name."},
+    {"span", (PyCFunction)(void (*)(void))span_entry, METH_FASTCALL | METH_KEYWORDS,
+     "span(name, tag=None) -> a span usable as `with span(name):` or `@span(name)`;\n"
+     "span(fn, tag=None) -> fn decorated, named after its qualified name. tag: the\n"
+     "library the span belongs to (lapse.register_opt_in_tag)."},
     {"count", (PyCFunction)(void (*)(void))count_entry, METH_FASTCALL,
      "count(name, n): add n to the counter `name` of the innermost open span."},
     {NULL, NULL, 0, NULL},
@@ -710,8 +765,9 @@ PyMethodDef ext_span_methods[] = {
 int ext_span_init(PyObject *module)
 {
     span_cache = PyDict_New();
+    tagged_cache = PyDict_New();
     sampled_cache = PyDict_New();
-    if (!span_cache || !sampled_cache)
+    if (!span_cache || !tagged_cache || !sampled_cache)
         return -1;
     if (PyType_Ready(&Span_Type) < 0 || PyType_Ready(&SpanFunction_Type) < 0 ||
         PyType_Ready(&SampledSpan_Type) < 0 || PyType_Ready(&IoSpan_Type) < 0)

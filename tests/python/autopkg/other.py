@@ -1,0 +1,5 @@
+"""A module not chosen: its functions are no spans."""
+
+
+def outside(x):
+    return x * 2
