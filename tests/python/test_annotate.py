@@ -5,28 +5,30 @@ off, nothing is called."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
 
-import lapse
-from lapse import Profiler, span
-
 from conftest import needs_torch
 
 
-def test_a_torch_profiler_capture_shows_the_spans_nested(tmp_path) -> None:
-    needs_torch()
+# torch is imported in a process of its own: a pytest process that imported it would
+# make every child it forks start with torch's RSS (test_hostile_files bounds theirs)
+CAPTURE = textwrap.dedent("""
+    import json, sys
+    import lapse
+    from lapse import Profiler, span
     from torch.profiler import ProfilerActivity, profile
 
     @span("annotated.decorated")
-    def decorated() -> None:
+    def decorated():
         with span("annotated.inner"):
             pass
 
+    annotate = sys.argv[2] == "on"
     with profile(activities=[ProfilerActivity.CPU]) as capture:
-        with Profiler(run_dir=tmp_path, annotate=True) as p:
-            assert p.annotate_missing is None
+        with Profiler(run_dir=sys.argv[1], annotate=annotate) as p:
             with span("annotated.outer"):
                 decorated()
                 with lapse.phase("annotated.phase"):
@@ -36,35 +38,50 @@ def test_a_torch_profiler_capture_shows_the_spans_nested(tmp_path) -> None:
                     raise KeyError("through")
             except KeyError:
                 pass
-    events = {e.name: e for e in capture.events() if e.name.startswith("annotated.")}
+    events = {e.name: [e.time_range.start, e.time_range.end,
+                       e.cpu_parent.name if e.cpu_parent else None]
+              for e in capture.events() if e.name.startswith("annotated.")}
+    print(json.dumps({"missing": p.annotate_missing, "events": events,
+                      "failures": lapse._lapse.annotate_failures(),
+                      "paths": list(p.result().stats())}))
+""")
+
+
+def capture(tmp_path, annotate: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", CAPTURE, str(tmp_path / "run"), annotate],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+def test_a_torch_profiler_capture_shows_the_spans_nested(tmp_path) -> None:
+    needs_torch()
+    got = capture(tmp_path, "on")
+    assert got["missing"] is None and got["failures"] == 0
+    events = got["events"]
     assert set(events) == {"annotated.outer", "annotated.decorated", "annotated.inner",
                            "annotated.phase", "annotated.raises"}
 
     def inside(child: str, parent: str) -> bool:
-        c, q = events[child].time_range, events[parent].time_range
-        return q.start <= c.start and c.end <= q.end
+        c, q = events[child], events[parent]
+        return q[0] <= c[0] and c[1] <= q[1]
 
     assert inside("annotated.inner", "annotated.decorated")
     assert inside("annotated.decorated", "annotated.outer")
     assert inside("annotated.phase", "annotated.outer")
     assert not inside("annotated.raises", "annotated.outer")
-    assert events["annotated.inner"].cpu_parent.name == "annotated.decorated"
-    assert events["annotated.decorated"].cpu_parent.name == "annotated.outer"
-    assert lapse._lapse.annotate_failures() == 0
+    assert events["annotated.inner"][2] == "annotated.decorated"
+    assert events["annotated.decorated"][2] == "annotated.outer"
     # lapse's own report has them too
-    paths = " ".join(p.result().stats())
+    paths = " ".join(got["paths"])
     assert "annotated.outer" in paths and "annotated.inner" in paths
 
 
 def test_without_annotate_no_record_function_is_opened(tmp_path) -> None:
     needs_torch()
-    from torch.profiler import ProfilerActivity, profile
-
-    with profile(activities=[ProfilerActivity.CPU]) as capture:
-        with Profiler(run_dir=tmp_path):
-            with span("plain.outer"):
-                pass
-    assert [e.name for e in capture.events() if e.name.startswith("plain.")] == []
+    got = capture(tmp_path, "off")
+    assert got["events"] == {}
+    assert "annotated.outer" in " ".join(got["paths"])
 
 
 def test_without_torch_it_warns_once_and_says_why(tmp_path) -> None:

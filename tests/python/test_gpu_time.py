@@ -5,7 +5,10 @@ with the reason, never 0, and lapse never initializes CUDA."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
+import textwrap
 import types
 
 import pytest
@@ -75,15 +78,27 @@ def test_without_torch_the_gpu_time_is_missing_with_why(tmp_path, monkeypatch) -
 
 def test_torch_without_cuda_initialized_is_left_uninitialized(tmp_path) -> None:
     needs_torch()
-    import torch
-
-    with Profiler(run_dir=tmp_path) as p:
-        with lapse.phase("step", gpu_time=True, sync=True):
-            pass
-    assert not torch.cuda.is_initialized()
-    role, phases = role_phases(p)
-    assert phases["step"]["gpu_time"]["untimed"] == 1
-    assert role["gpu_time_missing"].startswith("CUDA is not initialized in this process")
+    # in a process of its own: a pytest process that imported torch would make every
+    # child it forks start with torch's RSS (test_hostile_files bounds theirs)
+    program = textwrap.dedent("""
+        import json, sys
+        import torch
+        import lapse
+        from lapse import Profiler
+        with Profiler(run_dir=sys.argv[1]) as p:
+            with lapse.phase("step", gpu_time=True, sync=True):
+                pass
+        role = p.result().to_dict()["roles"][0]
+        step = [ph for ph in role["phases"] if ph["path"] == "step"][0]
+        print(json.dumps([torch.cuda.is_initialized(), step["gpu_time"], role["gpu_time_missing"]]))
+    """)
+    out = subprocess.run([sys.executable, "-c", program, str(tmp_path / "run")],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    initialized, gpu_time, why = json.loads(out.stdout.splitlines()[-1])
+    assert initialized is False
+    assert gpu_time["untimed"] == 1 and gpu_time["timed"] == 0
+    assert why.startswith("CUDA is not initialized in this process")
 
 
 def test_gpu_time_is_neither_io_nor_sampled() -> None:
