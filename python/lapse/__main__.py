@@ -25,6 +25,8 @@ FEATURE_HELP = {
     Feature.PYTHON: "no Python stack samples (lapse record from outside)",
     Feature.ACTIVITY: "no GPU activity (CUPTI kernels, copies and sets per span)",
     Feature.DEVICE: "no GPU telemetry (NVML: the GPU block and GPU BY PHASE)",
+    Feature.MARKERS: "no NVTX range per span (made only when an NVTX tool such as nsys "
+                     "is attached: NVTX_INJECTION64_PATH)",
 }
 
 
@@ -89,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(opts, f"no_{f.name.lower()}"):
             features &= ~f
     if Feature.SPANS not in features:
-        features &= ~Feature.CPU  # wait% is per span
+        features &= ~(Feature.CPU | Feature.MARKERS)  # wait% and markers are per span
         if opts.auto:
             print("lapse run: --auto makes spans: it cannot go with --no-spans", file=sys.stderr)
             return 2
