@@ -301,6 +301,22 @@ def test_timeline_zoom_search_and_details(small_run, browser, tmp_path):
                                       "els => els.map(e => [e.dataset.json, e.dataset.value])")
     assert [json.loads(v) for p, v in shown if p.endswith("/calls")] == [ph["calls"]]
     page.screenshot(path=str(shots_dir() / "timeline-detail.png"))
+    # hover: a tooltip with the path's figures from the report, gone off the canvas
+    tip = page.locator("#tl-tip")
+    assert not tip.is_visible()
+    page.mouse.move(box["x"] + (k["x0"] + k["x1"]) / 2, box["y"] + k["y"] + 5)
+    assert tip.is_visible()
+    text = tip.inner_text()
+    assert text.splitlines()[0] == "step/compute/kernel"
+    assert f"{ph['calls']:,} calls" in text, text
+    for key in ("total", "p50", "p99"):
+        m = re.search(rf"{key} (~ )?([\d.]+(?:ns|us|ms|s))", text)
+        assert m, (key, text)
+        v, err = parse_shown("ns", m.group(2))
+        assert abs(v - ph[f"{key}_ns"]) <= err, (key, text, ph)
+    page.screenshot(path=str(shots_dir() / "timeline-tooltip.png"))
+    page.mouse.move(box["x"] - 20, box["y"] - 20)
+    assert not tip.is_visible()
     page.close()
 
 

@@ -429,7 +429,7 @@
       if (pr) {
         var n = pr.begin.length, t0s = new Float64Array(n), t1s = new Float64Array(n), at = 0;
         for (var q = 0; q < n; q++) { at += pr.begin[q]; t0s[q] = at; t1s[q] = at + pr.dur[q]; }
-        if (n) { pmin = Math.min(pmin, t0s[0]); pmax = Math.max(pmax, t1s[n - 1]); }
+        if (n) { cmin = Math.min(cmin, t0s[0]); cmax = Math.max(cmax, t1s[n - 1]); } /* as the charts' */
         var TRACK = 2 * ROW;
         if (pr.rss) {
           lanes.push({ kind: 'track', track: 'rss', y: y, h: TRACK, proc: p, t0: t0s, t1: t1s, n: n, peak: pr.rss_peak,
