@@ -105,6 +105,12 @@ static sample_set *make_samples(int64_t pid, uint64_t count, unsigned seed)
         fn[k] = sample_set_frame(set, sample_set_string(set, name, (size_t)n), file, 10 + k);
     }
     uint32_t tname = sample_set_string(set, "MainThread", 10);
+    /* the span path open at each sample, as the sampler reads it: none, or one of the
+     * child's spans (a quarter each) */
+    const char *open_span[] = {"step/load", "step/compute", "step/compute/kernel"};
+    uint32_t span_path[4] = {0};
+    for (unsigned k = 0; k < 3; k++)
+        span_path[k + 1] = sample_set_string(set, open_span[k], strlen(open_span[k]));
     sample_key key = {pid, pid, tname, 0, SAMPLE_RUNNING};
     uint64_t x = seed * 2654435761u + 1;
     for (uint64_t s = 0; s < count; s++) {
@@ -114,6 +120,7 @@ static sample_set *make_samples(int64_t pid, uint64_t count, unsigned seed)
         for (unsigned d = 0; d < depth; d++)
             ids[d] = fn[(stack * 7u + d * d * 13u) % (d < 2 ? 5u : 300u)];
         x = x * 6364136223846793005ull + 1;
+        key.span_path = span_path[stack % 4];
         if (sample_set_add(set, &key, ids, depth, 1000000))
             return NULL;
     }

@@ -391,6 +391,24 @@ def test_flame_of_the_samples(small_run, browser, tmp_path):
     pid = str(report["python_samples"][0]["processes"][0]["pid"])
     one = page.evaluate(f"window.lapseView.flame.filter('{pid}', '')")
     assert one[0]["samples"] == 1000  # one process's half
+    # inside span X: view_scale's sample i recorded the span path (none, step/load,
+    # step/compute, step/compute/kernel)[i % 4], 500 samples each
+    fl = "window.lapseView.flame"
+    assert page.evaluate(f"{fl}.spans()") == ["", "step", "step/compute", "step/compute/kernel",
+                                               "step/load", "\u0000none"]
+    for span, want in [("step", 1500), ("step/compute", 1000), ("step/compute/kernel", 500),
+                       ("step/load", 500), (None, 500), ("", 2000)]:
+        got = page.evaluate(f"{fl}.filter('', '', '', {json.dumps(span)})")
+        assert got[0]["samples"] == want, (span, got[0])
+        assert all(f["samples"] <= want for f in got)
+    both = page.evaluate(f"{fl}.filter('{pid}', '', '', 'step/compute')")
+    assert both[0]["samples"] == 500
+    # by role: the run's one role holds every sample
+    assert page.eval_on_selector_all("#fl-role option", "os => os.map(o => o.value)") == ["", "worker"]
+    assert page.evaluate(f"{fl}.filter('', '', 'worker', '')")[0]["samples"] == 2000
+    page.select_option("#fl-span", "step/compute")  # the control itself
+    assert page.evaluate(f"{fl}.frames()")[0]["samples"] == 1000
+    page.screenshot(path=str(shots_dir() / "flame-inside-span.png"))
     page.close()
 
 

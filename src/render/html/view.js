@@ -831,20 +831,39 @@
       root.appendChild(h('p', { class: 'none', id: 'fl-none', text: 'No Python stack samples in this run (lapse record, or lapse run with the PYTHON feature, take them).' }));
       return { el: root, api: { show: function () {}, frames: function () { return []; } } };
     }
+    var roleSel = h('select', { id: 'fl-role' }, h('option', { value: '', text: 'every role' }));
     var procSel = h('select', { id: 'fl-process' }, h('option', { value: '', text: 'every process' }));
     var threadSel = h('select', { id: 'fl-thread' }, h('option', { value: '', text: 'every thread' }));
+    var spanSel = h('select', { id: 'fl-span' }, h('option', { value: '', text: 'anywhere' }));
     var info = h('span', { class: 'muted', id: 'fl-info' });
-    root.appendChild(h('div', { id: 'fl-bar' }, 'process ', procSel, ' thread ', threadSel, info));
+    root.appendChild(h('div', { id: 'fl-bar' }, 'role ', roleSel, ' process ', procSel, ' thread ', threadSel,
+      ' inside span ', spanSel, info));
+    root.appendChild(h('p', { class: 'note', text: 'Inside span X: the samples taken while X (or a span under it) was the span path ' +
+      'open on their thread, as the sampler read it; the samples are aggregated stacks with no time of their own, so this is ' +
+      'the span stack each sample recorded, not a match of times.' }));
     var wrap = h('div', { id: 'fl-wrap' });
     root.appendChild(wrap);
-    var pids = {}, threads = {};
+    var pids = {}, threads = {}, roles = {}, spans = {};
+    var NO_SPAN = '\u0000none';
     sets.forEach(function (p) {
       var s = p.samples, st = s.stacks;
+      roles[p.role] = true;
       for (var i = 0; i < st.pid.length; i++) {
         pids[st.pid[i]] = true;
         threads[st.pid[i] + ':' + st.tid[i]] = s.strings[st.thread_name[i]] || '';
+        var sp = st.span_path[i] ? s.strings[st.span_path[i]] : '';
+        for (var at = sp.length; sp && at > 0; at = sp.lastIndexOf('/', at - 1)) spans[sp.slice(0, at)] = true;
       }
     });
+    Object.keys(roles).sort().forEach(function (r) { roleSel.appendChild(h('option', { value: r, text: r })); });
+    Object.keys(spans).sort().forEach(function (x) { spanSel.appendChild(h('option', { value: x, text: x })); });
+    spanSel.appendChild(h('option', { value: NO_SPAN, text: '(no span open)' }));
+    function inSpan(sp) {
+      var want = spanSel.value;
+      if (!want) return true;
+      if (want === NO_SPAN) return !sp;
+      return sp === want || sp.slice(0, want.length + 1) === want + '/';
+    }
     Object.keys(pids).sort(function (a, b) { return a - b; }).forEach(function (pid) { procSel.appendChild(h('option', { value: pid, text: 'pid ' + pid })); });
     function fillThreads() {
       threadSel.textContent = '';
@@ -861,9 +880,11 @@
       var tree = { name: 'all', w: 0, n: 0, kids: new Map() };
       sets.forEach(function (p) {
         var s = p.samples, st = s.stacks, fr = s.frames, ids = s.frame_ids;
+        if (roleSel.value && p.role !== roleSel.value) return;
         for (var i = 0; i < st.pid.length; i++) {
           if (procSel.value && String(st.pid[i]) !== procSel.value) continue;
           if (threadSel.value && st.pid[i] + ':' + st.tid[i] !== threadSel.value) continue;
+          if (!inSpan(st.span_path[i] ? s.strings[st.span_path[i]] : '')) continue;
           var node = tree, w = st.weight_ns[i], c = st.count[i];
           node.w += w; node.n += c;
           for (var d = 0; d < st.depth[i]; d++) {
@@ -908,10 +929,17 @@
     function refresh() { tree = build(); focus = null; render(); }
     procSel.addEventListener('change', function () { fillThreads(); refresh(); });
     threadSel.addEventListener('change', refresh);
+    roleSel.addEventListener('change', refresh);
+    spanSel.addEventListener('change', refresh);
     return { el: root, api: {
       show: function () { if (!tree) refresh(); else render(); },
       frames: function () { return drawn; },
-      filter: function (pid, thread) { procSel.value = pid || ''; fillThreads(); threadSel.value = thread || ''; refresh(); return drawn; }
+      filter: function (pid, thread, role, span) {
+        procSel.value = pid || ''; fillThreads(); threadSel.value = thread || '';
+        roleSel.value = role || ''; spanSel.value = span === null ? NO_SPAN : span || '';
+        refresh(); return drawn;
+      },
+      spans: function () { return Array.prototype.map.call(spanSel.options, function (o) { return o.value; }); }
     } };
   }
 
