@@ -499,6 +499,43 @@ def test_timeline_tracks_are_the_process_samplers_records(sampled_run, browser, 
     page.close()
 
 
+def test_flame_reads_without_script(small_run, browser, tmp_path):
+    """With script off the page still shows the top of the flame graph (written by C
+    into its <noscript>): each frame there is a frame of the Flame tab at the same depth
+    with the same samples, and every frame of the tab of 1% or more of the samples'
+    time, to 8 levels, is there."""
+    html = tmp_path / "v.html"
+    lapse("view", str(small_run), "-o", str(html))
+    ctx = browser.new_context(java_script_enabled=False)
+    page = ctx.new_page()
+    page.goto(html.as_uri())
+    static = page.evaluate("""() => {
+        const out = [];
+        (function walk(ul, depth) {
+          for (const li of ul.children) {
+            const label = li.querySelector(':scope > .fl-label').textContent;
+            const m = li.textContent.slice(label.length).match(/([\\d.]+)%, [^,]+ sampled, ([\\d,]+) samples/);
+            out.push({name: label.split(' (')[0], depth, share: +m[1], samples: +m[2].replace(/,/g, '')});
+            const sub = li.querySelector(':scope > ul');
+            if (sub) walk(sub, depth + 1);
+          }
+        })(document.querySelector('#fl-static > ul'), 0);
+        return out;
+    }""")
+    page.screenshot(path=str(shots_dir() / "flame-no-script.png"), full_page=True)
+    ctx.close()
+    assert static[0] == {"name": "all", "depth": 0, "share": 100.0, "samples": 2000}
+    page = open_page(browser, html)
+    page.evaluate("window.lapseView.show('flame')")
+    frames = page.evaluate("window.lapseView.flame.frames()")
+    page.close()
+    drawn = sorted((f["name"], f["depth"], f["samples"]) for f in frames)
+    for n in static:
+        assert (n["name"], n["depth"], n["samples"]) in drawn, n
+    big = [f for f in frames if f["weight_ns"] >= 0.01 * frames[0]["weight_ns"] and f["depth"] < 8]
+    assert len(static) == len(big) > 1
+
+
 def report_samples(report: dict) -> list[dict]:
     return [p for s in report["python_samples"] for p in s["processes"]]
 
