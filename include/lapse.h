@@ -51,17 +51,20 @@ enum lapse_feature {
                                          LAPSE_IO_SCOPE spans */
     LAPSE_FEATURE_MEMORY = 1u << 4,   /* RSS: the peak (getrusage, the process sampler)
                                          and the RSS growth of LAPSE_IO_SCOPE spans */
-    /* Reserved for the GPU collectors, which do not exist yet: lapse_start refuses
-     * them (-ENOTSUP). */
+    /* Reserved for GPU collectors that do not exist yet: lapse_start refuses them
+     * (-ENOTSUP). */
     LAPSE_FEATURE_MARKERS = 1u << 5,  /* NVTX ranges for spans */
-    LAPSE_FEATURE_DEVICE = 1u << 6,   /* GPU telemetry of the process */
+    LAPSE_FEATURE_DEVICE = 1u << 6,   /* GPU telemetry of the process (NVML, loaded at
+                                         start: LAPSE_DEVICE_INTERVAL_MS, default 1000);
+                                         where it cannot run the session runs without it
+                                         and lapse_missing() says why */
     LAPSE_FEATURE_ACTIVITY = 1u << 7, /* GPU kernels and copies attributed to spans */
 };
 /* The process sampler's two halves, as one flag (what it was before they split). */
 #define LAPSE_FEATURE_PROCESS (LAPSE_FEATURE_IO | LAPSE_FEATURE_MEMORY)
 #define LAPSE_FEATURES_DEFAULT                                                            \
     (LAPSE_FEATURE_SPANS | LAPSE_FEATURE_TIMELINE | LAPSE_FEATURE_CPU | LAPSE_FEATURE_IO | \
-     LAPSE_FEATURE_MEMORY)
+     LAPSE_FEATURE_MEMORY | LAPSE_FEATURE_DEVICE)
 
 typedef struct lapse_options {
     uint32_t features;             /* LAPSE_FEATURE_* bits; 0: $LAPSE_FEATURES ("spans,
@@ -128,6 +131,18 @@ LAPSE_API int lapse_adopt_environment_session(void);
 LAPSE_API void lapse_set_thread_name(const char *name);
 /* The LAPSE_FEATURE_* bits the active session collects; 0 when none is active. */
 LAPSE_API uint32_t lapse_features(void);
+/* The features the active session was asked for and does not collect, each with
+ * why ("device: libnvidia-ml.so.1: cannot open shared object file: ..."), joined
+ * by "; "; "" when none (or no session). Written to its files: META "missing" (it
+ * failed: a caveat of the report) and "absent" (its library is not on this machine,
+ * as on one without a GPU driver: no caveat). */
+LAPSE_API const char *lapse_missing(void);
+/* Before a session: 0 when the collectors of features can start here; else the
+ * error of the first that cannot (-ENOENT: its library is not on this machine), with
+ * why its name and reason ("device: nvmlInit_v2: Driver Not Loaded (9)"), for a
+ * start that must not go without them (Python's strict=True). -EBUSY while a
+ * session is active. */
+LAPSE_API int lapse_check_features(uint32_t features, char *why, size_t why_len);
 /* Path of the file this process writes, or NULL when no session is active. */
 LAPSE_API const char *lapse_file_path(void);
 

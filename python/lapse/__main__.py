@@ -23,6 +23,7 @@ FEATURE_HELP = {
                 "phases",
     Feature.MEMORY: "no memory: neither peak RSS nor the RSS growth of io=True phases",
     Feature.PYTHON: "no Python stack samples (lapse record from outside)",
+    Feature.DEVICE: "no GPU telemetry (NVML: the GPU block and GPU BY PHASE)",
 }
 
 

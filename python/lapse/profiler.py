@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 class Feature(enum.Flag):
     """What a Profiler may collect. Flags decide what may be collected; evidence
     decides what appears: a flag whose collector cannot run here adds no section to the
-    result (and with ``strict=True`` the Profiler refuses to start). MARKERS, DEVICE
-    and ACTIVITY have no collector yet (the GPU collectors are to come): a Profiler
+    result (and with ``strict=True`` the Profiler refuses to start). MARKERS and
+    ACTIVITY have no collector yet (the GPU collectors are to come): a Profiler
     refuses them with a ValueError, and they are not in ``DEFAULT``."""
 
     SPANS = enum.auto()     #: spans and counters: their wall time (without it a span
@@ -35,10 +35,11 @@ class Feature(enum.Flag):
     MEMORY = enum.auto()    #: RSS over time (the process sampler) and per io=True phase
     PYTHON = enum.auto()    #: external sampling of Python stacks
     MARKERS = enum.auto()   #: NVTX ranges for spans (no collector yet: refused)
-    DEVICE = enum.auto()    #: GPU telemetry of this process (no collector yet: refused)
+    DEVICE = enum.auto()    #: GPU telemetry of this process (NVML, loaded at start: where
+                            #: it cannot run, ``Profiler.missing`` says why)
     ACTIVITY = enum.auto()  #: GPU kernels and copies attributed to spans (no collector yet:
                             #: refused)
-    DEFAULT = SPANS | CPU | IO | MEMORY | PYTHON  #: every feature with a collector
+    DEFAULT = SPANS | CPU | IO | MEMORY | PYTHON | DEVICE  #: every feature with a collector
 
 
 #: The features this build can always collect. PYTHON joins them where the lapse
@@ -46,20 +47,23 @@ class Feature(enum.Flag):
 AVAILABLE = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY
 
 #: Features with no collector yet: a Profiler refuses them (ValueError).
-NO_COLLECTOR = Feature.MARKERS | Feature.DEVICE | Feature.ACTIVITY
+NO_COLLECTOR = Feature.MARKERS | Feature.ACTIVITY
 
 #: What a Profiler collects unless told otherwise: what a C session collects
-#: (LAPSE_FEATURES_DEFAULT: spans, wait%, the process sampler's I/O and RSS), as
-#: `lapse run` does, which also samples Python stacks (Feature.PYTHON).
-COLLECTED_BY_DEFAULT = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY
+#: (LAPSE_FEATURES_DEFAULT: spans, wait%, the process sampler's I/O and RSS, GPU
+#: telemetry where NVML can start), as `lapse run` does, which also samples Python
+#: stacks (Feature.PYTHON).
+COLLECTED_BY_DEFAULT = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY | Feature.DEVICE
 
 
 def available() -> Feature:
-    """The features a Profiler can collect in this process. PYTHON, when absent, is
-    accepted and adds nothing (``Profiler.missing``); NO_COLLECTOR is refused."""
+    """The features a Profiler can collect in this process. PYTHON and DEVICE, when
+    absent, are accepted and add nothing (``Profiler.missing``); NO_COLLECTOR is
+    refused."""
     from ._python_sampler import unavailable_reason
 
-    return AVAILABLE | (Feature.PYTHON if unavailable_reason() is None else Feature(0))
+    return AVAILABLE | (Feature.PYTHON if unavailable_reason() is None else Feature(0)) | \
+        (Feature.DEVICE if _lapse.check_device() is None else Feature(0))
 
 
 def sync_environment() -> None:
@@ -90,10 +94,12 @@ class Profiler:
         max_spans: the timeline bound (raw begin/end records kept per process);
             default 100000.
         install: also make this the profiler that module-level helpers reach.
-        strict: fail before the session starts when a requested collector cannot run, and
+        strict: fail before the session starts when a requested collector cannot run
+            (``Feature.DEVICE``: NVML cannot be loaded or started, the error says why), and
             (``Feature.PYTHON``) when the sampler cannot start or read this process: the
             start waits until it does. Without it, a sampler that failed is warned about
-            and named in the report's CAVEATS.
+            and named in the report's CAVEATS, and a DEVICE that cannot run is in
+            ``missing`` (``missing_why`` says why).
         strict_names: raise on the second span name of one shape (digit runs read as
             "#"): names built from data. Without it, a warning at 128 names of a shape.
         thread_names: nest each thread's spans under its name in the report
@@ -189,7 +195,10 @@ class Profiler:
 
             self._lapse_command, self._python_why = resolve()
         python = Feature(0) if self._python_why else Feature.PYTHON
-        self.missing = features & ~(AVAILABLE | python)  #: requested features that add nothing here
+        self.missing = features & ~(AVAILABLE | python | Feature.DEVICE)  #: requested features that add nothing here
+        self.missing_why: dict[Feature, str] = {}  #: why, for each of ``missing`` known
+        if self._python_why:
+            self.missing_why[Feature.PYTHON] = self._python_why
         self._python_sampler = None
         self._launcher = False  # run_target runs the program: its launcher frames are left out
         self._file: str | None = None
@@ -204,9 +213,14 @@ class Profiler:
 
     def start(self) -> Profiler:
         """Starts the session (what ``with Profiler():`` does on entry)."""
+        if self.strict and Feature.DEVICE in self.features and not _lapse.is_active():
+            device_why = _lapse.check_device()  # NVML loaded and started, then let go
+            if device_why is not None:
+                self._device_missing(device_why)
         if self.strict and self.missing:
             names = ", ".join(f.name or "?" for f in Feature if f in self.missing and f.name != "DEFAULT")
-            why = f" (PYTHON: {self._python_why})" if Feature.PYTHON in self.missing else ""
+            why = "".join(f" ({f.name}: {self.missing_why[f]})" for f in Feature
+                          if f in self.missing and f in self.missing_why)
             raise RuntimeError(f"lapse: strict=True and these collectors cannot run here: {names}{why}")
         if Feature.PYTHON in self.missing and os.environ.get("LAPSE_COMMAND"):
             # a command the user named that cannot run is said, not dropped in silence
@@ -239,7 +253,8 @@ class Profiler:
                                       io=Feature.IO in self.features,
                                       memory=Feature.MEMORY in self.features,
                                       process_ms=self.process_sample_ms or 0,
-                                      snapshot_ms=self.snapshot_ms or 0, share=self.share)
+                                      snapshot_ms=self.snapshot_ms or 0, share=self.share,
+                                      device=Feature.DEVICE in self.features)
         except OSError as e:
             # the host program carries on without profiling
             warnings.warn(f"{e} (profiling is off)", RuntimeWarning, stacklevel=2)
@@ -248,14 +263,21 @@ class Profiler:
         self._began()
         return self
 
+    def _device_missing(self, why: str) -> None:
+        """DEVICE asked for and not collected: why ("device: ..."), in missing."""
+        self.missing |= Feature.DEVICE
+        self.missing_why[Feature.DEVICE] = why.removeprefix("device: ")
+
     def _join(self, session: dict[str, Any]) -> None:
         """Checks the options asked for against the inherited session's, raising for
         those it cannot take (what it collects and keeps is fixed at its start); the
         options left to the default become the session's."""
-        # the session's LAPSE_FEATURE_* bits: SPANS 1, TIMELINE 2, CPU 4, IO 8, MEMORY 16
+        # the session's LAPSE_FEATURE_* bits: SPANS 1, TIMELINE 2, CPU 4, IO 8, MEMORY 16,
+        # DEVICE 64 (where it started)
         bits = session["features"]
         collected = Feature(0)
-        for flag, bit in ((Feature.SPANS, 1), (Feature.CPU, 4), (Feature.IO, 8), (Feature.MEMORY, 16)):
+        for flag, bit in ((Feature.SPANS, 1), (Feature.CPU, 4), (Feature.IO, 8), (Feature.MEMORY, 16),
+                          (Feature.DEVICE, 64)):
             if bits & bit:
                 collected |= flag
         cannot = []
@@ -279,7 +301,7 @@ class Profiler:
                                "which cannot take " + "; ".join(cannot) +
                                ": leave them out to take the session's")
         # what this Profiler now stands for is the session's
-        c_side = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY
+        c_side = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY | Feature.DEVICE
         self.features = collected | (self.features & ~c_side)
         self.max_spans = session["max_spans"]
         self.snapshot_ms = session["snapshot_ms"]
@@ -357,6 +379,9 @@ class Profiler:
 
         self._active = True
         self._serial += 1  # a pause of an earlier session is over
+        for entry in _lapse.missing().split("; "):
+            if entry.startswith("device: ") and Feature.DEVICE in self.features:
+                self._device_missing(entry)  # the session runs without it, and says why
         sync_environment()
         self._live.began()
         if Feature.SPANS in self.features:

@@ -31,6 +31,8 @@ static const char *const kind_names[] = {
     [CAVEAT_MISSING_RANKS] = "missing_ranks",
     [CAVEAT_IO_UNREADABLE] = "io_unreadable",
     [CAVEAT_SAMPLING] = "sampling",
+    [CAVEAT_FEATURE_MISSING] = "feature_missing",
+    [CAVEAT_GPU_FAILED] = "gpu_failed",
 };
 
 const char *caveat_kind_name(caveat_kind k)
@@ -359,6 +361,17 @@ int caveats_build(const run_model *m, const run_ranks *ranks, caveat_list *l)
         goto fail;
     if (add_sampling(l, m))
         goto fail;
+    for (uint32_t i = 0; i < m->worker_count; i++)
+        if (m->workers[i].missing[0]) {
+            NEW(about_worker(l, CAVEAT_FEATURE_MISSING, m, i));
+            c->reason = m->workers[i].missing;
+        }
+    for (uint32_t i = 0; i < m->worker_count; i++)
+        if (m->workers[i].gpu.failed_calls) {
+            NEW(about_worker(l, CAVEAT_GPU_FAILED, m, i));
+            c->count = m->workers[i].gpu.failed_calls;
+            c->reason = m->workers[i].gpu.error;
+        }
 #undef NEW
     return 0;
 fail:

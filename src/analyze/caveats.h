@@ -4,7 +4,7 @@
  * and JSON reports and both sides of a diff share. The order is fixed: unreadable,
  * duplicate, stale, not_final, signal, write_failed, child_no_file, leftover_tmp, superseded,
  * inconsistent, dropped_spans, folded, unmatched_ends, dropped_counters, overflow,
- * missing_ranks, io_unreadable, sampling. */
+ * missing_ranks, io_unreadable, sampling, feature_missing, gpu_failed. */
 #ifndef LAPSE_ANALYZE_CAVEATS_H
 #define LAPSE_ANALYZE_CAVEATS_H
 
@@ -35,6 +35,8 @@ typedef enum caveat_kind {
     CAVEAT_IO_UNREADABLE,
     CAVEAT_SAMPLING,
     CAVEAT_DROPPED_CAUSAL, /* signals and waits past the writer's bound */
+    CAVEAT_FEATURE_MISSING, /* its session was asked for a feature that could not run */
+    CAVEAT_GPU_FAILED,      /* NVML calls failed while the GPU collector ran */
 } caveat_kind;
 
 /* The kind as reports name it ("stale", ...). */
@@ -69,6 +71,8 @@ typedef struct caveat {
      *   inconsistent: a = top-level total ns, b = busy ns (count = paths over busy)
      *   duplicate: count = images of the same process left out
      *   write_failed: a = failed writes before the one the file holds
+ *   feature_missing: reason = the features and why ("device: ...; ...")
+ *   gpu_failed: count = the calls that failed, reason = the last failure
      *   leftover_tmp: a = the writer's pid, b = mtime ns; flag = the file was read
      *   superseded: a = its files, b = its newest mtime ns
      *   missing_ranks: ranks[] the first of them (count = all), world = world size

@@ -208,7 +208,7 @@ static int build_memory(const run_model *m, uint32_t r, report_role *rr)
 static int samples_only(const run_model *m, const report_role *rr, uint32_t r)
 {
     if (rr->spans == REPORT_MEASURED || rr->process_io_state != REPORT_NOT_COLLECTED ||
-        rr->memory.state != REPORT_NOT_COLLECTED)
+        rr->memory.state != REPORT_NOT_COLLECTED || rr->gpu_state != REPORT_NOT_COLLECTED)
         return 0;
     uint32_t n = 0;
     for (uint32_t i = 0; i < m->worker_count; i++) {
@@ -285,7 +285,7 @@ static int build_role(const run_model *m, uint32_t r, unsigned top, report_role 
     rr->spans = spans_state(m, rs, r);
     rr->process_io_state = process_io_state(&rs->io);
     build_process_io(&rs->io, rr->spans != REPORT_NOT_COLLECTED, &rr->process_io);
-    if (build_memory(m, r, rr))
+    if (build_memory(m, r, rr) || report_gpu_build(m, r, rr))
         return -ENOMEM;
     rr->samples_only = samples_only(m, rr, r);
     return 0;
@@ -298,6 +298,7 @@ static void free_role(report_role *rr)
     free(rr->by_rank_max);
     free(rr->io_phases);
     free(rr->memory.growth);
+    report_gpu_free(rr);
 }
 
 /* ---- Python samples ---- */

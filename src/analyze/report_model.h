@@ -127,6 +127,28 @@ typedef struct report_memory {
     uint32_t growth_count;
 } report_memory;
 
+/* GPU BY PHASE: this run's utilisation of a device while a top-level span was open. */
+typedef struct report_gpu_phase {
+    uint32_t name;  /* string id; 0: the phases past the writer's bound, together */
+    uint64_t ticks; /* readings with it open and this run's utilisation read */
+    double own_pct; /* this run's utilisation over them, mean percent */
+} report_gpu_phase;
+
+/* One device of one process of the role (a device whose process list held it). */
+typedef struct report_gpu {
+    uint32_t worker;
+    const rm_gpu_device *device;
+    uint64_t ticks;            /* readings while the device held the process */
+    uint32_t interval_ms;      /* between readings */
+    int has_busy;              /* the whole device's utilisation was read */
+    double busy_pct, idle_pct; /* the whole device (every process on it), mean percent */
+    int has_own;               /* this run's utilisation was read: else n/a, not 0 */
+    double own_pct;            /* this process's, mean percent */
+    uint64_t mem_peak_bytes;   /* the most device memory the process held */
+    report_gpu_phase *phases;  /* most readings first */
+    uint32_t phase_count;
+} report_gpu;
+
 typedef struct report_role {
     const rm_role *role;
     const rs_role *stats;
@@ -154,6 +176,9 @@ typedef struct report_role {
     report_state process_io_state; /* the process sampler's I/O (the I/O block) */
     report_process_io process_io;
     report_memory memory;
+    report_state gpu_state;        /* MEASURED: gpus below; NOT_COLLECTED: no GPU block */
+    report_gpu *gpus;              /* in worker order, each worker's devices in its order */
+    uint32_t gpu_count;
     int samples_only;              /* every process holds Python samples and no span nor
                                       counter (lapse record's files), and the role has no
                                       I/O nor MEMORY block: its samples say it all */
@@ -260,6 +285,10 @@ void report_model_free(report_model *r);
 
 /* The run paths of r (r->stats and r->m built): 0 or -ENOMEM (run_paths.c). */
 int report_run_paths_build(report_model *r);
+
+/* The GPU block of role r (report_gpu.c): 0 or -ENOMEM. */
+int report_gpu_build(const run_model *m, uint32_t r, report_role *rr);
+void report_gpu_free(report_role *rr);
 
 /* The counter of a role by name on a phase (index in stats->phases), or NULL. */
 const report_counter *report_counter_named(const report_model *r, uint32_t role, uint32_t phase,

@@ -606,6 +606,50 @@ static void worker_free(rm_worker *w)
     free(w->children);
     sample_set_free(w->samples);
     causal_file_free(w->causal);
+    for (uint32_t i = 0; i < w->gpu.device_count; i++) {
+        free(w->gpu.devices[i].name);
+        free(w->gpu.devices[i].phases);
+    }
+    free(w->gpu.devices);
+    free(w->gpu.error);
+    free(w->missing);
+    free(w->absent);
+}
+
+/* The file's GPU section, its phase names interned. */
+static int add_gpu(run_model *m, rm_index *ix, rm_worker *w, const store_file *f)
+{
+    const store_gpu *g = &f->gpu;
+    rm_gpu *o = &w->gpu;
+    if (!g->interval_ms)
+        return 0;
+    o->interval_ms = g->interval_ms;
+    o->failed_calls = g->failed_calls;
+    if (!(o->error = dup_or_empty(g->error)))
+        return -ENOMEM;
+    if (g->device_count && !(o->devices = calloc(g->device_count, sizeof *o->devices)))
+        return -ENOMEM;
+    for (uint32_t i = 0; i < g->device_count; i++) {
+        const store_gpu_device *d = &g->devices[i];
+        rm_gpu_device *od = &o->devices[i];
+        o->device_count = i + 1;
+        *od = (rm_gpu_device){d->index, dup_or_empty(d->name), d->ticks, d->busy_ticks,
+                              d->busy_pct_sum, d->own_ticks, d->own_pct_sum, d->mem_peak_bytes,
+                              NULL, 0};
+        if (!od->name || (d->phase_count && !(od->phases = calloc(d->phase_count, sizeof *od->phases))))
+            return -ENOMEM;
+        for (uint32_t k = 0; k < d->phase_count; k++) {
+            const store_gpu_phase *p = &d->phases[k];
+            uint32_t name = p->name && p->name < f->name_count && f->names[p->name]
+                                ? intern(m, ix, f->names[p->name])
+                                : 0;
+            if (name == RM_NONE)
+                return -ENOMEM;
+            od->phases[k] = (rm_gpu_phase){name, p->ticks, p->own_pct_sum};
+        }
+        od->phase_count = d->phase_count;
+    }
+    return 0;
 }
 
 static int add_children(rm_worker *w, const store_file *f)
@@ -662,8 +706,10 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     w->launcher = dup_or_empty(mt->launcher);
     w->job_id = dup_or_empty(mt->job_id);
     w->write_error = dup_or_empty(mt->write_error);
+    w->missing = dup_or_empty(mt->missing);
+    w->absent = dup_or_empty(mt->absent);
     if (!w->file || !w->host || !w->role || !w->run_id || !w->end_reason || !w->launcher ||
-        !w->job_id || !w->write_error || (f->samples && !(w->samples = sample_set_from_store(f->samples)))) {
+        !w->job_id || !w->write_error || !w->missing || !w->absent || (f->samples && !(w->samples = sample_set_from_store(f->samples)))) {
         worker_free(w);
         return -ENOMEM;
     }
@@ -699,7 +745,8 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     w->cpu_sampler = (rm_cpu_sampler){mt->cpu_sample_ms, mt->cpu_sampler_rt ? 1u : 0u,
                                       mt->cpu_ticks, mt->cpu_ticks_late, mt->cpu_sampler_ns};
     w->features = file_features(f);
-    if (add_proc(w, f) || add_children(w, f) || causal_file_take(f, &w->causal)) {
+    if (add_proc(w, f) || add_children(w, f) || causal_file_take(f, &w->causal) ||
+        add_gpu(m, ix, w, f)) {
         worker_free(w);
         return -ENOMEM;
     }

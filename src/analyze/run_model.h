@@ -94,6 +94,28 @@ typedef struct rm_child {
     uint64_t forked_real_ns; /* on the worker's CLOCK_REALTIME */
 } rm_child;
 
+/* A worker's GPU telemetry (store_gpu, its file's GPU_DEVICE section). */
+typedef struct rm_gpu_phase {
+    uint32_t name; /* string id of the top-level span; 0: the phases past the bound */
+    uint64_t ticks, own_pct_sum;
+} rm_gpu_phase;
+
+typedef struct rm_gpu_device {
+    uint32_t index;
+    char *name;
+    uint64_t ticks, busy_ticks, busy_pct_sum, own_ticks, own_pct_sum, mem_peak_bytes;
+    rm_gpu_phase *phases;
+    uint32_t phase_count;
+} rm_gpu_device;
+
+typedef struct rm_gpu {
+    uint32_t interval_ms; /* 0: no section */
+    uint64_t failed_calls;
+    char *error;
+    rm_gpu_device *devices;
+    uint32_t device_count;
+} rm_gpu;
+
 typedef struct rm_worker {
     char *file, *host, *role, *run_id, *end_reason, *launcher, *job_id;
     char *write_error; /* the last failed write before this file's, "" when none */
@@ -127,6 +149,9 @@ typedef struct rm_worker {
     uint32_t child_count;
     uint64_t children_unrecorded; /* forked past its writer's bound: not known */
     struct causal_file *causal; /* its signals, waits and spans (causality.h); NULL: none */
+    rm_gpu gpu;
+    char *missing; /* features its session was asked for that failed to start, with why; "" */
+    char *absent;  /* those whose library its machine does not have, with why; "" */
 } rm_worker;
 
 typedef struct rm_role {

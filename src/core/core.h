@@ -172,8 +172,6 @@ void core_threads_lock(void);
 void core_threads_unlock(void);
 core_thread *core_threads_first(void);
 uint32_t core_threads_count(void);
-/* Refreshes the names of live threads (reads /proc for other threads). */
-void core_threads_refresh_names(void);
 /* Names the calling thread for the files (a binding's own name for it). */
 void core_thread_set_name(const char *name);
 
@@ -198,6 +196,11 @@ uint32_t core_tick(uint32_t own_cpu, int (*cpu_of)(int64_t tid, uint32_t *cpu));
  * spans' time so far (it moves when a top-level span closes). Takes the thread
  * list's lock; reads the threads' state without stopping them. */
 int core_phase_state(uint64_t *top_closed_ns);
+/* For the GPU collector: the names of the top-level spans open now on the live
+ * threads (the outermost entry of each thread's current stack), each once, at most
+ * max. Read without stopping the threads: a span that opens or closes meanwhile may
+ * be seen on either side. */
+uint32_t core_open_phases(uint32_t *names, uint32_t max);
 
 /* Fork handling: prepare locks, parent unlocks, child resets to a fresh
  * generation with only the calling thread, an empty tree and a clean stack. */

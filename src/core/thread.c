@@ -181,30 +181,6 @@ void core_threads_unlock(void) { pthread_mutex_unlock(&threads_mu); }
 core_thread *core_threads_first(void) { return threads_head; }
 uint32_t core_threads_count(void) { return __atomic_load_n(&threads_count, __ATOMIC_RELAXED); }
 
-void core_threads_refresh_names(void)
-{
-    pthread_mutex_lock(&threads_mu);
-    for (core_thread *t = threads_head; t; t = t->next) {
-        if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) || t->name_fixed)
-            continue;
-        char path[64];
-        snprintf(path, sizeof path, "/proc/self/task/%lld/comm", (long long)t->tid);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        char buf[32];
-        ssize_t n = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        if (n <= 0)
-            continue;
-        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == 0))
-            n--;
-        buf[n] = 0;
-        memcpy(t->name, buf, (size_t)n + 1);
-    }
-    pthread_mutex_unlock(&threads_mu);
-}
-
 /* Frees what earlier generations left, moves the current list to retired. Call
  * with threads_mu held. */
 static void retire_threads(uint32_t new_gen)
@@ -435,6 +411,27 @@ uint32_t core_tick(uint32_t own_cpu, int (*cpu_of)(int64_t tid, uint32_t *cpu))
     }
     pthread_mutex_unlock(&threads_mu);
     return credited;
+}
+
+uint32_t core_open_phases(uint32_t *names, uint32_t max)
+{
+    uint32_t n = 0;
+    pthread_mutex_lock(&threads_mu);
+    for (core_thread *t = threads_head; t && n < max; t = t->next) {
+        if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
+            continue;
+        const core_frame *frames = __atomic_load_n(&t->stack, __ATOMIC_ACQUIRE);
+        if (!frames || __atomic_load_n(&t->depth, __ATOMIC_ACQUIRE) == 0)
+            continue;
+        uint32_t name = __atomic_load_n(&frames[1].name, __ATOMIC_RELAXED);
+        uint32_t i = 0;
+        while (i < n && names[i] != name)
+            i++;
+        if (i == n && name)
+            names[n++] = name;
+    }
+    pthread_mutex_unlock(&threads_mu);
+    return n;
 }
 
 int core_phase_state(uint64_t *top_closed_ns)

@@ -267,6 +267,17 @@ char *caveat_text(const run_model *m, const caveat *c, char *buf, size_t n)
     case CAVEAT_SAMPLING:
         sampling(&t, m, c);
         break;
+    case CAVEAT_FEATURE_MISSING:
+        add(&t, "%s ran without what it was asked to collect: %s; nothing of it is in this "
+                "report",
+            caveat_worker_name(name, sizeof name, w), c->reason);
+        break;
+    case CAVEAT_GPU_FAILED:
+        add(&t, "%s: %s NVML calls failed while the GPU collector ran (the last: %s); the GPU "
+                "figures leave those readings out",
+            caveat_worker_name(name, sizeof name, w), fmt_count(a, sizeof a, c->count),
+            c->reason && c->reason[0] ? c->reason : "no reason recorded");
+        break;
     }
     return buf;
 }

@@ -198,6 +198,51 @@ static void memory_json(json_out *j, const run_model *m, const report_role *rr)
     json_end_object(j);
 }
 
+/* GPU: per device of each process; null where not read (n/a is not 0). */
+static void gpu_json(json_out *j, const run_model *m, const report_role *rr)
+{
+    json_str(j, "gpu_state", report_state_name(rr->gpu_state));
+    json_begin_array(j, "gpu");
+    for (uint32_t i = 0; i < rr->gpu_count; i++) {
+        const report_gpu *g = &rr->gpus[i];
+        const rm_worker *w = &m->workers[g->worker];
+        json_begin_object(j, NULL);
+        json_i64(j, "pid", w->pid);
+        json_str(j, "host", w->host);
+        json_u64(j, "device_index", g->device->index);
+        json_str(j, "device_name", g->device->name);
+        json_u64(j, "readings", g->ticks);
+        json_u64(j, "interval_ms", g->interval_ms);
+        if (g->has_busy) {
+            json_double(j, "busy_pct", g->busy_pct, 6);
+            json_double(j, "idle_pct", g->idle_pct, 6);
+        } else {
+            json_null(j, "busy_pct");
+            json_null(j, "idle_pct");
+        }
+        if (g->has_own)
+            json_double(j, "this_run_pct", g->own_pct, 6);
+        else
+            json_null(j, "this_run_pct");
+        json_u64(j, "vram_held_peak_bytes", g->mem_peak_bytes);
+        json_begin_array(j, "by_phase");
+        for (uint32_t k = 0; k < g->phase_count; k++) {
+            const report_gpu_phase *p = &g->phases[k];
+            json_begin_object(j, NULL);
+            if (p->name)
+                json_str(j, "phase", rm_str(m, p->name));
+            else
+                json_null(j, "phase"); /* the phases past the writer's bound */
+            json_u64(j, "readings", p->ticks);
+            json_double(j, "this_run_pct", p->own_pct, 6);
+            json_end_object(j);
+        }
+        json_end_array(j);
+        json_end_object(j);
+    }
+    json_end_array(j);
+}
+
 /* The four numbers of a process or a role; null where not measured. */
 static void usage_json(json_out *j, const report_usage *u)
 {
@@ -303,6 +348,7 @@ static int role_json(json_out *j, const report_model *rep, uint32_t r)
     json_end_array(j);
     io_json(j, m, rr);
     memory_json(j, m, rr);
+    gpu_json(j, m, rr);
     json_end_object(j);
     return 0;
 }
@@ -344,7 +390,7 @@ static const struct {
     const char *name;
 } feature_names[] = {{LAPSE_FEATURE_SPANS, "spans"},   {LAPSE_FEATURE_TIMELINE, "timeline"},
                      {LAPSE_FEATURE_CPU, "cpu"},       {LAPSE_FEATURE_IO, "io"},
-                     {LAPSE_FEATURE_MEMORY, "memory"}};
+                     {LAPSE_FEATURE_MEMORY, "memory"}, {LAPSE_FEATURE_DEVICE, "device"}};
 
 static void worker_json(json_out *j, const rm_worker *w, const report_usage *u)
 {
@@ -384,6 +430,8 @@ static void worker_json(json_out *j, const rm_worker *w, const report_usage *u)
         if (w->features & feature_names[f].bit)
             json_str(j, NULL, feature_names[f].name);
     json_end_array(j);
+    json_str(j, "missing", w->missing); /* asked for, failed to start, with why; "" none */
+    json_str(j, "absent", w->absent);   /* asked for, not on this machine, with why */
     json_u64(j, "cpu_sys_ns", w->cpu_sys_ns);
     json_u64(j, "max_rss_kb", w->max_rss_kb);
     usage_json(j, u);

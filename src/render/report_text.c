@@ -320,6 +320,39 @@ static void process_io_block(FILE *out, const report_role *rr, int ascii)
             fmt_duration(a, sizeof a, pio->sampler_cpu_ns_per_interval));
 }
 
+/* GPU: per device of each process, the whole device's utilisation, this run's (n/a
+ * when never read: not 0%), the memory the process held, and GPU BY PHASE. */
+static void gpu_block(FILE *out, const run_model *m, const report_role *rr)
+{
+    char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], d[FMT_BUF], e[FMT_BUF], pbuf[512];
+    if (rr->gpu_state == REPORT_NOT_COLLECTED)
+        return;
+    fputs("\nGPU  (NVML: busy = the whole device, every process on it; this run = this process;\n"
+          "  over the readings taken while the device held the process)\n", out);
+    for (uint32_t i = 0; i < rr->gpu_count; i++) {
+        const report_gpu *g = &rr->gpus[i];
+        const rm_worker *w = &m->workers[g->worker];
+        fprintf(out, "  %s (device %u, pid %lld on %s): busy %s, idle %s, this run %s;\n"
+                     "    VRAM held peak %s; %llu readings, every %s\n",
+                g->device->name, g->device->index, (long long)w->pid, w->host,
+                g->has_busy ? fmt_percent(a, sizeof a, g->busy_pct / 100.0) : "n/a",
+                g->has_busy ? fmt_percent(b, sizeof b, g->idle_pct / 100.0) : "n/a",
+                g->has_own ? fmt_percent(c, sizeof c, g->own_pct / 100.0) : "n/a",
+                fmt_bytes(d, sizeof d, g->mem_peak_bytes), (unsigned long long)g->ticks,
+                fmt_duration(e, sizeof e, (double)g->interval_ms * 1e6));
+        if (!g->phase_count)
+            continue;
+        fputs("  GPU BY PHASE (this run's utilisation while each top-level span was open)\n", out);
+        for (uint32_t k = 0; k < g->phase_count; k++) {
+            const report_gpu_phase *p = &g->phases[k];
+            fprintf(out, "    %-28s %7s  %llu reading%s\n",
+                    fit(pbuf, sizeof pbuf, p->name ? rm_str(m, p->name) : "(other phases)", 28),
+                    fmt_percent(a, sizeof a, p->own_pct / 100.0), (unsigned long long)p->ticks,
+                    p->ticks == 1 ? "" : "s");
+        }
+    }
+}
+
 /* MEMORY: peak RSS (getrusage and the process sampler) and RSS growth of the
  * io=True phases, measured at their entry and exit. */
 static void memory_block(FILE *out, const run_model *m, const report_role *rr)
@@ -551,6 +584,7 @@ static void role_block(FILE *out, const report_model *r, uint32_t ri, int ascii)
     }
     process_io_block(out, rr, ascii);
     memory_block(out, m, rr);
+    gpu_block(out, m, rr);
     if (rr->root_counters.count) {
         fputs("\nCOUNTERS outside any span\n", out);
         counters_of(out, m, rr, &rr->root_counters, 0);

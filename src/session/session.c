@@ -7,11 +7,11 @@
 #include "../core/clock.h"
 #include "../core/core.h"
 #include "../core/names.h"
+#include "../collect/collector.h"
+#include "../collect/io.h"
 #include "../store/file_io.h"
-#include "cpu_sampler.h"
 #include "fork_children.h"
 #include "launcher.h"
-#include "proc_sampler.h"
 #include "snapshot.h"
 
 #include <errno.h>
@@ -30,11 +30,12 @@
 /* What a session exports to the processes it starts: they join its run, as role
  * "child" unless they choose one, and collect what it collects (its features, bounds
  * and periods: a session the environment starts reads them). */
-#define ENV_SAVED 11
+#define ENV_SAVED 12
 static const char *const exported_env[ENV_SAVED] = {
     "LAPSE_PROFILE",     "LAPSE_RUN_DIR",      "LAPSE_RUN_ID",           "LAPSE_ROLE",
     "LAPSE_SHARE",       "LAPSE_FEATURES",     "LAPSE_MAX_SPANS",        "LAPSE_CPU_SAMPLE_MS",
-    "LAPSE_SNAPSHOT_MS", "LAPSE_THREAD_NAMES", "LAPSE_PROCESS_SAMPLE_MS"};
+    "LAPSE_SNAPSHOT_MS", "LAPSE_THREAD_NAMES", "LAPSE_PROCESS_SAMPLE_MS",
+    "LAPSE_DEVICE_INTERVAL_MS"};
 #define CHILD_ROLE "child"
 
 /* A thread of the session: the flusher, the sampler. Started without waiting for
@@ -81,6 +82,11 @@ static struct session {
     sem_t sampler_wake;
     uint32_t cpu_sample_ms; /* 0: no CPU sampler */
     uint32_t proc_sample_ms; /* 0: no process sampler */
+    uint32_t device_interval_ms; /* the GPU collector's period, with LAPSE_FEATURE_DEVICE */
+    int collecting[COLLECT_MAX]; /* collectors[i] runs (its start returned 0) */
+    char missing[1024]; /* the features asked for that failed to start, with why ("; ") */
+    char absent[1024];  /* those whose library this machine does not have, with why */
+    char missing_all[2048]; /* both, for lapse_missing */
     /* writes asked for by signal handlers, served by the flusher (a handler may not
      * allocate): the reason of a non-final write still to do (a later signal's
      * replaces it: one write serves both), and of the final write, which its handler
@@ -156,79 +162,6 @@ int lapse_session_with_snapshot(void (*fn)(const store_file *f, void *arg), void
     pthread_sigmask(SIG_SETMASK, &saved, NULL);
     return rc;
 }
-static uint64_t own_io[4]; /* what lapse's own writes moved (read_chars, write_chars,
-                              read_bytes, write_bytes), summed; atomic */
-
-void session_own_read(uint64_t bytes)
-{
-    __atomic_add_fetch(&own_io[0], bytes, __ATOMIC_RELAXED);
-}
-
-/* Reads the four counters of a /proc io file. *returned: the bytes this read
- * returned, which the kernel adds to read_chars after the read: the values read do
- * not include them yet, the next reading will (count them as lapse's own once the
- * values read are used). */
-static int read_io_file(const char *path, uint64_t out[4], uint64_t *returned)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    char buf[512];
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    *returned = (uint64_t)n;
-    buf[n] = 0;
-    static const char *const keys[4] = {"rchar: ", "wchar: ", "read_bytes: ", "write_bytes: "};
-    for (int i = 0; i < 4; i++) {
-        const char *at = strstr(buf, keys[i]);
-        if (!at)
-            return -1;
-        out[i] = strtoull(at + strlen(keys[i]), NULL, 10);
-    }
-    return 0;
-}
-
-/* Where the process's I/O counters are read: /proc/self/io, or for tests of the
- * unreadable path the file named by LAPSE_TEST_IO_FILE (read at start). */
-static const char *io_file = "/proc/self/io";
-
-/* Every reading of lapse's of the process's counters, and every file write of its,
- * happen under write_mu: a reading never sees a write of lapse's half done (its
- * bytes moved, not yet counted as lapse's own), nor another reading's bytes before
- * they are counted as lapse's own. A phase boundary that comes while lapse writes
- * its file waits for that write. */
-int lapse_io_counters(uint64_t out[4])
-{
-    uint64_t returned;
-    sigset_t saved; /* a handler on this thread must not wait for a write behind us */
-    block_handled_signals(&saved);
-    pthread_mutex_lock(&S.write_mu);
-    int rc = read_io_file(io_file, out, &returned);
-    if (rc == 0) {
-        for (int i = 0; i < 4; i++) {
-            uint64_t own = __atomic_load_n(&own_io[i], __ATOMIC_RELAXED);
-            out[i] = out[i] > own ? out[i] - own : 0;
-        }
-        session_own_read(returned); /* from the next reading on */
-    }
-    pthread_mutex_unlock(&S.write_mu);
-    pthread_sigmask(SIG_SETMASK, &saved, NULL);
-    return rc;
-}
-int lapse_rss_bytes(uint64_t *out)
-{
-    /* its read counts in read_chars: under the same lock as the I/O readings */
-    sigset_t saved;
-    block_handled_signals(&saved);
-    pthread_mutex_lock(&S.write_mu);
-    int rc = proc_rss_bytes(out);
-    pthread_mutex_unlock(&S.write_mu);
-    pthread_sigmask(SIG_SETMASK, &saved, NULL);
-    return rc;
-}
-
 static int process_hooks_installed;
 
 
@@ -288,7 +221,8 @@ static void choose_file(void)
 const char *lapse_session_exported_env_name(unsigned i) { return i < ENV_SAVED ? exported_env[i] : NULL; }
 
 /* The names of LAPSE_FEATURES, as LAPSE_FEATURE_* bits from bit 0 (SPANS). */
-static const char *const feature_names[] = {"spans", "timeline", "cpu", "io", "memory"};
+static const char *const feature_names[] = {"spans",  "timeline", "cpu",    "io",
+                                            "memory", "markers",  "device", "activity"};
 #define FEATURE_NAMES (sizeof feature_names / sizeof feature_names[0])
 
 /* Parses LAPSE_FEATURES ("spans,cpu,..."); 0, or -EINVAL with *bad the unknown name. */
@@ -313,7 +247,8 @@ static int parse_features(const char *v, uint32_t *out, char *bad, size_t bad_le
 
 static void save_and_export_env(void)
 {
-    char features[64] = "", max_spans[24], cpu_ms[16], snapshot_ms[16], process_ms[16];
+    char features[96] = "", max_spans[24], cpu_ms[16], snapshot_ms[16], process_ms[16],
+         device_ms[16];
     for (unsigned i = 0; i < FEATURE_NAMES; i++)
         if (S.features & (1u << i))
             snprintf(features + strlen(features), sizeof features - strlen(features), "%s%s",
@@ -322,12 +257,14 @@ static void save_and_export_env(void)
     snprintf(cpu_ms, sizeof cpu_ms, "%u", S.cpu_sample_ms);
     snprintf(snapshot_ms, sizeof snapshot_ms, "%u", S.opts.snapshot_interval_ms);
     snprintf(process_ms, sizeof process_ms, "%u", S.proc_sample_ms);
+    snprintf(device_ms, sizeof device_ms, "%u", S.device_interval_ms);
     /* NULL: left as it is (a period of a collector that is off stays the user's) */
     const char *values[ENV_SAVED] = {"1", S.run_dir, S.run_id, CHILD_ROLE, S.opts.share ? "1" : "0",
                                      features, S.opts.max_spans ? max_spans : NULL,
                                      S.cpu_sample_ms ? cpu_ms : NULL, snapshot_ms,
                                      S.opts.thread_names ? "1" : "0",
-                                     S.proc_sample_ms ? process_ms : NULL};
+                                     S.proc_sample_ms ? process_ms : NULL,
+                                     S.opts.features & LAPSE_FEATURE_DEVICE ? device_ms : NULL};
     for (int i = 0; i < ENV_SAVED; i++) {
         S.saved_env_kept[i] = values[i] == NULL;
         if (S.saved_env_kept[i])
@@ -400,14 +337,9 @@ static void fill_meta(store_meta *m, int final, const char *reason)
     m->max_depth = core_cfg.max_depth;
     m->max_paths = core_cfg.max_paths;
     m->max_counters = core_cfg.max_counters;
-    m->cpu_sample_ms = S.cpu_sample_ms;
-    cpu_sampler_totals cs;
-    cpu_sampler_totals_get(&cs);
-    m->cpu_ticks = cs.ticks;
-    m->cpu_ticks_late = cs.late_ticks;
-    m->cpu_sampler_ns = cs.cpu_ns;
-    m->cpu_sampler_rt = cs.realtime;
     m->thread_names = S.opts.thread_names ? 1u : 0u;
+    m->missing = S.missing;
+    m->absent = S.absent;
 }
 
 static int write_locked(int final, const char *reason);
@@ -415,16 +347,7 @@ static int write_locked(int final, const char *reason);
 /* The signals lapse handles, blocked in the writing thread while it writes: a
  * handler that interrupted a write of its own thread could neither wait for it nor
  * write itself, and the process would die with the file half written. */
-static void block_handled_signals(sigset_t *saved)
-{
-    sigset_t block;
-    sigemptyset(&block);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGUSR1);
-    sigaddset(&block, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &block, saved);
-}
+static void block_handled_signals(sigset_t *saved) { collect_block_handled_signals(saved); }
 
 int session_write(int final, const char *reason)
 {
@@ -453,29 +376,24 @@ static int write_locked(int final, const char *reason)
     store_file f;
     memset(&f, 0, sizeof f);
     char err[512] = "";
-    /* measured, not estimated: what this thread's snapshot (the threads' names from
-     * /proc) and write moved, kept out of the phases' I/O (a small file costs whole
-     * blocks of data, inode and journal) */
-    uint64_t before[4], after[4], returned;
-    int measured = read_io_file("/proc/thread-self/io", before, &returned) == 0;
+    /* what this thread's snapshot (the threads' names from /proc) and write move is
+     * lapse's own, kept out of the phases' I/O */
+    collect_own_write own;
+    collect_io_write_begin(&own);
     int rc = snapshot_take(&f);
-    if (rc == 0)
-        rc = proc_sampler_take(&f.proc);
+    for (unsigned i = 0; rc == 0 && collectors[i]; i++)
+        if (S.collecting[i] && collectors[i]->take)
+            rc = collectors[i]->take(&f);
     if (rc == 0)
         rc = fork_children_take(&f);
-    if (rc == 0) {
+    int wrote = rc == 0;
+    if (wrote) {
         fill_meta(&f.meta, final, reason);
         rc = store_write_file(S.file, &f, session_store_flags(), err, sizeof err);
-        /* after - before holds the first reading's bytes; the second's come on top */
-        if (measured && read_io_file("/proc/thread-self/io", after, &returned) == 0) {
-            for (int i = 0; i < 4; i++)
-                if (after[i] > before[i])
-                    __atomic_add_fetch(&own_io[i], after[i] - before[i], __ATOMIC_RELAXED);
-            session_own_read(returned);
-        }
     } else {
         snprintf(err, sizeof err, "out of memory taking a snapshot for %s", S.file);
     }
+    collect_io_write_end(&own, wrote);
     free(f.children);
     snapshot_free(&f);
     if (rc) {
@@ -698,60 +616,39 @@ static void flusher_stop(int at_exit)
     sem_destroy(&S.flusher_done);
 }
 
-/* One reading of the process sampler: the halves the session collects. */
-static void proc_tick(void)
-{
-    proc_sampler_tick(S.opts.features & LAPSE_FEATURE_IO ? lapse_io_counters : NULL,
-                      S.opts.features & LAPSE_FEATURE_MEMORY ? lapse_rss_bytes : NULL);
-}
-
-/* One thread for both samplers: the CPU sampler every cpu_sample_ms, the process
- * sampler every proc_sample_ms (its first reading at once: the baseline). */
+/* The collectors' clock: each ticks when it asked to (collector.h); the first
+ * ticks at once, in table order. */
 static void *sampler_main(void *arg)
 {
     if (!thread_begin(arg, "lapse-sampler"))
         return NULL;
-    cpu_sampler_thread_init();
-    uint64_t now = core_mono_ns();
-    uint64_t next_proc = S.proc_sample_ms ? now + ms_to_ns(S.proc_sample_ms) : UINT64_MAX;
-    if (S.proc_sample_ms)
-        proc_tick();
+    uint64_t due[COLLECT_MAX];
+    for (unsigned i = 0; collectors[i]; i++)
+        due[i] = S.collecting[i] && collectors[i]->tick ? collectors[i]->tick(0) : UINT64_MAX;
     for (;;) {
-        /* the CPU sampler waits a jittered period after each tick; the process
-         * sampler keeps to its own schedule */
-        uint64_t wait_ns = S.cpu_sample_ms ? cpu_sampler_next_wait_ns() : UINT64_MAX;
-        now = core_mono_ns();
-        if (next_proc != UINT64_MAX) {
-            uint64_t until = next_proc > now ? next_proc - now : 0;
-            if (until < wait_ns)
-                wait_ns = until;
-        }
-        uint64_t due = now + wait_ns;
-        if (wait_ns) {
+        uint64_t next = UINT64_MAX, now = core_mono_ns();
+        for (unsigned i = 0; collectors[i]; i++)
+            if (due[i] < next)
+                next = due[i];
+        if (next == UINT64_MAX) {
+            sem_wait(&S.sampler_wake);
+        } else if (next > now) {
             struct timespec deadline;
-            timespec_after_ns(&deadline, wait_ns);
+            timespec_after_ns(&deadline, next - now);
             sem_timedwait(&S.sampler_wake, &deadline);
         }
         if (__atomic_load_n(&S.sampler_stop, __ATOMIC_ACQUIRE))
             break;
-        if (S.cpu_sample_ms)
-            cpu_sampler_tick(due);
-        now = core_mono_ns();
-        if (now >= next_proc) {
-            proc_tick();
-            next_proc += ms_to_ns(S.proc_sample_ms);
-            if (next_proc <= now)
-                next_proc = now + ms_to_ns(S.proc_sample_ms);
-        }
+        for (unsigned i = 0; collectors[i]; i++)
+            if (due[i] != UINT64_MAX && core_mono_ns() >= due[i])
+                due[i] = collectors[i]->tick(due[i]);
     }
     return NULL;
 }
 
-static void sampler_start(void)
+static void sampler_start(int ticks)
 {
-    proc_sampler_reset(S.proc_sample_ms);
-    cpu_sampler_reset(S.cpu_sample_ms);
-    if (!S.cpu_sample_ms && !S.proc_sample_ms)
+    if (!ticks)
         return;
     S.sampler_stop = 0;
     sem_init(&S.sampler_wake, 0, 0);
@@ -769,6 +666,57 @@ static void sampler_stop(int at_exit)
     sem_destroy(&S.sampler_wake);
 }
 
+/* Starts the collectors of the features asked for (their data reset), then the
+ * sampler thread when one of them ticks. */
+static void collectors_start(void)
+{
+    collect_config cfg = {S.opts.features, S.cpu_sample_ms, S.proc_sample_ms, S.device_interval_ms};
+    int ticks = 0;
+    S.missing[0] = S.absent[0] = 0;
+    for (unsigned i = 0; collectors[i]; i++) {
+        const collector *c = collectors[i];
+        char why[256] = "";
+        int rc = S.opts.features & c->features ? c->start(&cfg, why, sizeof why) : 1;
+        S.collecting[i] = rc == 0;
+        ticks |= S.collecting[i] && c->tick;
+        if (rc >= 0)
+            continue;
+        /* the session runs without it, and says why */
+        S.opts.features &= ~c->features;
+        S.features &= ~c->features;
+        char *to = rc == -ENOENT ? S.absent : S.missing;
+        size_t used = strlen(to);
+        snprintf(to + used, sizeof S.missing - used, "%s%s: %s", used ? "; " : "", c->name,
+                 why[0] ? why : strerror(-rc));
+    }
+    snprintf(S.missing_all, sizeof S.missing_all, "%s%s%s", S.missing,
+             S.missing[0] && S.absent[0] ? "; " : "", S.absent);
+    sampler_start(ticks);
+}
+
+/* In a forked child: its collectors forget the parent's data, its own sampler. */
+static void collectors_fork_child(void)
+{
+    int ticks = 0;
+    for (unsigned i = 0; collectors[i]; i++) {
+        if (!S.collecting[i])
+            continue;
+        if (collectors[i]->fork_child)
+            collectors[i]->fork_child();
+        ticks |= collectors[i]->tick != NULL;
+    }
+    sampler_start(ticks);
+}
+
+/* The sampler thread first, then each collector's last reading. */
+static void collectors_stop(int at_exit)
+{
+    sampler_stop(at_exit);
+    for (unsigned i = 0; collectors[i]; i++)
+        if (S.collecting[i] && collectors[i]->stop)
+            collectors[i]->stop();
+}
+
 static void end_session(const char *reason, int at_exit)
 {
     /* a terminating signal waits until the final file is in place (then finds no
@@ -777,9 +725,7 @@ static void end_session(const char *reason, int at_exit)
     sigset_t saved;
     block_handled_signals(&saved);
     lapse_enabled_ = 0;
-    sampler_stop(at_exit);
-    if (S.proc_sample_ms)
-        proc_tick(); /* the last, partial interval */
+    collectors_stop(at_exit);
     flusher_stop(at_exit);
     int rc = session_write(1, reason);
     (void)rc;
@@ -802,6 +748,7 @@ static void fork_prepare(void)
 {
     /* no write may be in progress across fork, and no lock held by our thread */
     pthread_mutex_lock(&S.write_mu);
+    collect_io_fork_prepare();
     if (S.active)
         fork_children_prepare();
     thread_wait_started(&S.flusher);
@@ -812,6 +759,7 @@ static void fork_prepare(void)
 static void fork_parent(void)
 {
     core_fork_parent();
+    collect_io_fork_parent();
     pthread_mutex_unlock(&S.write_mu);
 }
 
@@ -820,6 +768,7 @@ static void fork_child(void)
     core_fork_child();
     causal_begin(); /* the parent's signals and waits are not the child's */
     pthread_mutex_init(&S.write_mu, NULL);
+    collect_io_fork_child();
     /* a waiter of the parent may have held it; none of its threads is here */
     pthread_mutex_init(&snap_mu, NULL);
     pthread_cond_init(&snap_cond, NULL);
@@ -841,8 +790,8 @@ static void fork_child(void)
     S.inherited = 1; /* the child's own session object may adopt it */
     snprintf(S.role, sizeof S.role, "%s", CHILD_ROLE); /* a process of its own */
     choose_file();
+    collectors_fork_child(); /* their data reset before the flusher can take it */
     flusher_start();
-    sampler_start();
 }
 
 static void install_process_hooks(void)
@@ -861,14 +810,12 @@ static int check_features(uint32_t features)
     static const struct {
         uint32_t bit;
         const char *name;
-    } reserved[] = {{LAPSE_FEATURE_MARKERS, "MARKERS"},
-                    {LAPSE_FEATURE_DEVICE, "DEVICE"},
-                    {LAPSE_FEATURE_ACTIVITY, "ACTIVITY"}};
+    } reserved[] = {{LAPSE_FEATURE_MARKERS, "MARKERS"}, {LAPSE_FEATURE_ACTIVITY, "ACTIVITY"}};
     for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
         if (features & reserved[i].bit)
             return set_error(-ENOTSUP, "lapse_start: feature ", reserved[i].name);
     uint32_t known = LAPSE_FEATURE_SPANS | LAPSE_FEATURE_TIMELINE | LAPSE_FEATURE_CPU |
-                     LAPSE_FEATURE_IO | LAPSE_FEATURE_MEMORY;
+                     LAPSE_FEATURE_IO | LAPSE_FEATURE_MEMORY | LAPSE_FEATURE_DEVICE;
     if (features & ~known) {
         char bits[32];
         snprintf(bits, sizeof bits, "0x%x", features & ~known);
@@ -922,7 +869,10 @@ int lapse_start(const lapse_options *options)
     if (o.process_sample_ms && o.process_sample_ms < 10)
         o.process_sample_ms = 10;
     S.proc_sample_ms = o.features & (LAPSE_FEATURE_IO | LAPSE_FEATURE_MEMORY) ? o.process_sample_ms : 0;
-    io_file = env_or("LAPSE_TEST_IO_FILE", "/proc/self/io");
+    S.device_interval_ms = (uint32_t)env_u64("LAPSE_DEVICE_INTERVAL_MS", 1000);
+    if (S.device_interval_ms < 10)
+        S.device_interval_ms = 10;
+    collect_io_configure();
 
     memset(S.role, 0, sizeof S.role);
     snprintf(S.role, sizeof S.role, "%s", o.role);
@@ -983,8 +933,8 @@ int lapse_start(const lapse_options *options)
     S.active = 1;
     if (o.handle_signals)
         signals_install();
+    collectors_start(); /* before any write: a collector that cannot run is said in the first */
     flusher_start();
-    sampler_start();
     /* The session's first file before lapse_start returns, so that a process killed
      * before its first interval is still named in its run. (A forked child writes its
      * first file when it takes a role: one that execs at once, the usual fork, would
@@ -996,6 +946,29 @@ int lapse_start(const lapse_options *options)
 }
 
 uint32_t lapse_features(void) { return S.active ? S.opts.features : 0; }
+
+const char *lapse_missing(void) { return S.active ? S.missing_all : ""; }
+
+int lapse_check_features(uint32_t features, char *why, size_t why_len)
+{
+    if (why_len)
+        why[0] = 0;
+    if (S.active)
+        return -EBUSY;
+    collect_config cfg = {features, 10, 1000, 1000};
+    for (unsigned i = 0; collectors[i]; i++) {
+        const collector *c = collectors[i];
+        char reason[256] = "";
+        int rc = features & c->features ? c->start(&cfg, reason, sizeof reason) : 1;
+        if (rc == 0 && c->stop)
+            c->stop();
+        if (rc < 0) {
+            snprintf(why, why_len, "%s: %s", c->name, reason[0] ? reason : strerror(-rc));
+            return rc;
+        }
+    }
+    return 0;
+}
 
 void session_mark_from_environment(void) { S.inherited = 1; }
 

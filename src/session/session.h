@@ -51,11 +51,6 @@ void signals_restore(void);
  * is one (and waits up to 3 s), else writes unless a write is in progress. */
 int session_write_from_signal(int final, const char *reason);
 
-/* Counts bytes that lapse itself read (from /proc) as its own: left out of the
- * process's I/O. */
-#include <stdint.h>
-void session_own_read(uint64_t bytes);
-
 /* Live export, for the Python extension: exported from liblapse (LAPSE_API, the
  * lapse_ prefix, not in lapse.h), which the extension links so that one copy of
  * the session serves Python and the C libraries a Python program loads.

@@ -4,6 +4,7 @@
 #include "../core/clock.h"
 #include "../core/core.h"
 #include "../core/names.h"
+#include "../collect/thread_names.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -123,7 +124,7 @@ int snapshot_take(store_file *f)
         f->names[i] = (char *)names_get(i);
     f->name_count = name_count;
 
-    core_threads_refresh_names();
+    collect_thread_names_refresh();
     core_threads_lock();
     uint32_t threads = core_threads_count();
     uint64_t nodes = 0, counters = 0;

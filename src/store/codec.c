@@ -76,6 +76,8 @@ static const meta_field meta_fields[] = {
     M("dropped_counters", META_U64, dropped_counters),
     M("write_failures", META_U64, write_failures),
     M("write_error", META_STR, write_error),
+    M("missing", META_STR, missing),
+    M("absent", META_STR, absent),
 };
 #undef M
 #define META_FIELD_COUNT (sizeof meta_fields / sizeof meta_fields[0])
@@ -192,8 +194,9 @@ int store_encode(const store_file *f, bytes_out *out)
     bytes_put_u64(out, 0); /* total length, patched */
     int children = f->child_count || f->children_unrecorded;
     int causal = f->causal_count || f->causal_dropped;
+    int gpu = f->gpu.interval_ms != 0;
     bytes_put_u32(out, 9u + (f->samples ? 1u : 0u) + (children ? 1u : 0u) +
-                           (causal ? 1u : 0u)); /* section count */
+                           (causal ? 1u : 0u) + (gpu ? 1u : 0u)); /* section count */
     bytes_put_u32(out, 0); /* header crc, patched */
 
     encode_meta(&f->meta, out);
@@ -333,6 +336,34 @@ int store_encode(const store_file *f, bytes_out *out)
         for (uint32_t i = 0; i < f->child_count; i++) {
             bytes_put_u64(out, (uint64_t)f->children[i].pid);
             bytes_put_u64(out, f->children[i].fork_mono_ns);
+        }
+        section_end(out, at);
+    }
+
+    if (gpu) {
+        const store_gpu *g = &f->gpu;
+        at = section_begin(out, STORE_SECTION_GPU_DEVICE, g->device_count);
+        bytes_put_u32(out, g->interval_ms);
+        bytes_put_u32(out, 0);
+        bytes_put_u64(out, g->failed_calls);
+        bytes_put_str(out, g->error);
+        for (uint32_t i = 0; i < g->device_count; i++) {
+            const store_gpu_device *dv = &g->devices[i];
+            bytes_put_u32(out, dv->index);
+            bytes_put_u32(out, dv->phase_count);
+            bytes_put_str(out, dv->name);
+            bytes_put_u64(out, dv->ticks);
+            bytes_put_u64(out, dv->busy_ticks);
+            bytes_put_u64(out, dv->busy_pct_sum);
+            bytes_put_u64(out, dv->own_ticks);
+            bytes_put_u64(out, dv->own_pct_sum);
+            bytes_put_u64(out, dv->mem_peak_bytes);
+            for (uint32_t k = 0; k < dv->phase_count; k++) {
+                bytes_put_u32(out, dv->phases[k].name);
+                bytes_put_u32(out, 0);
+                bytes_put_u64(out, dv->phases[k].ticks);
+                bytes_put_u64(out, dv->phases[k].own_pct_sum);
+            }
         }
         section_end(out, at);
     }
@@ -788,6 +819,76 @@ static int decode_children(decoder *d, bytes_in *in, uint32_t count)
     return 0;
 }
 
+/* Section GPU_DEVICE: counts checked against what is left, names against NAMES,
+ * sums against their ticks (a percent is at most 100). */
+#define GPU_MAX_DEVICES 64u
+#define GPU_MAX_PHASES 256u
+static int over_percent(uint64_t sum, uint64_t ticks)
+{
+    return ticks < UINT64_MAX / 100u ? sum > ticks * 100u : 0;
+}
+
+static int decode_gpu(decoder *d, bytes_in *in, uint32_t count)
+{
+    store_gpu *g = &d->f->gpu;
+    if (count > GPU_MAX_DEVICES)
+        return fail(d, "GPU section: %u devices (at most %u)", count, GPU_MAX_DEVICES);
+    g->interval_ms = bytes_get_u32(in);
+    bytes_get_u32(in);
+    g->failed_calls = bytes_get_u64(in);
+    g->error = get_str(d, in);
+    if (!g->error)
+        return in->failed ? fail(d, "GPU section is truncated") : -ENOMEM;
+    if (g->interval_ms == 0)
+        return fail(d, "GPU section: interval 0");
+    if (count) {
+        g->devices = arena_alloc(d->f, (size_t)count * sizeof *g->devices);
+        if (!g->devices)
+            return -ENOMEM;
+        memset(g->devices, 0, (size_t)count * sizeof *g->devices);
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        store_gpu_device *dv = &g->devices[i];
+        dv->index = bytes_get_u32(in);
+        uint32_t phases = bytes_get_u32(in);
+        dv->name = get_str(d, in);
+        if (!dv->name)
+            return in->failed ? fail(d, "GPU section is truncated") : -ENOMEM;
+        dv->ticks = bytes_get_u64(in);
+        dv->busy_ticks = bytes_get_u64(in);
+        dv->busy_pct_sum = bytes_get_u64(in);
+        dv->own_ticks = bytes_get_u64(in);
+        dv->own_pct_sum = bytes_get_u64(in);
+        dv->mem_peak_bytes = bytes_get_u64(in);
+        if (phases > GPU_MAX_PHASES || bytes_left(in) < (uint64_t)phases * 24u)
+            return fail(d, "GPU device %u: %u phases do not fit", i, phases);
+        if (dv->busy_ticks > dv->ticks || dv->own_ticks > dv->ticks ||
+            over_percent(dv->busy_pct_sum, dv->busy_ticks) ||
+            over_percent(dv->own_pct_sum, dv->own_ticks))
+            return fail(d, "GPU device %u: more utilisation than ticks", i);
+        if (phases) {
+            dv->phases = arena_alloc(d->f, (size_t)phases * sizeof *dv->phases);
+            if (!dv->phases)
+                return -ENOMEM;
+        }
+        for (uint32_t k = 0; k < phases; k++) {
+            store_gpu_phase *p = &dv->phases[k];
+            p->name = bytes_get_u32(in);
+            bytes_get_u32(in);
+            p->ticks = bytes_get_u64(in);
+            p->own_pct_sum = bytes_get_u64(in);
+            if (p->name >= d->f->name_count || p->ticks > dv->own_ticks ||
+                over_percent(p->own_pct_sum, p->ticks))
+                return fail(d, "GPU device %u phase %u is out of bounds", i, k);
+        }
+        dv->phase_count = phases;
+    }
+    if (in->failed || bytes_left(in))
+        return fail(d, "GPU section: its %u devices do not fill its payload", count);
+    g->device_count = count;
+    return 0;
+}
+
 /* Section SAMPLES: everything is checked against what came before it in the payload;
  * the payload must hold exactly what its counts say. */
 static int decode_samples(decoder *d, bytes_in *in, uint32_t count)
@@ -953,7 +1054,7 @@ static const uint32_t section_order[] = {
     STORE_SECTION_SPANS,
     STORE_SECTION_ESTIMATES,     STORE_SECTION_CPU_SAMPLES,
     STORE_SECTION_PROCESS_SAMPLES, STORE_SECTION_SAMPLES, STORE_SECTION_CPU_TICKS,
-    STORE_SECTION_CHILDREN};
+    STORE_SECTION_CHILDREN, STORE_SECTION_GPU_DEVICE};
 #define SECTION_KINDS (sizeof section_order / sizeof section_order[0])
 #define REQUIRED_SECTIONS 4u
 
@@ -1014,6 +1115,7 @@ int store_decoder_section(store_decoder *d, const store_section *s, const uint8_
     case STORE_SECTION_CPU_TICKS: rc = decode_cpu_ticks(d, &in, s->count); break;
     case STORE_SECTION_CHILDREN: rc = decode_children(d, &in, s->count); break;
     case STORE_SECTION_CAUSALITY: rc = decode_causality(d, &in, s->count); break;
+    case STORE_SECTION_GPU_DEVICE: rc = decode_gpu(d, &in, s->count); break;
     default: break;
     }
     if (rc == -ENOMEM)
@@ -1031,7 +1133,7 @@ int store_decoder_finish(store_decoder *d, uint32_t version)
     static char empty[] = "";
     char **strs[] = {&f->meta.lapse_version, &f->meta.host, &f->meta.role, &f->meta.run_id,
                      &f->meta.job_id, &f->meta.end_reason, &f->meta.clock_source,
-                     &f->meta.launcher};
+                     &f->meta.launcher, &f->meta.missing, &f->meta.absent};
     for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
         if (!*strs[i])
             *strs[i] = empty;

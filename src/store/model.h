@@ -47,6 +47,10 @@ typedef struct store_meta {
     uint64_t dropped_counters; /* counter updates with no room in the counter table */
     uint64_t write_failures;   /* writes of this session that failed before this one */
     char *write_error;         /* the last of those failures; "" (or NULL) when none */
+    char *missing; /* features asked for that failed to start, with why ("device: why",
+                      joined by "; "); "" (or NULL) when none */
+    char *absent;  /* features asked for whose vendor library this machine does not have
+                      (a GPU collector without a driver), with why, as missing */
 } store_meta;
 
 typedef struct store_thread {
@@ -188,6 +192,34 @@ typedef struct store_causal {
 } store_causal;
 
 enum { STORE_CAUSAL_SIGNAL = 1, STORE_CAUSAL_WAIT = 2 };
+/* GPU telemetry (section GPU_DEVICE, docs/format.md): per device whose process
+ * list held this process, over the ticks at which it did. Percentages are NVML's
+ * integer percent, summed over ticks: a mean is sum / ticks. */
+typedef struct store_gpu_phase {
+    uint32_t name;        /* the top-level span open at those ticks (a name id); 0: the
+                             phases past the writer's bound, together */
+    uint64_t ticks;       /* ticks with it open and this process's utilisation read */
+    uint64_t own_pct_sum; /* this process's utilisation summed over them */
+} store_gpu_phase;
+
+typedef struct store_gpu_device {
+    uint32_t index;   /* NVML's device index */
+    char *name;       /* nvmlDeviceGetName */
+    uint64_t ticks;   /* readings while its process list held this process */
+    uint64_t busy_ticks, busy_pct_sum; /* of them, with the whole device's utilisation read */
+    uint64_t own_ticks, own_pct_sum;   /* with this process's utilisation read; 0: n/a */
+    uint64_t mem_peak_bytes;           /* the most device memory this process held */
+    store_gpu_phase *phases;
+    uint32_t phase_count;
+} store_gpu_device;
+
+typedef struct store_gpu {
+    uint32_t interval_ms;  /* the collector's period; 0: it did not run (no section) */
+    uint64_t failed_calls; /* NVML calls that failed while it ran (the figures miss them) */
+    char *error;           /* the last of those failures; "" when none */
+    store_gpu_device *devices;
+    uint32_t device_count;
+} store_gpu;
 
 typedef struct store_file {
     store_meta meta;
@@ -209,6 +241,7 @@ typedef struct store_file {
     store_causal *causal; /* its signals and completed waits, in order of record */
     uint32_t causal_count;
     uint64_t causal_dropped; /* signals and waits past the writer's bound */
+    store_gpu gpu; /* interval_ms 0: no GPU section */
     void *owned; /* memory behind the pointers above: the reader's arena, or the
                   * writer's copies of histograms with a pending increment */
 } store_file;

@@ -3,7 +3,7 @@
  * within half a period of the last tick (uniform in [0.5, 1.5] x the period) made
  * phases that start when a tick ends, and last less than half a period, read too
  * much wait on busy CPUs (docs/report.md, "wait%"). */
-#include "../../src/session/cpu_sampler.h"
+#include "../../src/collect/cpu_sampler.h"
 #include "check.h"
 
 #include <math.h>

@@ -1,7 +1,7 @@
 /* The process sampler's bounded series, driven directly with made-up counters:
  * thousands of intervals fold into at most 1024 records with every byte kept, and
  * unreadable readings drop exactly the intervals they end or begin. */
-#include "../../src/session/proc_sampler.h"
+#include "../../src/collect/proc_sampler.h"
 #include "check.h"
 
 #include <stdlib.h>

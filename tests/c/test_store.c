@@ -229,6 +229,72 @@ static void rewrite(const bytes_out *file, int (*keep)(uint32_t type), uint32_t 
 }
 
 static int all_but_ticks(uint32_t type) { return type != STORE_SECTION_CPU_TICKS; }
+static int not_gpu(uint32_t type) { return type != STORE_SECTION_GPU_DEVICE; }
+
+/* GPU_DEVICE (section 13): every figure comes back; a phase naming no name, or
+ * more utilisation than readings, is rejected; a reader skips the section when it
+ * does not know it (an older one: the same file without it reads the same). */
+static void test_gpu_device(void)
+{
+    store_file in, out;
+    char err[256];
+    sample_model(&in);
+    static store_gpu_phase phases[] = {{1, 3, 90}, {0, 1, 10}};
+    static store_gpu_device dev = {2, "Fake GPU 2", 4, 3, 210, 3, 90, 2000000, phases, 2};
+    in.gpu = (store_gpu){50, 1, "nvmlDeviceGetUtilizationRates: Unknown Error (999)", &dev, 1};
+    in.meta.missing = "";
+    in.meta.absent = "device: libnvidia-ml.so.1: not here";
+    bytes_out buf = {0};
+    CHECK(store_encode(&in, &buf) == 0);
+    CHECK(store_decode(buf.data, buf.len, 0, &out, err, sizeof err) == 0);
+    CHECK_EQ_U64(out.gpu.interval_ms, 50);
+    CHECK_EQ_U64(out.gpu.failed_calls, 1);
+    CHECK(!strcmp(out.gpu.error, "nvmlDeviceGetUtilizationRates: Unknown Error (999)"));
+    CHECK(!strcmp(out.meta.absent, "device: libnvidia-ml.so.1: not here"));
+    CHECK_EQ_U64(out.gpu.device_count, 1);
+    if (out.gpu.device_count == 1) {
+        const store_gpu_device *d = &out.gpu.devices[0];
+        CHECK(!strcmp(d->name, "Fake GPU 2"));
+        CHECK_EQ_U64(d->index, 2);
+        CHECK_EQ_U64(d->ticks, 4);
+        CHECK_EQ_U64(d->busy_ticks, 3);
+        CHECK_EQ_U64(d->busy_pct_sum, 210);
+        CHECK_EQ_U64(d->own_ticks, 3);
+        CHECK_EQ_U64(d->own_pct_sum, 90);
+        CHECK_EQ_U64(d->mem_peak_bytes, 2000000);
+        CHECK_EQ_U64(d->phase_count, 2);
+        CHECK_EQ_U64(d->phases[0].name, 1);
+        CHECK_EQ_U64(d->phases[0].ticks, 3);
+        CHECK_EQ_U64(d->phases[1].own_pct_sum, 10);
+    }
+    store_file_free(&out);
+
+    bytes_out bad = {0};
+    phases[0].name = 4; /* past the names */
+    CHECK(store_encode(&in, &bad) == 0);
+    CHECK(store_decode(bad.data, bad.len, 0, &out, err, sizeof err) != 0);
+    CHECK(strstr(err, "GPU device 0 phase 0 is out of bounds") != NULL);
+    phases[0].name = 1;
+    dev.own_pct_sum = 301; /* more than 100% over 3 readings */
+    bad.len = 0;
+    CHECK(store_encode(&in, &bad) == 0);
+    CHECK(store_decode(bad.data, bad.len, 0, &out, err, sizeof err) != 0);
+    CHECK(strstr(err, "GPU device 0: more utilisation than ticks") != NULL);
+    dev.own_pct_sum = 90;
+    bytes_out_free(&bad);
+
+    /* an unknown section type where GPU_DEVICE is: skipped, the rest reads */
+    bytes_out other = {0}, payload = {0};
+    bytes_put_u64(&payload, 7);
+    rewrite(&buf, not_gpu, STORE_SECTION_GPU_DEVICE, 99, 1, &payload, &other);
+    CHECK(store_decode(other.data, other.len, 0, &out, err, sizeof err) == 0);
+    CHECK_EQ_U64(out.gpu.interval_ms, 0);
+    CHECK_EQ_U64(out.node_count, 4);
+    store_file_free(&out);
+    bytes_out_free(&other);
+    bytes_out_free(&payload);
+    bytes_out_free(&buf);
+}
 
 /* wait%: the ticks per node and the sampler's figures come back; an older writer's
  * CPU_SAMPLES section is read and left out of the figures. */
@@ -696,6 +762,7 @@ int main(void)
     test_round_trip();
     test_bad_indices_rejected();
     test_cpu_ticks();
+    test_gpu_device();
     test_children();
     test_causality();
     test_atomic_file();

@@ -114,6 +114,9 @@ def parse_shown(kind: str, text: str) -> tuple[float, float]:
     if kind == "share":
         d = text.rstrip("%")
         return float(d) / 100, half_unit(d) / 100
+    if kind == "pct":  # the report's percents (GPU): 70.0 is "70.0%"
+        d = text.rstrip("%")
+        return float(d), half_unit(d)
     if kind == "ns":
         m = re.fullmatch(r"([\d.]+)(ns|us|ms|s)", text)
         if m:
@@ -173,6 +176,36 @@ def test_summary_figures_are_the_json_reports(small_run, browser, tmp_path, comp
     assert selfs == sorted(selfs, reverse=True)
     page.screenshot(path=str(shots_dir() / f"summary-{'deflated' if compress else 'plain'}.png"),
                     full_page=True)
+    page.close()
+
+
+def test_gpu_figures_are_the_json_reports(browser, tmp_path):
+    """The GPU block of a run against the fake NVML (test_gpu_device.py's script):
+    every figure is the JSON report's, this run's n/a shown as n/a."""
+    (tmp_path / "script").write_text("50 30 1000000\n70 - 2000000\n90 n 1500000\n")
+    env = clean_env(LAPSE_RUN_DIR=str(tmp_path / "runs"), LAPSE_DEVICE_INTERVAL_MS="50",
+                    FAKE_NVML_SCRIPT=str(tmp_path / "script"),
+                    LD_LIBRARY_PATH=str(build_dir() / "fakes" / "nvml"))
+    cmd = f'FAKE_NVML_PID=$$ exec "{build_dir() / "e2e_gpu_phases"}" 700 100'
+    r = subprocess.run(["sh", "-c", cmd], env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert r.returncode == 0, r.stderr
+    html = tmp_path / "v.html"
+    lapse("view", str(tmp_path / "runs"), "-o", str(html))
+    report = json.loads(lapse("report", str(tmp_path / "runs"), "--json").stdout)
+    page = open_page(browser, html)
+    figs = page.eval_on_selector_all(
+        "#tab-summary table.gpu [data-json], #tab-summary table.gpu-phases [data-json]",
+        "els => els.map(e => [e.dataset.json, e.dataset.kind, e.dataset.value, e.textContent])")
+    assert sorted(f[0] for f in figs) == sorted(
+        [f"/roles/0/gpu/0/{k}" for k in ("pid", "busy_pct", "idle_pct", "this_run_pct",
+                                         "vram_held_peak_bytes", "readings")]
+        + ["/roles/0/gpu/0/by_phase/0/this_run_pct", "/roles/0/gpu/0/by_phase/0/readings"])
+    for ptr, kind, value, shown in figs:
+        want = pointer(report, ptr)
+        assert json.loads(value) == want, ptr
+        got, tol = parse_shown(kind, shown)
+        assert abs(got - want) <= tol * 1.0001 + 1e-9, (ptr, shown, want)
+    assert pointer(report, "/roles/0/gpu/0/this_run_pct") == 15.0  # (30 + 0) / 2: the third n/a
     page.close()
 
 

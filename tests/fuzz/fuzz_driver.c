@@ -370,10 +370,43 @@ static void make_seed(bytes_out *out)
         f.children_unrecorded = one_in(4) ? rnd_value() : 0;
     }
 
+    /* GPU telemetry (section GPU_DEVICE), a third of the time: sums within bounds */
+    store_gpu_device devices[3];
+    store_gpu_phase phases[3][4];
+    char *gpu_strs[4] = {rnd_string(), rnd_string(), rnd_string(), rnd_string()};
+    if (one_in(3)) {
+        f.gpu.interval_ms = 1 + (uint32_t)below(5000);
+        f.gpu.failed_calls = one_in(2) ? 0 : rnd_value();
+        f.gpu.error = gpu_strs[0];
+        f.gpu.device_count = (uint32_t)below(4);
+        for (uint32_t i = 0; i < f.gpu.device_count; i++) {
+            store_gpu_device *d = &devices[i];
+            d->index = (uint32_t)below(16);
+            d->name = gpu_strs[1 + i];
+            d->ticks = below(1000000);
+            d->busy_ticks = below(d->ticks + 1);
+            d->busy_pct_sum = below(d->busy_ticks * 100 + 1);
+            d->own_ticks = below(d->ticks + 1);
+            d->own_pct_sum = below(d->own_ticks * 100 + 1);
+            d->mem_peak_bytes = rnd_value();
+            d->phase_count = (uint32_t)below(5);
+            for (uint32_t k = 0; k < d->phase_count; k++) {
+                store_gpu_phase *ph = &phases[i][k];
+                ph->name = (uint32_t)below(f.name_count);
+                ph->ticks = below(d->own_ticks + 1);
+                ph->own_pct_sum = below(ph->ticks * 100 + 1);
+            }
+            d->phases = phases[i];
+        }
+        f.gpu.devices = devices;
+    }
+
     if (store_encode(&f, out) != 0) {
         fprintf(stderr, "fuzz_reader: out of memory\n");
         exit(1);
     }
+    for (int i = 0; i < 4; i++)
+        free(gpu_strs[i]);
     for (uint32_t i = 0; i < smp.string_count; i++)
         free(smp.strings[i]);
     free(smp.strings);

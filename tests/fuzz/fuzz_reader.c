@@ -278,6 +278,11 @@ static int fuzz_image(const uint8_t *data, size_t size)
                 f.proc.sampler_cpu_ns == g.proc.sampler_cpu_ns);
     for (uint32_t i = 0; i < f.proc.count; i++)
         FUZZ_ASSERT(memcmp(&f.proc.records[i], &g.proc.records[i], sizeof(store_proc_sample)) == 0);
+    FUZZ_ASSERT(f.gpu.interval_ms == g.gpu.interval_ms && f.gpu.device_count == g.gpu.device_count &&
+                f.gpu.failed_calls == g.gpu.failed_calls);
+    for (uint32_t i = 0; i < f.gpu.device_count; i++)
+        FUZZ_ASSERT(f.gpu.devices[i].phase_count == g.gpu.devices[i].phase_count &&
+                    f.gpu.devices[i].own_pct_sum == g.gpu.devices[i].own_pct_sum);
     bytes_out two = {0};
     FUZZ_ASSERT(store_encode(&g, &two) == 0);
     FUZZ_ASSERT(one.len == two.len && memcmp(one.data, two.data, one.len) == 0);

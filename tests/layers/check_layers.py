@@ -15,8 +15,9 @@ import re
 import sys
 
 # DESIGN.md, "Architecture": data flows one way; a layer uses only the layers above
-# it in this list.
-ORDER = ["core", "collect", "store", "session", "pyread", "analyze", "render", "tools",
+# it in this list. collect comes after store: a collector adds its data to the
+# process's file (store's model, store_file) at each write.
+ORDER = ["core", "store", "collect", "session", "pyread", "analyze", "render", "tools",
          "mpi", "cli"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

@@ -14,17 +14,17 @@ static PyObject *session_start(PyObject *self, PyObject *args, PyObject *kw)
     (void)self;
     static char *names[] = {"role", "run_dir", "max_spans", "snapshot_ms", "timeline",
                             "handle_signals", "cpu", "thread_names", "spans", "io",
-                            "memory", "process_ms", "share", NULL};
+                            "memory", "process_ms", "share", "device", NULL};
     const char *role = NULL, *run_dir = NULL;
     unsigned long long max_spans = 0;
     unsigned int snapshot_ms = 0;
     int timeline = 1, handle_signals = 1, cpu = 0, thread_names = 0, spans = 1, io = 0,
-        memory = 0, share = 0;
+        memory = 0, share = 0, device = 0;
     unsigned int process_ms = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzKIpppppppIp:start", names, &role,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzKIpppppppIpp:start", names, &role,
                                      &run_dir, &max_spans, &snapshot_ms, &timeline,
                                      &handle_signals, &cpu, &thread_names, &spans, &io, &memory,
-                                     &process_ms, &share))
+                                     &process_ms, &share, &device))
         return NULL;
     lapse_options o;
     lapse_options_init(&o);
@@ -34,7 +34,7 @@ static PyObject *session_start(PyObject *self, PyObject *args, PyObject *kw)
     o.snapshot_interval_ms = snapshot_ms;
     o.features = (spans ? LAPSE_FEATURE_SPANS : 0) | (timeline ? LAPSE_FEATURE_TIMELINE : 0) |
                  (cpu ? LAPSE_FEATURE_CPU : 0) | (io ? LAPSE_FEATURE_IO : 0) |
-                 (memory ? LAPSE_FEATURE_MEMORY : 0);
+                 (memory ? LAPSE_FEATURE_MEMORY : 0) | (device ? LAPSE_FEATURE_DEVICE : 0);
     o.process_sample_ms = process_ms;
     o.handle_signals = handle_signals;
     o.thread_names = thread_names;
@@ -182,6 +182,27 @@ static PyObject *session_settings_dict(PyObject *self, PyObject *unused)
                          st.inherited ? Py_True : Py_False);
 }
 
+static PyObject *session_missing(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    return PyUnicode_DecodeFSDefault(lapse_missing());
+}
+
+static PyObject *session_check_device(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    char why[512];
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = lapse_check_features(LAPSE_FEATURE_DEVICE, why, sizeof why);
+    Py_END_ALLOW_THREADS
+    if (rc == 0 || rc == -EBUSY)
+        Py_RETURN_NONE;
+    return PyUnicode_DecodeFSDefault(why);
+}
+
 static PyObject *session_thread_names(PyObject *self, PyObject *arg)
 {
     (void)self;
@@ -198,6 +219,12 @@ PyMethodDef ext_session_methods[] = {
      "max_spans, snapshot_ms, cpu_sample_ms, process_sample_ms, features (LAPSE_FEATURE_* "
      "bits), thread_names, share, "
      "inherited), or None without one"},
+    {"missing", session_missing, METH_NOARGS,
+     "missing() -> the features the active session was asked for and does not collect, "
+     "each with why ('device: ...', joined by '; '); '' when none"},
+    {"check_device", session_check_device, METH_NOARGS,
+     "check_device() -> None when the DEVICE collector (NVML) can start here, else why "
+     "('device: ...'); None while a session is active"},
     {"set_thread_names", session_thread_names, METH_O,
      "set_thread_names(on): readers nest each thread's spans under its name"},
     {"exported_environment", session_exported_environment, METH_NOARGS,
@@ -213,7 +240,7 @@ PyMethodDef ext_session_methods[] = {
      "start(role=None, run_dir=None, max_spans=0, snapshot_ms=0, timeline=True, "
      "handle_signals=True, cpu=False, thread_names=False, spans=True, io=False, memory=False, "
      "process_ms=0, "
-     "share=False) -> "
+     "share=False, device=False) -> "
      "path of this process's "
      ".lapse file"},
     {"stop", session_stop, METH_NOARGS, "stop() -> path of the final file, or None"},

@@ -72,9 +72,12 @@
     if (v === null || v === undefined || !isFinite(v)) return '-';
     return Number(v).toFixed(3);
   }
+  /* a percent of the report (the GPU's): null is n/a (never read), not 0 */
+  function fmtPercent(v) { return v === null || v === undefined || !isFinite(v) ? 'n/a' : Number(v).toFixed(1) + '%'; }
   var FORMATS = { ns: fmtDuration, dns: fmtDelta, ratio: fmtRatio, d3: fmtFixed3,
     bool: function (v) { return v ? 'yes' : 'no'; }, count: fmtCount, bytes: fmtBytes, share: fmtShare,
-    num: fmtNumber, text: function (v) { return v === null || v === undefined || v === '' ? '-' : String(v); } };
+    num: fmtNumber, pct: fmtPercent,
+    text: function (v) { return v === null || v === undefined || v === '' ? '-' : String(v); } };
 
   /* ---- building markup ---- */
 
@@ -281,6 +284,27 @@
       if (mem.peak_rss_sampled_bytes !== undefined)
         mrows.push([cell('peak RSS sampled'), fig(M + '/peak_rss_sampled_bytes', mem.peak_rss_sampled_bytes, 'bytes'), cell('')]);
       sec.appendChild(table([{ label: '', text: 1 }, { label: 'bytes' }, { label: 'pid' }], mrows, 'memory'));
+    }
+    if (r.gpu_state === 'measured' && r.gpu) {
+      sec.appendChild(h('h3', { text: 'GPU (NVML: busy = the whole device; this run = this process)' }));
+      var prow = [];
+      sec.appendChild(table([{ label: 'device', text: 1 }, { label: 'pid' }, { label: 'busy' }, { label: 'idle' }, { label: 'this run' },
+        { label: 'VRAM held peak' }, { label: 'readings' }],
+        r.gpu.map(function (g, gi) {
+          var G = P + '/gpu/' + gi;
+          (g.by_phase || []).forEach(function (ph, k) {
+            var B = G + '/by_phase/' + k;
+            prow.push([cell(ph.phase === null ? '(other phases)' : ph.phase), cell(g.device_name), fig(B + '/this_run_pct', ph.this_run_pct, 'pct'),
+              fig(B + '/readings', ph.readings, 'count')]);
+          });
+          return [cell(g.device_name), fig(G + '/pid', g.pid, 'count'), fig(G + '/busy_pct', g.busy_pct, 'pct'), fig(G + '/idle_pct', g.idle_pct, 'pct'),
+            fig(G + '/this_run_pct', g.this_run_pct, 'pct'), fig(G + '/vram_held_peak_bytes', g.vram_held_peak_bytes, 'bytes'),
+            fig(G + '/readings', g.readings, 'count')];
+        }), 'gpu'));
+      if (prow.length) {
+        sec.appendChild(h('h3', { text: 'GPU BY PHASE (this run, while each top-level span was open)' }));
+        sec.appendChild(table([{ label: 'phase', text: 1 }, { label: 'device', text: 1 }, { label: 'this run' }, { label: 'readings' }], prow, 'gpu-phases'));
+      }
     }
     return sec;
   }

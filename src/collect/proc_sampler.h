@@ -1,8 +1,8 @@
 /* The process sampler: I/O counters and RSS of the whole process, per interval
  * (docs/format.md, section PROCESS_SAMPLES). Driven by the session's sampler
  * thread; read by the writer. */
-#ifndef LAPSE_SESSION_PROC_SAMPLER_H
-#define LAPSE_SESSION_PROC_SAMPLER_H
+#ifndef LAPSE_COLLECT_PROC_SAMPLER_H
+#define LAPSE_COLLECT_PROC_SAMPLER_H
 
 #include "../store/model.h"
 

@@ -4,7 +4,10 @@
  * record holds twice as many intervals from then on. No allocation. */
 #include "proc_sampler.h"
 
-#include "session.h"
+#include "collector.h"
+#include "io.h"
+
+#include "lapse.h"
 
 #include "../core/clock.h"
 #include "../core/core.h"
@@ -49,7 +52,7 @@ int proc_rss_bytes(uint64_t *out)
     close(fd);
     if (n <= 0)
         return -1;
-    session_own_read((uint64_t)n);
+    collect_own_read((uint64_t)n);
     buf[n] = 0;
     char *end;
     strtoull(buf, &end, 10); /* size */
@@ -204,3 +207,39 @@ int proc_sampler_take(store_proc_samples *out)
     pthread_mutex_unlock(&P.mu);
     return 0;
 }
+
+/* The collector (collector.h): runs with LAPSE_FEATURE_IO or _MEMORY at
+ * process_sample_ms, each half only when its feature is asked for. */
+static uint32_t proc_features;
+
+static void proc_reading(void)
+{
+    proc_sampler_tick(proc_features & LAPSE_FEATURE_IO ? lapse_io_counters : NULL,
+                      proc_features & LAPSE_FEATURE_MEMORY ? lapse_rss_bytes : NULL);
+}
+
+static int proc_start(const collect_config *cfg, char *why, size_t why_len)
+{
+    (void)why, (void)why_len;
+    proc_features = cfg->features;
+    proc_sampler_reset(cfg->process_sample_ms);
+    return cfg->process_sample_ms ? 0 : 1;
+}
+
+/* Its first reading at once (the baseline), then on its own schedule. */
+static uint64_t proc_tick(uint64_t due_ns)
+{
+    proc_reading();
+    uint64_t now = core_mono_ns(), interval = (uint64_t)P.interval_ms * 1000000ull;
+    uint64_t next = (due_ns ? due_ns : now) + interval;
+    return next > now ? next : now + interval;
+}
+
+static int proc_take(store_file *f) { return proc_sampler_take(&f->proc); }
+
+static void proc_stop(void) { proc_reading(); /* the last, partial interval */ }
+
+static void proc_fork_child(void) { proc_sampler_reset(P.interval_ms); }
+
+const collector collect_process = {"process", LAPSE_FEATURE_IO | LAPSE_FEATURE_MEMORY, proc_start,
+                                   proc_tick, proc_take, proc_stop, proc_fork_child};

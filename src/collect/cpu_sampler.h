@@ -1,8 +1,8 @@
 /* The CPU sampler behind wait%: at jittered instants, whether each thread is on
  * CPU, credited to the entries open on it then (core_tick; docs/format.md,
- * CPU_TICKS). Driven by the session's sampler thread. */
-#ifndef LAPSE_SESSION_CPU_SAMPLER_H
-#define LAPSE_SESSION_CPU_SAMPLER_H
+ * CPU_TICKS). Driven by the session's sampler thread: collector collect_cpu. */
+#ifndef LAPSE_COLLECT_CPU_SAMPLER_H
+#define LAPSE_COLLECT_CPU_SAMPLER_H
 
 #include <stdint.h>
 

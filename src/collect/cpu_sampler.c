@@ -10,7 +10,10 @@
  * without either). */
 #include "cpu_sampler.h"
 
-#include "session.h"
+#include "collector.h"
+#include "io.h"
+
+#include "lapse.h"
 
 #include "../core/clock.h"
 #include "../core/core.h"
@@ -112,7 +115,7 @@ static int thread_cpu_of(int64_t tid, uint32_t *cpu)
     close(fd);
     if (n <= 0)
         return -1;
-    session_own_read((uint64_t)n);
+    collect_own_read((uint64_t)n);
     buf[n] = 0;
     const char *p = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
     for (int field = 2; p && field < 39; field++)
@@ -152,3 +155,40 @@ void cpu_sampler_totals_get(cpu_sampler_totals *out)
     out->cpu_ns = __atomic_load_n(&C.cpu_ns, __ATOMIC_RELAXED);
     out->realtime = __atomic_load_n(&C.realtime, __ATOMIC_RELAXED);
 }
+
+/* The collector (collector.h): runs with LAPSE_FEATURE_CPU at cpu_sample_ms. */
+static uint32_t cpu_period_ms;
+
+static int cpu_start(const collect_config *cfg, char *why, size_t why_len)
+{
+    (void)why, (void)why_len;
+    cpu_period_ms = cfg->cpu_sample_ms;
+    cpu_sampler_reset(cpu_period_ms);
+    return cpu_period_ms ? 0 : 1;
+}
+
+static uint64_t cpu_tick(uint64_t due_ns)
+{
+    if (due_ns == 0) /* the sampler thread's start */
+        cpu_sampler_thread_init();
+    else
+        cpu_sampler_tick(due_ns);
+    return core_mono_ns() + cpu_sampler_next_wait_ns();
+}
+
+static int cpu_take(store_file *f)
+{
+    cpu_sampler_totals cs;
+    cpu_sampler_totals_get(&cs);
+    f->meta.cpu_sample_ms = cpu_period_ms;
+    f->meta.cpu_ticks = cs.ticks;
+    f->meta.cpu_ticks_late = cs.late_ticks;
+    f->meta.cpu_sampler_ns = cs.cpu_ns;
+    f->meta.cpu_sampler_rt = cs.realtime;
+    return 0;
+}
+
+static void cpu_fork_child(void) { cpu_sampler_reset(cpu_period_ms); }
+
+const collector collect_cpu = {"cpu", LAPSE_FEATURE_CPU, cpu_start, cpu_tick, cpu_take, NULL,
+                               cpu_fork_child};

@@ -1,0 +1,68 @@
+/* The GPU block of a role: per device of each of its processes, the whole device's
+ * utilisation (busy, idle), this run's, the memory it held, and GPU BY PHASE. A mean
+ * over no reading is not a figure: has_* 0 (n/a), never 0%. */
+#include "report_model.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+static int by_ticks(const void *a, const void *b)
+{
+    const report_gpu_phase *x = a, *y = b;
+    if (x->ticks != y->ticks)
+        return x->ticks < y->ticks ? 1 : -1;
+    return x->name < y->name ? -1 : x->name > y->name; /* the rest (0) first on a tie */
+}
+
+int report_gpu_build(const run_model *m, uint32_t r, report_role *rr)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->worker_count; i++)
+        if (m->workers[i].role_index == r)
+            n += m->workers[i].gpu.device_count;
+    rr->gpu_state = n ? REPORT_MEASURED : REPORT_NOT_COLLECTED;
+    if (!n)
+        return 0;
+    if (!(rr->gpus = calloc(n, sizeof *rr->gpus)))
+        return -ENOMEM;
+    for (uint32_t i = 0; i < m->worker_count; i++) {
+        const rm_worker *w = &m->workers[i];
+        if (w->role_index != r)
+            continue;
+        for (uint32_t k = 0; k < w->gpu.device_count; k++) {
+            const rm_gpu_device *d = &w->gpu.devices[k];
+            report_gpu *g = &rr->gpus[rr->gpu_count++];
+            g->worker = i;
+            g->device = d;
+            g->ticks = d->ticks;
+            g->interval_ms = w->gpu.interval_ms;
+            g->has_busy = d->busy_ticks > 0;
+            g->busy_pct = g->has_busy ? (double)d->busy_pct_sum / (double)d->busy_ticks : 0.0;
+            g->idle_pct = g->has_busy ? 100.0 - g->busy_pct : 0.0;
+            g->has_own = d->own_ticks > 0;
+            g->own_pct = g->has_own ? (double)d->own_pct_sum / (double)d->own_ticks : 0.0;
+            g->mem_peak_bytes = d->mem_peak_bytes;
+            if (d->phase_count && !(g->phases = calloc(d->phase_count, sizeof *g->phases)))
+                return -ENOMEM;
+            for (uint32_t p = 0; p < d->phase_count; p++) {
+                const rm_gpu_phase *ph = &d->phases[p];
+                if (!ph->ticks)
+                    continue;
+                g->phases[g->phase_count++] = (report_gpu_phase){
+                    ph->name, ph->ticks, (double)ph->own_pct_sum / (double)ph->ticks};
+            }
+            if (g->phase_count > 1)
+                qsort(g->phases, g->phase_count, sizeof *g->phases, by_ticks);
+        }
+    }
+    return 0;
+}
+
+void report_gpu_free(report_role *rr)
+{
+    for (uint32_t i = 0; i < rr->gpu_count; i++)
+        free(rr->gpus[i].phases);
+    free(rr->gpus);
+    rr->gpus = NULL;
+    rr->gpu_count = 0;
+}
