@@ -436,9 +436,8 @@ def test_flame_of_the_samples(small_run, browser, tmp_path):
         assert all(f["samples"] <= want for f in got)
     both = page.evaluate(f"{fl}.filter('{pid}', '', '', 'step/compute')")
     assert both[0]["samples"] == 500
-    # by role: the run's one role holds every sample
     assert page.eval_on_selector_all("#fl-role option", "os => os.map(o => o.value)") == ["", "worker"]
-    assert page.evaluate(f"{fl}.filter('', '', 'worker', '')")[0]["samples"] == 2000
+    page.evaluate(f"{fl}.filter('', '', '', '')")
     page.select_option("#fl-span", "step/compute")  # the control itself
     assert page.evaluate(f"{fl}.frames()")[0]["samples"] == 1000
     page.screenshot(path=str(shots_dir() / "flame-inside-span.png"))
@@ -529,6 +528,33 @@ def test_timeline_tracks_are_the_process_samplers_records(sampled_run, browser, 
     mb = f"{pt['RSS'] / 1e6:.1f} MB"
     assert "RSS" in tip.inner_text() and mb in tip.inner_text(), (tip.inner_text(), mb)
     page.screenshot(path=str(shots_dir() / "timeline-tracks.png"))
+    page.close()
+
+
+def test_flame_by_role(browser, tmp_path):
+    """Two roles (view_scale --roles 2: a worker and a loader; 2,001 samples, so the
+    files hold 1,001 and 1,000): the role filter keeps the samples of that role's file,
+    as the report places them, and only those."""
+    run = make_run(tmp_path / "roles", "--procs", "2", "--spans", "60", "--samples", "2001",
+                   "--roles", "2")
+    report = json.loads(lapse("report", str(run), "--json").stdout)
+    role_of = {w["file"]: w["role"] for w in report["workers"]}
+    want: dict[str, int] = {}
+    for s in report["python_samples"]:
+        want[role_of[s["file"]]] = want.get(role_of[s["file"]], 0) + sum(
+            p["samples"] for p in s["processes"])
+    assert sorted(want.values()) == [1000, 1001] and sorted(want) == ["loader", "worker"]
+    html = tmp_path / "v.html"
+    lapse("view", str(run), "-o", str(html))
+    page = open_page(browser, html)
+    page.evaluate("window.lapseView.show('flame')")
+    fl = "window.lapseView.flame"
+    assert page.eval_on_selector_all("#fl-role option", "os => os.map(o => o.value)") == [
+        "", "loader", "worker"]
+    for role, n in want.items():
+        assert page.evaluate(f"{fl}.filter('', '', '{role}', '')")[0]["samples"] == n, role
+    page.select_option("#fl-role", "loader")  # the control itself
+    assert page.evaluate(f"{fl}.frames()")[0]["samples"] == want["loader"]
     page.close()
 
 
