@@ -255,6 +255,16 @@ int main(int argc, char **argv)
     unsetenv("LAPSE_PROCESS_SAMPLE_MS");
     stat_ns proc = minus(measure(batch_scoped), call);
     stop();
+    /* MARKERS: collected only when an NVTX tool attached (NVTX_INJECTION64_PATH; the
+     * build's libfake_nvtx_inject.so is one that records nothing); without one the
+     * session leaves it out and spans keep the fast path */
+    start(LAPSE_FEATURE_SPANS | LAPSE_FEATURE_MARKERS, 0);
+    int markers_on = (lapse_features() & LAPSE_FEATURE_MARKERS) != 0;
+    const char *markers_why = lapse_feature_missing(LAPSE_FEATURE_MARKERS);
+    char markers_label[160];
+    snprintf(markers_label, sizeof markers_label, "%s", markers_why ? markers_why : "");
+    stat_ns markers = minus(measure(batch_scoped), call);
+    stop();
     line("active span pair, timeline on, room (pages faulted in)", on_cold);
     line("active span pair, timeline on, room (pages resident)", on);
     line("active span pair, timeline on (buffer full: drop)", full);
@@ -262,6 +272,11 @@ int main(int argc, char **argv)
     line("active span pair, timeline off, CPU sampler at 1 ms", cpu);
     line("... and the process sampler at 10 ms", proc);
     line("lapse_count on an open span", count);
+    line(markers_on ? "active span pair, timeline off, MARKERS (an NVTX tool attached)"
+                    : "active span pair, timeline off, MARKERS asked (no NVTX tool)",
+         markers);
+    if (!markers_on)
+        printf("  (MARKERS left out: %s)\n", markers_label);
 
     printf("\nspan clock: %s\n", clock);
     printf("active pair / reference (timeline on, first touch): %.2f (min)  %.2f (median)\n",
@@ -290,6 +305,9 @@ int main(int argc, char **argv)
     printf("  process sampler (at 10 ms) adds to a span pair: %+.2f ns (no bound; its cost is\n"
            "  the sampler thread's CPU per interval, in the report's I/O block)\n",
            proc.min - cpu.min);
+    printf("  MARKERS adds to a span pair (timeline off):    %+.2f ns min, %+.2f ns median "
+           "(%.2f x the SPANS-only pair, min; goal <= 2 x)\n",
+           markers.min - off.min, markers.median - off.median, markers.min / off.min);
     if (on.min < ref.min || off.min < ref.min)
         printf("  note: a pair measured below its reference: the machine was too noisy for\n"
                "  these figures (rerun with more REPS)\n");

@@ -51,24 +51,31 @@ enum lapse_feature {
                                          LAPSE_IO_SCOPE spans */
     LAPSE_FEATURE_MEMORY = 1u << 4,   /* RSS: the peak (getrusage, the process sampler)
                                          and the RSS growth of LAPSE_IO_SCOPE spans */
-    /* Reserved for GPU collectors that do not exist yet: lapse_start refuses them
-     * (-ENOTSUP). */
-    LAPSE_FEATURE_MARKERS = 1u << 5,  /* NVTX ranges for spans */
+    LAPSE_FEATURE_MARKERS = 1u << 5,  /* every span also an NVTX range (domain "lapse",
+                                         start/end), for the NVTX tool capturing the
+                                         process (nsys, Kineto: NVTX_INJECTION64_PATH).
+                                         Collected only when such a tool attached at
+                                         lapse_start: without one the session leaves it
+                                         out (lapse_features(), lapse_feature_missing())
+                                         and spans cost what they cost without it. Needs
+                                         SPANS */
     LAPSE_FEATURE_DEVICE = 1u << 6,   /* GPU telemetry of the process (NVML, loaded at
                                          start: LAPSE_DEVICE_INTERVAL_MS, default 1000);
                                          where it cannot run the session runs without it
                                          and lapse_missing() says why */
+    /* Reserved for the GPU collector that does not exist yet: lapse_start refuses it
+     * (-ENOTSUP). */
     LAPSE_FEATURE_ACTIVITY = 1u << 7, /* GPU kernels and copies attributed to spans */
 };
 /* The process sampler's two halves, as one flag (what it was before they split). */
 #define LAPSE_FEATURE_PROCESS (LAPSE_FEATURE_IO | LAPSE_FEATURE_MEMORY)
 #define LAPSE_FEATURES_DEFAULT                                                            \
     (LAPSE_FEATURE_SPANS | LAPSE_FEATURE_TIMELINE | LAPSE_FEATURE_CPU | LAPSE_FEATURE_IO | \
-     LAPSE_FEATURE_MEMORY | LAPSE_FEATURE_DEVICE)
+     LAPSE_FEATURE_MEMORY | LAPSE_FEATURE_DEVICE | LAPSE_FEATURE_MARKERS)
 
 typedef struct lapse_options {
     uint32_t features;             /* LAPSE_FEATURE_* bits; 0: $LAPSE_FEATURES ("spans,
-                                      timeline,cpu,io,memory": what a parent session
+                                      timeline,cpu,io,memory,markers": what a parent session
                                       exports), else LAPSE_FEATURES_DEFAULT */
     const char *role;              /* NULL: $LAPSE_ROLE, else "main" */
     const char *run_dir;           /* NULL: $LAPSE_RUN_DIR, else "lapse-runs" */
@@ -143,8 +150,31 @@ LAPSE_API const char *lapse_missing(void);
  * start that must not go without them (Python's strict=True). -EBUSY while a
  * session is active. */
 LAPSE_API int lapse_check_features(uint32_t features, char *why, size_t why_len);
+/* Why the active session does not collect a feature it was asked for (one line), or
+ * NULL when it does, was not asked for it, or no session is active. */
+LAPSE_API const char *lapse_feature_missing(uint32_t feature);
 /* Path of the file this process writes, or NULL when no session is active. */
 LAPSE_API const char *lapse_file_path(void);
+
+/* Phases whose GPU time is measured beside their wall time: CUDA events on the
+ * default stream at both ends, through the CUDA runtime the program already loaded
+ * (libcudart.so.13 or .12), on a thread with a CUDA context. lapse never loads CUDA
+ * and never creates a context: without them the phase's GPU time is missing (counted
+ * as such in the report, with the reason; never 0). */
+#define LAPSE_GPU_TIME 1u /* its GPU time: a CUDA event at each end */
+#define LAPSE_GPU_SYNC 2u /* cudaDeviceSynchronize at both ends (before its begin and
+                             before its end): its wall time includes its GPU work */
+typedef struct lapse_gpu_phase {
+    int token;
+    unsigned flags;
+    void *events[2];
+} lapse_gpu_phase;
+LAPSE_API void lapse_gpu_phase_begin(lapse_gpu_phase *p, const char *name, unsigned flags);
+LAPSE_API void lapse_gpu_phase_end(lapse_gpu_phase *p);
+/* For bindings that measure GPU time themselves (Python: torch.cuda.Event): adds ns
+ * of GPU time to the innermost open span of key's stack (NULL: the thread's current
+ * stack); ns < 0: its GPU time is missing, why says why (one line). */
+LAPSE_API void lapse_gpu_time_keyed(const void *key, int64_t ns, const char *why);
 
 /* For language bindings: intern a name once, then begin/end by id. */
 LAPSE_API uint32_t lapse_intern(const char *name);

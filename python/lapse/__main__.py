@@ -24,6 +24,8 @@ FEATURE_HELP = {
     Feature.MEMORY: "no memory: neither peak RSS nor the RSS growth of io=True phases",
     Feature.PYTHON: "no Python stack samples (lapse record from outside)",
     Feature.DEVICE: "no GPU telemetry (NVML: the GPU block and GPU BY PHASE)",
+    Feature.MARKERS: "no NVTX range per span (made only when an NVTX tool such as nsys "
+                     "is attached: NVTX_INJECTION64_PATH)",
 }
 
 
@@ -88,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(opts, f"no_{f.name.lower()}"):
             features &= ~f
     if Feature.SPANS not in features:
-        features &= ~Feature.CPU  # wait% is per span
+        features &= ~(Feature.CPU | Feature.MARKERS)  # wait% and markers are per span
         if opts.auto:
             print("lapse run: --auto makes spans: it cannot go with --no-spans", file=sys.stderr)
             return 2

@@ -22,9 +22,9 @@ if TYPE_CHECKING:
 class Feature(enum.Flag):
     """What a Profiler may collect. Flags decide what may be collected; evidence
     decides what appears: a flag whose collector cannot run here adds no section to the
-    result (and with ``strict=True`` the Profiler refuses to start). MARKERS and
-    ACTIVITY have no collector yet (the GPU collectors are to come): a Profiler
-    refuses them with a ValueError, and they are not in ``DEFAULT``."""
+    result (and with ``strict=True`` the Profiler refuses to start). ACTIVITY has
+    no collector yet (the GPU collectors are to come): a Profiler refuses it
+    with a ValueError, and it is not in ``DEFAULT``."""
 
     SPANS = enum.auto()     #: spans and counters: their wall time (without it a span
                             #: records nothing)
@@ -34,12 +34,14 @@ class Feature(enum.Flag):
                             #: per interval by the process sampler (the I/O block)
     MEMORY = enum.auto()    #: RSS over time (the process sampler) and per io=True phase
     PYTHON = enum.auto()    #: external sampling of Python stacks
-    MARKERS = enum.auto()   #: NVTX ranges for spans (no collector yet: refused)
+    MARKERS = enum.auto()   #: every span also an NVTX range (domain "lapse") for the NVTX
+                            #: tool capturing the process (nsys, Kineto); collected only
+                            #: when one is attached (NVTX_INJECTION64_PATH)
     DEVICE = enum.auto()    #: GPU telemetry of this process (NVML, loaded at start: where
                             #: it cannot run, ``Profiler.missing`` says why)
     ACTIVITY = enum.auto()  #: GPU kernels and copies attributed to spans (no collector yet:
                             #: refused)
-    DEFAULT = SPANS | CPU | IO | MEMORY | PYTHON | DEVICE  #: every feature with a collector
+    DEFAULT = SPANS | CPU | IO | MEMORY | PYTHON | MARKERS | DEVICE  #: every feature with a collector
 
 
 #: The features this build can always collect. PYTHON joins them where the lapse
@@ -47,13 +49,44 @@ class Feature(enum.Flag):
 AVAILABLE = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY
 
 #: Features with no collector yet: a Profiler refuses them (ValueError).
-NO_COLLECTOR = Feature.MARKERS | Feature.ACTIVITY
+NO_COLLECTOR = Feature.ACTIVITY
 
 #: What a Profiler collects unless told otherwise: what a C session collects
-#: (LAPSE_FEATURES_DEFAULT: spans, wait%, the process sampler's I/O and RSS, GPU
-#: telemetry where NVML can start), as `lapse run` does, which also samples Python
-#: stacks (Feature.PYTHON).
-COLLECTED_BY_DEFAULT = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY | Feature.DEVICE
+#: (LAPSE_FEATURES_DEFAULT: spans, wait%, the process sampler's I/O and RSS, NVTX
+#: markers where a tool takes them, GPU telemetry where NVML can start), as `lapse
+#: run` does, which also samples Python stacks (Feature.PYTHON).
+COLLECTED_BY_DEFAULT = (Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY |
+                        Feature.MARKERS | Feature.DEVICE)
+
+#: The LAPSE_FEATURE_* bit of each feature the C session collects.
+SESSION_BITS = ((Feature.SPANS, 1), (Feature.CPU, 4), (Feature.IO, 8), (Feature.MEMORY, 16),
+                (Feature.MARKERS, 32), (Feature.DEVICE, 64))
+
+
+def markers_unavailable() -> str | None:
+    """Why MARKERS adds nothing in this process, or None: an NVTX tool is named
+    (NVTX_INJECTION64_PATH; lapse_start then checks that it attaches)."""
+    if os.environ.get("NVTX_INJECTION64_PATH"):
+        return None
+    return "no NVTX tool: NVTX_INJECTION64_PATH is not set (nsys and Kineto set it)"
+
+
+_annotate_warned = False
+
+
+def _record_function() -> tuple[Callable[[str], Any] | None, str | None]:
+    """torch.profiler.record_function for annotate=True, or None and why (warned
+    about once in a process)."""
+    global _annotate_warned
+    try:
+        from torch.profiler import record_function
+    except ImportError as e:
+        why = f"torch is not importable ({e})"
+        if not _annotate_warned:
+            _annotate_warned = True
+            warnings.warn(f"lapse: annotate=True adds nothing: {why}", RuntimeWarning, stacklevel=3)
+        return None, why
+    return record_function, None
 
 
 def available() -> Feature:
@@ -62,8 +95,9 @@ def available() -> Feature:
     refused."""
     from ._python_sampler import unavailable_reason
 
-    return AVAILABLE | (Feature.PYTHON if unavailable_reason() is None else Feature(0)) | \
-        (Feature.DEVICE if _lapse.check_device() is None else Feature(0))
+    return (AVAILABLE | (Feature.PYTHON if unavailable_reason() is None else Feature(0)) |
+            (Feature.MARKERS if markers_unavailable() is None else Feature(0)) |
+            (Feature.DEVICE if _lapse.check_device() is None else Feature(0)))
 
 
 def sync_environment() -> None:
@@ -121,6 +155,11 @@ class Profiler:
         share: make the run readable by the user's group: directories 0750 and files
             0640 instead of 0700 and 0600 (the umask still applies); default
             ``$LAPSE_SHARE``. Processes that join the run inherit it.
+        annotate: every span of Python code (``span``, ``phase``, decorated functions)
+            also opens ``torch.profiler.record_function(name)``, so that a
+            ``torch.profiler`` capture shows them, nested. Without torch importable it
+            warns once and adds nothing (``annotate_missing`` says why); off, spans
+            cost what they cost.
 
     Only one Profiler may be active in a process; starting a second raises
     RuntimeError.
@@ -142,7 +181,7 @@ class Profiler:
                  process_sample_ms: int | None = None, snapshot_ms: int | None = None,
                  python_hz: int = 100, share: bool | None = None,
                  auto: str | Sequence[str] = (),
-                 enable_tags: str | Sequence[str] = ()) -> None:
+                 enable_tags: str | Sequence[str] = (), annotate: bool = False) -> None:
         # what was asked for, as opposed to left to the default: a session this
         # Profiler joins (inherited from a parent) takes the one, keeps its own for the other
         given = {"features": features, "run_dir": run_dir, "max_spans": max_spans,
@@ -159,6 +198,8 @@ class Profiler:
                              f"(the GPU collectors are to come): leave it out of features")
         if Feature.CPU in features and Feature.SPANS not in features:
             raise ValueError("lapse: Feature.CPU (wait% per span) needs Feature.SPANS")
+        if Feature.MARKERS in features and Feature.SPANS not in features:
+            raise ValueError("lapse: Feature.MARKERS (an NVTX range per span) needs Feature.SPANS")
         if max_spans < 0:
             raise ValueError("max_spans must be >= 0")
         self.features = features
@@ -195,10 +236,20 @@ class Profiler:
 
             self._lapse_command, self._python_why = resolve()
         python = Feature(0) if self._python_why else Feature.PYTHON
-        self.missing = features & ~(AVAILABLE | python | Feature.DEVICE)  #: requested features that add nothing here
+        self._markers_why = markers_unavailable() if Feature.MARKERS in features else None
+        markers = Feature(0) if self._markers_why else Feature.MARKERS
+        #: requested features that add nothing here
+        self.missing = features & ~(AVAILABLE | python | markers | Feature.DEVICE)
         self.missing_why: dict[Feature, str] = {}  #: why, for each of ``missing`` known
         if self._python_why:
             self.missing_why[Feature.PYTHON] = self._python_why
+        if self._markers_why:
+            self.missing_why[Feature.MARKERS] = self._markers_why
+        self.annotate = bool(annotate)
+        self._record_function: Callable[[str], Any] | None = None
+        self.annotate_missing: str | None = None  #: why annotate=True adds nothing, or None
+        if annotate:
+            self._record_function, self.annotate_missing = _record_function()
         self._python_sampler = None
         self._launcher = False  # run_target runs the program: its launcher frames are left out
         self._file: str | None = None
@@ -254,12 +305,29 @@ class Profiler:
                                       memory=Feature.MEMORY in self.features,
                                       process_ms=self.process_sample_ms or 0,
                                       snapshot_ms=self.snapshot_ms or 0, share=self.share,
-                                      device=Feature.DEVICE in self.features)
+                                      device=Feature.DEVICE in self.features,
+                                      markers=Feature.MARKERS in self.features and
+                                      Feature.MARKERS not in self.missing,
+                                      annotate=self._record_function)
         except OSError as e:
             # the host program carries on without profiling
             warnings.warn(f"{e} (profiling is off)", RuntimeWarning, stacklevel=2)
             self._file = None
             return self
+        if Feature.MARKERS in self.features and Feature.MARKERS not in self.missing:
+            why = _lapse.feature_missing(32)
+            if why is not None:  # the NVTX tool named did not attach
+                self._markers_why = self.missing_why[Feature.MARKERS] = why
+                self.missing |= Feature.MARKERS
+                if self.strict:
+                    _lapse.stop()
+                    self._file = None
+                    raise RuntimeError(f"lapse: strict=True and these collectors cannot run "
+                                       f"here: MARKERS ({why})")
+        if Feature.MARKERS in self.missing and os.environ.get("NVTX_INJECTION64_PATH"):
+            # a tool the user named that did not attach is said, not dropped in silence
+            warnings.warn(f"lapse: no NVTX markers: {self._markers_why}", RuntimeWarning,
+                          stacklevel=2)
         self._began()
         return self
 
@@ -276,8 +344,7 @@ class Profiler:
         # DEVICE 64 (where it started)
         bits = session["features"]
         collected = Feature(0)
-        for flag, bit in ((Feature.SPANS, 1), (Feature.CPU, 4), (Feature.IO, 8), (Feature.MEMORY, 16),
-                          (Feature.DEVICE, 64)):
+        for flag, bit in SESSION_BITS:
             if bits & bit:
                 collected |= flag
         cannot = []
@@ -296,12 +363,15 @@ class Profiler:
         if "run_dir" in self._given and self.run_dir is not None and \
                 os.path.realpath(self.run_dir) != os.path.realpath(session["run_dir"]):
             cannot.append(f"run_dir={self.run_dir!r} (the session writes into {session['run_dir']!r})")
+        if self._record_function is not None:
+            cannot.append("annotate=True (what a span calls is fixed when the session starts)")
         if cannot:
             raise RuntimeError("lapse: this process joins the session it inherited from its parent, "
                                "which cannot take " + "; ".join(cannot) +
                                ": leave them out to take the session's")
         # what this Profiler now stands for is the session's
-        c_side = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY | Feature.DEVICE
+        c_side = (Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY | Feature.MARKERS |
+                  Feature.DEVICE)
         self.features = collected | (self.features & ~c_side)
         self.max_spans = session["max_spans"]
         self.snapshot_ms = session["snapshot_ms"]
@@ -314,11 +384,13 @@ class Profiler:
     # ---- accounting API (phases and counts) ----
 
     def phase(self, name: str, io: bool = False, sync: bool = False,
-              sample: float | None = None) -> Any:
+              sample: float | None = None, gpu_time: bool = False) -> Any:
         """A phase: a span with options. ``sync=True`` synchronizes CUDA at both
         ends when torch with a CUDA device is in use (a no-op otherwise), so the
-        phase's wall time includes its GPU work."""
-        return _lapse.phase(name, io=io, sync=sync, sample=sample)
+        phase's wall time includes its GPU work. ``gpu_time=True`` records its GPU
+        time (torch.cuda.Event at both ends) beside its wall time, where torch has
+        initialized CUDA; elsewhere the figure is missing with the reason."""
+        return _lapse.phase(name, io=io, sync=sync, sample=sample, gpu_time=gpu_time)
 
     def count(self, name: str, n: int) -> None:
         """Adds n to the counter `name` of the innermost open phase."""

@@ -102,6 +102,28 @@ static int build_io_phases(const run_model *m, report_role *rr)
     return 0;
 }
 
+static int build_gpu_phases(const run_model *m, uint32_t r, report_role *rr)
+{
+    const rs_role *rs = rr->stats;
+    rr->gpu_phases = calloc(rs->phase_count ? rs->phase_count : 1u, sizeof *rr->gpu_phases);
+    if (!rr->gpu_phases)
+        return -ENOMEM;
+    uint64_t untimed = 0;
+    for (uint32_t i = 0; i < rs->phase_count; i++) {
+        const rm_path *p = &m->paths[rs->phases[i]];
+        if (p->gpu_timed || p->gpu_untimed)
+            rr->gpu_phases[rr->gpu_phase_count++] = i;
+        untimed += p->gpu_untimed;
+    }
+    rr->gpu_missing_why = "";
+    for (uint32_t w = 0; untimed && w < m->worker_count && !*rr->gpu_missing_why; w++)
+        if (m->workers[w].role_index == r)
+            rr->gpu_missing_why = m->workers[w].gpu_time_missing;
+    if (untimed && !*rr->gpu_missing_why)
+        rr->gpu_missing_why = "unknown (the files do not say)";
+    return 0;
+}
+
 static report_state process_io_state(const rs_io *io)
 {
     if (!io->processes)
@@ -280,7 +302,7 @@ static int build_role(const run_model *m, uint32_t r, unsigned top, report_role 
         if (rc)
             return rc;
     }
-    if (build_io_phases(m, rr))
+    if (build_io_phases(m, rr) || build_gpu_phases(m, r, rr))
         return -ENOMEM;
     rr->spans = spans_state(m, rs, r);
     rr->process_io_state = process_io_state(&rs->io);
@@ -297,6 +319,7 @@ static void free_role(report_role *rr)
     free(rr->phase_counters);
     free(rr->by_rank_max);
     free(rr->io_phases);
+    free(rr->gpu_phases);
     free(rr->memory.growth);
     report_gpu_free(rr);
 }

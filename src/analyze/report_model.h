@@ -169,6 +169,11 @@ typedef struct report_role {
                                       first rank_rows_shown (at most top); NULL unless the
                                       role has 2 ranks or more */
     uint32_t rank_rows_shown;
+    uint32_t *gpu_phases;          /* gpu_time phases (with a GPU figure, measured or
+                                      missing): their indices in stats->phases, in order */
+    uint32_t gpu_phase_count;
+    const char *gpu_missing_why;   /* why some had none: the first reason of the role's
+                                      processes; "" when every entry has its GPU time */
     report_io_phase *io_phases;    /* io=True phases, in phase order */
     uint32_t io_phase_count;
     report_state spans;            /* NOT_COLLECTED: no process of the role recorded spans;

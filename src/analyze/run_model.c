@@ -602,6 +602,7 @@ static void worker_free(rm_worker *w)
     free(w->launcher);
     free(w->job_id);
     free(w->write_error);
+    free(w->gpu_time_missing);
     free(w->proc.series);
     free(w->children);
     sample_set_free(w->samples);
@@ -708,8 +709,10 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     w->write_error = dup_or_empty(mt->write_error);
     w->missing = dup_or_empty(mt->missing);
     w->absent = dup_or_empty(mt->absent);
+    w->gpu_time_missing = dup_or_empty(mt->gpu_time_missing);
     if (!w->file || !w->host || !w->role || !w->run_id || !w->end_reason || !w->launcher ||
-        !w->job_id || !w->write_error || !w->missing || !w->absent || (f->samples && !(w->samples = sample_set_from_store(f->samples)))) {
+        !w->job_id || !w->write_error || !w->missing || !w->absent || !w->gpu_time_missing ||
+        (f->samples && !(w->samples = sample_set_from_store(f->samples)))) {
         worker_free(w);
         return -ENOMEM;
     }
@@ -818,6 +821,9 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
         mp->child_estimated |= n->child_estimated;
         mp->cpu_ticks = sat_add(mp->cpu_ticks, n->cpu_ticks);
         mp->cpu_wait_ticks = sat_add(mp->cpu_wait_ticks, n->cpu_wait_ticks);
+        mp->gpu_ns = sat_add(mp->gpu_ns, n->gpu_ns);
+        mp->gpu_timed = sat_add(mp->gpu_timed, n->gpu_timed);
+        mp->gpu_untimed = sat_add(mp->gpu_untimed, n->gpu_untimed);
         if (p != m->roles[role].root && slot != RM_NONE &&
             add_rank_total(mp, (uint32_t)slot, n->parent < 0 ? n->child_ns : n->total_ns))
             goto out;

@@ -46,6 +46,7 @@ typedef struct rm_path {
                                  1 entry in sample_stride (the largest seen) */
     uint32_t child_estimated; /* child_ns, and so self time, includes estimates */
     uint64_t cpu_ticks, cpu_wait_ticks; /* CPU sampler: see store_node */
+    uint64_t gpu_ns, gpu_timed, gpu_untimed; /* gpu_time phases: see store_node */
     uint64_t min_ns, max_ns; /* over processes that completed a call; 0 when none */
     uint32_t in_processes;   /* processes of the role in which it completed a call */
     uint32_t last_worker;    /* loading only */
@@ -119,6 +120,7 @@ typedef struct rm_gpu {
 typedef struct rm_worker {
     char *file, *host, *role, *run_id, *end_reason, *launcher, *job_id;
     char *write_error; /* the last failed write before this file's, "" when none */
+    char *gpu_time_missing; /* why a gpu_time phase had no GPU time, "" when none */
     uint32_t role_index;
     int64_t pid, ppid, rank, world_size, local_rank; /* ranks, world_size: -1 when unknown */
     uint32_t final;

@@ -161,6 +161,7 @@ void run_stats_phase(const run_model *m, const rs_role *rs, uint32_t k, rs_phase
     out->share_of_busy =
         role->busy_ns && !rm_over_busy(m, p) ? (double)p->total_ns / (double)role->busy_ns : -1.0;
     out->wait_share = p->cpu_ticks ? wait_share(p->cpu_ticks, p->cpu_wait_ticks) : -1.0;
+    out->gpu_mean_ns = p->gpu_timed ? (double)p->gpu_ns / (double)p->gpu_timed : -1.0;
     /* a model built by hand may disagree (-EINVAL): no figures */
     if (role->rank_count && rank_spread_compute(rm_rank_totals(p), role->slot_ranks + p->rank_lo,
                                                 p->rank_n, role->rank_count, rs->scratch,

@@ -19,6 +19,8 @@ typedef struct rs_phase {
     double wait_share;    /* estimated share of the CPU sampler's ticks in it at which its
                              thread was off CPU (wait_share.h); -1 when too few ticks
                              saw it (run_model.paths has the ticks) */
+    double gpu_mean_ns;   /* GPU time per entry of a gpu_time phase that has one; -1
+                             when none has (run_model.paths has the sums) */
     rank_spread across_ranks; /* per-rank total time over the role's ranks; ranks == 0
                                  when the role's processes have no rank */
 } rs_phase;

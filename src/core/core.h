@@ -15,6 +15,8 @@
 #define CORE_FRAME_FOLDED 1u      /* frame stands for a span folded into its parent */
 #define CORE_FRAME_SUPPRESSED 2u  /* a skipped entry of a sampled span, or inside one */
 #define CORE_FRAME_SCALED 4u      /* a measured entry of a sampled span, or inside one */
+#define CORE_FRAME_HOOKED 8u      /* the span hooks saw its begin: its close calls their end */
+#define CORE_SPAN_HOOKS 2u        /* span hooks a session may have at once */
 #define CORE_TIMELINE_CHUNK 64u   /* records a thread reserves at a time */
 #define CORE_MAX_THREADS 65535u
 #define CORE_MAX_STACKS 256u      /* keyed span stacks per thread (see core_stack) */
@@ -43,7 +45,10 @@ typedef struct core_node {
      * entry of this path was open on the thread, and of them those at which the
      * thread was off CPU */
     uint64_t cpu_ticks, cpu_wait_ticks;
-    uint64_t pad[5]; /* one node is one page: index to address is a shift */
+    /* GPU time of gpu_time phases (core_gpu_time): the sum of the GPU time of its
+     * entries that have it, those entries, and the entries whose GPU time is missing */
+    uint64_t gpu_ns, gpu_timed, gpu_untimed;
+    uint64_t pad[2]; /* one node is one page: index to address is a shift */
 } core_node;
 _Static_assert(sizeof(core_node) == 4096, "core_node must be one page");
 
@@ -54,6 +59,8 @@ typedef struct core_frame {
     uint32_t scale; /* with CORE_FRAME_SCALED: what each recorded value stands for */
     uint64_t start; /* ticks */
 } core_frame;
+/* the hot path's size: the span hooks keep their values beside the frames, not in them */
+_Static_assert(sizeof(core_frame) == 24, "core_frame must stay 24 bytes");
 
 typedef struct core_counter {
     uint32_t node;
@@ -129,11 +136,39 @@ typedef struct core_thread {
     uint64_t mapping_size;
 } core_thread;
 
+/* Span hooks: callbacks at the begin and end of every span, on the thread that runs
+ * it (the NVTX markers). With a hook set, every thread's fast_limit is 0, so every
+ * begin takes the slow path: it calls each hook's begin before the span's clock is
+ * read, keeps what it returned beside the frame (each stack's frames are followed by
+ * CORE_SPAN_HOOKS values per frame, allocated only in a session with hooks: see
+ * core_stack_bytes) and marks the frame CORE_FRAME_HOOKED;
+ * the close, after the clock is read, calls the ends in reverse order from the
+ * flagged branch it already has. With none set, the hot path is what it was. Set
+ * before core_begin_session (which applies them), never while spans run; the
+ * callbacks must stay callable for the life of the process (a span open across a
+ * session's stop still ends them). */
+typedef struct core_span_hook {
+    uint64_t (*begin)(uint32_t name); /* the value given to end */
+    void (*end)(uint64_t value);
+} core_span_hook;
+/* The hooks of the next session (n <= CORE_SPAN_HOOKS; 0: none). Returns 0 or -EINVAL. */
+int core_span_hooks_set(const core_span_hook *hooks, uint32_t n);
+/* For the engine: makes the hooks set the current session's (core_begin_session),
+ * calls them at a frame's begin (it sets CORE_FRAME_HOOKED) and at its end. */
+extern uint32_t core_span_hook_count;
+void core_span_hooks_apply(void);
+void core_span_hooks_begin(core_thread *t, core_frame *f);
+void core_span_hooks_end(const core_thread *t, const core_frame *f);
+/* The bytes of one stack of the current session: max_depth + 2 frames, and with
+ * span hooks their values after them. */
+size_t core_stack_bytes(void);
+
 /* The calling thread's state; checked against core_gen before use. */
 extern __thread core_thread *core_tls __attribute__((tls_model("initial-exec")));
 
 extern uint32_t core_gen;           /* 0 = no session; bumped at each start and fork */
 extern core_config core_cfg;
+extern uint32_t core_fast_limit; /* a fresh stack's fast_limit: max_depth, 0 with span hooks */
 extern core_span_record *core_timeline; /* max_spans records */
 extern uint64_t core_timeline_cursor;   /* next free record (atomic) */
 
@@ -160,6 +195,10 @@ void core_span_end_keyed_name(const void *key, uint32_t name);
  * the path of the task that created it). Those frames are never closed from the
  * child's stack. */
 void core_stack_inherit(const void *child_key, const void *parent_key);
+/* Adds the GPU time of the innermost open span of key's stack (of the thread's
+ * current stack when key is NULL) to its node: ns >= 0 measured; < 0 the
+ * figure is missing (counted, never 0). Nothing inside a skipped sampled entry. */
+void core_gpu_time(const void *key, int64_t ns);
 /* Writes the names of the spans open on the stack of key, outermost first, joined
  * by sep, into buf (truncated to len - 1 bytes); returns the number of open spans. */
 uint32_t core_current_path(const void *key, char sep, char *buf, size_t len);

@@ -70,6 +70,8 @@ __attribute__((noinline)) static int span_begin_slow(uint32_t name)
         f->node = parent;
         f->flags = CORE_FRAME_SUPPRESSED;
         t->depth = d + 1;
+        if (unlikely(core_span_hook_count))
+            core_span_hooks_begin(t, f);
         return (int)(d + 1);
     }
     if (unlikely(d >= core_cfg.max_depth + 1u)) { /* the stack is full: count, push nothing */
@@ -100,6 +102,8 @@ __attribute__((noinline)) static int span_begin_slow(uint32_t name)
         f->scale = t->stack[d].scale;
     }
     t->depth = d + 1;
+    if (unlikely(core_span_hook_count)) /* before the clock: not billed to the span */
+        core_span_hooks_begin(t, f);
     f->start = core_ticks();
     return (int)(d + 1);
 }
@@ -167,19 +171,10 @@ __attribute__((noinline)) static void close_scaled(core_thread *t, const core_fr
         timeline_record(t, f, d, now);
 }
 
-/* Closes the top frame at tick `now`. */
-static inline __attribute__((always_inline)) void close_top(core_thread *t, uint64_t now)
+/* Records the close of frame f (depth d, unflagged but for CORE_FRAME_HOOKED) at `now`. */
+static inline __attribute__((always_inline)) void close_record(core_thread *t, const core_frame *f,
+                                                               uint32_t d, uint64_t now)
 {
-    uint32_t d = t->depth;
-    core_frame *f = &t->stack[d];
-    t->depth = d - 1;
-    if (unlikely(f->flags)) {
-        if (d == t->fast_limit) /* the outermost sampled frame: its subtree is over */
-            t->fast_limit = core_cfg.max_depth;
-        if (f->flags & CORE_FRAME_SCALED)
-            close_scaled(t, f, d, now);
-        return; /* folded: its time stays in the parent's self time; suppressed: nothing */
-    }
     uint64_t ns = core_ticks_to_ns(now - f->start);
     core_node *n = &t->nodes[f->node];
     (*t->hist_pending)++;
@@ -193,6 +188,36 @@ static inline __attribute__((always_inline)) void close_top(core_thread *t, uint
     t->nodes[t->stack[d - 1].node].child_ns += ns;
     if (core_cfg.max_spans)
         timeline_record(t, f, d, now);
+}
+
+/* The close of a flagged frame, out of line: the hot path's close only tail-calls it,
+ * so the span hooks cost it no registers. */
+__attribute__((noinline)) static void close_flagged(core_thread *t, core_frame *f, uint32_t d,
+                                                    uint64_t now)
+{
+    if (f->flags & CORE_FRAME_HOOKED)
+        core_span_hooks_end(t, f);
+    if (f->flags & ~CORE_FRAME_HOOKED) {
+        if (d == t->fast_limit) /* the outermost sampled frame: its subtree is over */
+            t->fast_limit = core_fast_limit;
+        if (f->flags & CORE_FRAME_SCALED)
+            close_scaled(t, f, d, now);
+        return; /* folded: its time stays in the parent's self time; suppressed: nothing */
+    }
+    close_record(t, f, d, now);
+}
+
+/* Closes the top frame at tick `now`. */
+static inline __attribute__((always_inline)) void close_top(core_thread *t, uint64_t now)
+{
+    uint32_t d = t->depth;
+    core_frame *f = &t->stack[d];
+    t->depth = d - 1;
+    if (unlikely(f->flags)) {
+        close_flagged(t, f, d, now);
+        return;
+    }
+    close_record(t, f, d, now);
 }
 
 __attribute__((noinline)) static void close_top_outlined(core_thread *t, uint64_t now)
@@ -363,16 +388,16 @@ __attribute__((noinline)) static void stack_switch(core_thread *t, const void *k
     if (found == UINT32_MAX && free_slot != UINT32_MAX) {
         found = free_slot;
         t->stacks[found].key = key;
-        t->stacks[found].fast_limit = core_cfg.max_depth;
+        t->stacks[found].fast_limit = core_fast_limit;
         t->stacks[found].depth = 0;
         t->stacks[found].base = 0;
     }
     if (found == UINT32_MAX && t->stack_count < CORE_MAX_STACKS) {
-        core_frame *frames = calloc(core_cfg.max_depth + 2u, sizeof(core_frame));
+        core_frame *frames = calloc(1, core_stack_bytes());
         if (frames) {
             frames[0].node = CORE_ROOT;
             found = t->stack_count++;
-            t->stacks[found] = (core_stack){key, frames, 0, core_cfg.max_depth, 0};
+            t->stacks[found] = (core_stack){key, frames, 0, core_fast_limit, 0};
         }
     }
     if (found == UINT32_MAX) {
@@ -471,6 +496,8 @@ int core_span_begin_sampled(const void *key, uint32_t name, int measured, uint32
         t->depth = d + 1;
         if (d + 1 < t->fast_limit)
             t->fast_limit = d + 1;
+        if (unlikely(core_span_hook_count))
+            core_span_hooks_begin(t, f);
         return (int)(d + 1);
     }
     int token = span_begin_slow(name);
@@ -485,6 +512,24 @@ int core_span_begin_sampled(const void *key, uint32_t name, int measured, uint32
             t->fast_limit = (uint32_t)token;
     }
     return token;
+}
+
+void core_gpu_time(const void *key, int64_t ns)
+{
+    core_thread *t = key ? keyed_state(key) : thread_state();
+    if (!t || t->depth == 0)
+        return;
+    const core_frame *top = &t->stack[t->depth];
+    if (top->flags & CORE_FRAME_SUPPRESSED)
+        return;
+    core_node *n = &t->nodes[top->node];
+    uint64_t s = top->flags & CORE_FRAME_SCALED ? top->scale : 1;
+    if (ns < 0) {
+        __atomic_store_n(&n->gpu_untimed, n->gpu_untimed + s, __ATOMIC_RELAXED);
+        return;
+    }
+    __atomic_store_n(&n->gpu_ns, n->gpu_ns + (uint64_t)ns * s, __ATOMIC_RELAXED);
+    __atomic_store_n(&n->gpu_timed, n->gpu_timed + s, __ATOMIC_RELAXED);
 }
 
 void core_stack_inherit(const void *child_key, const void *parent_key)

@@ -22,6 +22,7 @@ __thread core_thread *core_tls __attribute__((tls_model("initial-exec")));
 
 uint32_t core_gen;
 core_config core_cfg;
+uint32_t core_fast_limit;
 core_span_record *core_timeline;
 uint64_t core_timeline_cursor;
 static uint64_t core_timeline_bytes;
@@ -92,7 +93,7 @@ static core_thread *thread_create(void)
     const core_config *cfg = &core_cfg;
     uint32_t path_slots = pow2_at_least(2ull * (cfg->max_paths + 1));
     uint32_t counter_slots = pow2_at_least(2ull * cfg->max_counters);
-    size_t stack_bytes = (cfg->max_depth + 2) * sizeof(core_frame);
+    size_t stack_bytes = core_stack_bytes();
     size_t node_bytes = (size_t)(cfg->max_paths + 1) * sizeof(core_node);
     size_t key_bytes = (size_t)path_slots * sizeof(uint64_t);
     size_t val_bytes = (size_t)path_slots * sizeof(uint32_t);
@@ -137,8 +138,8 @@ static core_thread *thread_create(void)
     t->node_count = 1;
     t->stack[0].node = CORE_ROOT;
     t->stacks[0].frames = t->stack;
-    t->stacks[0].fast_limit = cfg->max_depth;
-    t->fast_limit = cfg->max_depth;
+    t->stacks[0].fast_limit = core_fast_limit;
+    t->fast_limit = core_fast_limit;
     t->stack_count = 1;
     t->hist_pending = &t->hist_sink;
     t->tid = (int64_t)syscall(SYS_gettid);
@@ -256,6 +257,7 @@ int core_begin_session(const core_config *cfg)
         core_cfg.max_paths = CORE_MAX_PATHS;
     if (core_cfg.max_counters == 0)
         core_cfg.max_counters = 1024;
+    core_span_hooks_apply();
     int rc = timeline_alloc(core_cfg.max_spans, 1);
     if (rc)
         core_cfg.max_spans = 0;

@@ -102,6 +102,19 @@ static void phase_json(json_out *j, const run_model *m, const report_role *rr, u
         json_null(j, "wait_share");
     json_u64(j, "ticks", p->cpu_ticks);
     json_u64(j, "wait_ticks", p->cpu_wait_ticks);
+    if (p->gpu_timed || p->gpu_untimed) { /* a gpu_time phase */
+        json_begin_object(j, "gpu_time");
+        json_u64(j, "ns", p->gpu_ns);
+        json_u64(j, "timed", p->gpu_timed);
+        json_u64(j, "untimed", p->gpu_untimed);
+        if (ph->gpu_mean_ns >= 0.0)
+            json_ns(j, "mean_ns", ph->gpu_mean_ns);
+        else
+            json_null(j, "mean_ns");
+        json_end_object(j);
+    } else {
+        json_null(j, "gpu_time");
+    }
     report_ranks_json_phase(j, ph);
     json_begin_array(j, "counters");
     counters_json(j, m, rr, &rr->phase_counters[k], 1);
@@ -349,6 +362,10 @@ static int role_json(json_out *j, const report_model *rep, uint32_t r)
     io_json(j, m, rr);
     memory_json(j, m, rr);
     gpu_json(j, m, rr);
+    if (*rr->gpu_missing_why)
+        json_str(j, "gpu_time_missing", rr->gpu_missing_why);
+    else
+        json_null(j, "gpu_time_missing");
     json_end_object(j);
     return 0;
 }
@@ -390,7 +407,8 @@ static const struct {
     const char *name;
 } feature_names[] = {{LAPSE_FEATURE_SPANS, "spans"},   {LAPSE_FEATURE_TIMELINE, "timeline"},
                      {LAPSE_FEATURE_CPU, "cpu"},       {LAPSE_FEATURE_IO, "io"},
-                     {LAPSE_FEATURE_MEMORY, "memory"}, {LAPSE_FEATURE_DEVICE, "device"}};
+                     {LAPSE_FEATURE_MEMORY, "memory"}, {LAPSE_FEATURE_MARKERS, "markers"},
+                     {LAPSE_FEATURE_DEVICE, "device"}};
 
 static void worker_json(json_out *j, const rm_worker *w, const report_usage *u)
 {

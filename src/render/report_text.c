@@ -222,6 +222,32 @@ static void io_block(FILE *out, const run_model *m, const report_role *rr)
           out);
 }
 
+/* GPU TIME BY PHASE: the gpu_time phases, their GPU time (CUDA events at entry and
+ * exit) beside their wall time. */
+static void gpu_time_block(FILE *out, const run_model *m, const report_role *rr)
+{
+    if (!rr->gpu_phase_count)
+        return;
+    char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], d[FMT_BUF], pbuf[512], path[RM_PATH_BUF];
+    fputs("\nGPU TIME BY PHASE (CUDA events at each entry and exit, beside wall time)\n", out);
+    fprintf(out, "  %-28s %10s %12s %12s %12s\n", "phase", "entries", "wall", "GPU", "GPU/entry");
+    for (uint32_t i = 0; i < rr->gpu_phase_count; i++) {
+        rs_phase ph;
+        run_stats_phase(m, rr->stats, rr->gpu_phases[i], &ph);
+        const rm_path *p = &m->paths[ph.path];
+        fprintf(out, "  %-28s %10s %12s %12s %12s\n",
+                fit(pbuf, sizeof pbuf, rm_path_str(m, ph.path, path), 28),
+                fmt_count(a, sizeof a, p->calls), fmt_duration(b, sizeof b, (double)p->total_ns),
+                p->gpu_timed ? fmt_duration(c, sizeof c, (double)p->gpu_ns) : "n/a",
+                ph.gpu_mean_ns >= 0.0 ? fmt_duration(d, sizeof d, ph.gpu_mean_ns) : "n/a");
+        if (p->gpu_untimed)
+            fprintf(out, "  %-28s (%s entr%s without GPU time: not in its GPU figures)\n", "",
+                    fmt_count(a, sizeof a, p->gpu_untimed), p->gpu_untimed == 1 ? "y" : "ies");
+    }
+    if (*rr->gpu_missing_why)
+        fprintf(out, "  no GPU time: %s\n", rr->gpu_missing_why);
+}
+
 int report_wants_ascii(void)
 {
     const char *v = getenv("LAPSE_ASCII");
@@ -581,6 +607,7 @@ static void role_block(FILE *out, const report_model *r, uint32_t ri, int ascii)
         dominant_block(out, r, rr);
         report_ranks_block(out, m, rr);
         io_block(out, m, rr);
+        gpu_time_block(out, m, rr);
     }
     process_io_block(out, rr, ascii);
     memory_block(out, m, rr);

@@ -9,8 +9,10 @@
 #include "../core/names.h"
 #include "../collect/collector.h"
 #include "../collect/io.h"
+#include "../collect/nvtx_markers.h"
 #include "../store/file_io.h"
 #include "fork_children.h"
+#include "gpu_phase.h"
 #include "launcher.h"
 #include "snapshot.h"
 
@@ -72,6 +74,7 @@ static struct session {
     int write_warned;
     uint64_t write_failures; /* this session's writes that failed */
     char write_error[512];   /* the last failure */
+    char markers_missing[256]; /* why MARKERS, asked for, is not collected; "" when it is */
     pthread_mutex_t write_mu;
     session_thread flusher;
     int flusher_stop;
@@ -220,6 +223,8 @@ static void choose_file(void)
 
 const char *lapse_session_exported_env_name(unsigned i) { return i < ENV_SAVED ? exported_env[i] : NULL; }
 
+static core_span_hook binding_hook; /* lapse_session_set_span_hook's */
+
 /* The names of LAPSE_FEATURES, as LAPSE_FEATURE_* bits from bit 0 (SPANS). */
 static const char *const feature_names[] = {"spans",  "timeline", "cpu",    "io",
                                             "memory", "markers",  "device", "activity"};
@@ -331,6 +336,7 @@ static void fill_meta(store_meta *m, int final, const char *reason)
     m->write_seq = ++S.write_seq;
     m->write_failures = S.write_failures;
     m->write_error = S.write_error;
+    m->gpu_time_missing = (char *)session_gpu_time_missing();
     m->final = (uint32_t)final;
     m->snapshot_interval_ms = S.opts.snapshot_interval_ms;
     m->max_spans = core_cfg.max_spans;
@@ -810,12 +816,13 @@ static int check_features(uint32_t features)
     static const struct {
         uint32_t bit;
         const char *name;
-    } reserved[] = {{LAPSE_FEATURE_MARKERS, "MARKERS"}, {LAPSE_FEATURE_ACTIVITY, "ACTIVITY"}};
+    } reserved[] = {{LAPSE_FEATURE_ACTIVITY, "ACTIVITY"}};
     for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
         if (features & reserved[i].bit)
             return set_error(-ENOTSUP, "lapse_start: feature ", reserved[i].name);
     uint32_t known = LAPSE_FEATURE_SPANS | LAPSE_FEATURE_TIMELINE | LAPSE_FEATURE_CPU |
-                     LAPSE_FEATURE_IO | LAPSE_FEATURE_MEMORY | LAPSE_FEATURE_DEVICE;
+                     LAPSE_FEATURE_IO | LAPSE_FEATURE_MEMORY | LAPSE_FEATURE_DEVICE |
+                     LAPSE_FEATURE_MARKERS;
     if (features & ~known) {
         char bits[32];
         snprintf(bits, sizeof bits, "0x%x", features & ~known);
@@ -825,6 +832,8 @@ static int check_features(uint32_t features)
         return set_error(-EINVAL, "lapse_start: feature TIMELINE needs SPANS", NULL);
     if (!(features & LAPSE_FEATURE_SPANS) && (features & LAPSE_FEATURE_CPU))
         return set_error(-EINVAL, "lapse_start: feature CPU (wait% per span) needs SPANS", NULL);
+    if (!(features & LAPSE_FEATURE_SPANS) && (features & LAPSE_FEATURE_MARKERS))
+        return set_error(-EINVAL, "lapse_start: feature MARKERS (NVTX ranges of spans) needs SPANS", NULL);
     return 0;
 }
 
@@ -914,6 +923,20 @@ int lapse_start(const lapse_options *options)
     choose_file();
 
     core_clock_calibrate(5, getenv("LAPSE_CLOCK") && strcmp(getenv("LAPSE_CLOCK"), "monotonic") == 0);
+    /* the span hooks of the collectors that have one: MARKERS, when an NVTX tool is
+     * there to take the ranges (else every span would pay for nothing) */
+    core_span_hook hooks[CORE_SPAN_HOOKS];
+    uint32_t n_hooks = 0;
+    S.markers_missing[0] = 0;
+    session_gpu_time_reset();
+    if ((o.features & LAPSE_FEATURE_MARKERS) &&
+        nvtx_markers_start(&hooks[n_hooks], S.markers_missing, sizeof S.markers_missing) == 0)
+        n_hooks++;
+    else
+        o.features &= ~(uint32_t)LAPSE_FEATURE_MARKERS;
+    if (binding_hook.begin && (o.features & LAPSE_FEATURE_SPANS))
+        hooks[n_hooks++] = binding_hook;
+    core_span_hooks_set(hooks, n_hooks);
     core_config cfg = {o.max_depth, o.max_paths, 0, o.max_spans};
     core_begin_session(&cfg);
     causal_begin(); /* without its buffer, signals and waits are not recorded */
@@ -945,6 +968,11 @@ int lapse_start(const lapse_options *options)
     return 0;
 }
 
+void lapse_session_set_span_hook(uint64_t (*begin)(uint32_t name), void (*end)(uint64_t value))
+{
+    binding_hook = (core_span_hook){begin && end ? begin : NULL, begin && end ? end : NULL};
+}
+
 uint32_t lapse_features(void) { return S.active ? S.opts.features : 0; }
 
 const char *lapse_missing(void) { return S.active ? S.missing_all : ""; }
@@ -968,6 +996,13 @@ int lapse_check_features(uint32_t features, char *why, size_t why_len)
         }
     }
     return 0;
+}
+
+const char *lapse_feature_missing(uint32_t feature)
+{
+    if (S.active && feature == LAPSE_FEATURE_MARKERS && S.markers_missing[0])
+        return S.markers_missing;
+    return NULL;
 }
 
 void session_mark_from_environment(void) { S.inherited = 1; }

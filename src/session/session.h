@@ -59,6 +59,11 @@ int session_write_from_signal(int final, const char *reason);
  * when one was written, 0 on timeout, at the end of the session, or when woken. */
 LAPSE_API int lapse_session_wait_snapshot(uint64_t after_seq, uint32_t timeout_ms, uint64_t *seq);
 LAPSE_API void lapse_session_wake_snapshot_waiters(void);
+/* For the Python extension (annotate=True): one more span hook for the sessions
+ * started from now on, after the collectors' (core.h, core_span_hook: begin returns
+ * the value end is given; called on the span's thread). NULL, NULL: none. */
+LAPSE_API void lapse_session_set_span_hook(uint64_t (*begin)(uint32_t name),
+                                           void (*end)(uint64_t value));
 /* Takes a snapshot of the active session (as a write does, between writes) and
  * hands it to fn. 0, -EINVAL without a session, or -ENOMEM. */
 #include "../store/model.h"

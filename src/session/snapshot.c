@@ -30,6 +30,9 @@ static void copy_node(store_node *dst, const core_node *src, int32_t base, uint3
     dst->cpu_wait_ticks = __atomic_load_n(&src->cpu_wait_ticks, __ATOMIC_RELAXED);
     if (dst->cpu_wait_ticks > dst->cpu_ticks) /* the sampler adds ticks first */
         dst->cpu_wait_ticks = dst->cpu_ticks;
+    dst->gpu_ns = __atomic_load_n(&src->gpu_ns, __ATOMIC_RELAXED);
+    dst->gpu_timed = __atomic_load_n(&src->gpu_timed, __ATOMIC_RELAXED);
+    dst->gpu_untimed = __atomic_load_n(&src->gpu_untimed, __ATOMIC_RELAXED);
 }
 
 static int take_timeline(store_file *f)

@@ -78,6 +78,7 @@ static const meta_field meta_fields[] = {
     M("write_error", META_STR, write_error),
     M("missing", META_STR, missing),
     M("absent", META_STR, absent),
+    M("gpu_time_missing", META_STR, gpu_time_missing),
 };
 #undef M
 #define META_FIELD_COUNT (sizeof meta_fields / sizeof meta_fields[0])
@@ -195,8 +196,12 @@ int store_encode(const store_file *f, bytes_out *out)
     int children = f->child_count || f->children_unrecorded;
     int causal = f->causal_count || f->causal_dropped;
     int gpu = f->gpu.interval_ms != 0;
+    uint32_t gpu_timed = 0; /* nodes with a GPU time figure, measured or missing */
+    for (uint32_t i = 0; i < f->node_count; i++)
+        gpu_timed += (f->nodes[i].gpu_timed | f->nodes[i].gpu_untimed) != 0;
     bytes_put_u32(out, 9u + (f->samples ? 1u : 0u) + (children ? 1u : 0u) +
-                           (causal ? 1u : 0u) + (gpu ? 1u : 0u)); /* section count */
+                           (causal ? 1u : 0u) + (gpu ? 1u : 0u) +
+                           (gpu_timed ? 1u : 0u)); /* section count */
     bytes_put_u32(out, 0); /* header crc, patched */
 
     encode_meta(&f->meta, out);
@@ -365,6 +370,17 @@ int store_encode(const store_file *f, bytes_out *out)
                 bytes_put_u64(out, dv->phases[k].own_pct_sum);
             }
         }
+        section_end(out, at);
+    }
+    if (gpu_timed) {
+        at = section_begin(out, STORE_SECTION_GPU_TIME, gpu_timed);
+        for (uint32_t i = 0; i < f->node_count; i++)
+            if (f->nodes[i].gpu_timed | f->nodes[i].gpu_untimed) {
+                bytes_put_u32(out, i);
+                bytes_put_u64(out, f->nodes[i].gpu_ns);
+                bytes_put_u64(out, f->nodes[i].gpu_timed);
+                bytes_put_u64(out, f->nodes[i].gpu_untimed);
+            }
         section_end(out, at);
     }
 
@@ -745,6 +761,25 @@ static int decode_cpu_ticks(decoder *d, bytes_in *in, uint32_t count)
     return 0;
 }
 
+static int decode_gpu_time(decoder *d, bytes_in *in, uint32_t count)
+{
+    store_file *f = d->f;
+    if (!count_fits(in, count, 28))
+        return fail(d, "gpu time section claims %u entries, more than it holds", count);
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t node = bytes_get_u32(in);
+        uint64_t ns = bytes_get_u64(in), timed = bytes_get_u64(in), untimed = bytes_get_u64(in);
+        if (node >= f->node_count)
+            return fail(d, "gpu time entry %u names a node that does not exist", i);
+        if (ns && !timed)
+            return fail(d, "gpu time entry %u has GPU time but no timed entry", i);
+        f->nodes[node].gpu_ns = ns;
+        f->nodes[node].gpu_timed = timed;
+        f->nodes[node].gpu_untimed = untimed;
+    }
+    return 0;
+}
+
 static int decode_proc_samples(decoder *d, bytes_in *in, uint32_t count)
 {
     store_proc_samples *ps = &d->f->proc;
@@ -1054,7 +1089,7 @@ static const uint32_t section_order[] = {
     STORE_SECTION_SPANS,
     STORE_SECTION_ESTIMATES,     STORE_SECTION_CPU_SAMPLES,
     STORE_SECTION_PROCESS_SAMPLES, STORE_SECTION_SAMPLES, STORE_SECTION_CPU_TICKS,
-    STORE_SECTION_CHILDREN, STORE_SECTION_GPU_DEVICE};
+    STORE_SECTION_CHILDREN,      STORE_SECTION_GPU_DEVICE, STORE_SECTION_GPU_TIME};
 #define SECTION_KINDS (sizeof section_order / sizeof section_order[0])
 #define REQUIRED_SECTIONS 4u
 
@@ -1116,6 +1151,7 @@ int store_decoder_section(store_decoder *d, const store_section *s, const uint8_
     case STORE_SECTION_CHILDREN: rc = decode_children(d, &in, s->count); break;
     case STORE_SECTION_CAUSALITY: rc = decode_causality(d, &in, s->count); break;
     case STORE_SECTION_GPU_DEVICE: rc = decode_gpu(d, &in, s->count); break;
+    case STORE_SECTION_GPU_TIME: rc = decode_gpu_time(d, &in, s->count); break;
     default: break;
     }
     if (rc == -ENOMEM)

@@ -51,6 +51,7 @@ typedef struct store_meta {
                       joined by "; "); "" (or NULL) when none */
     char *absent;  /* features asked for whose vendor library this machine does not have
                       (a GPU collector without a driver), with why, as missing */
+    char *gpu_time_missing;    /* why a gpu_time phase had no GPU time (the first); "" or NULL */
 } store_meta;
 
 typedef struct store_thread {
@@ -79,6 +80,9 @@ typedef struct store_node {
     /* CPU sampler: its ticks at which an entry of the path was open on the thread,
      * and of them those at which the thread was off CPU (wait% = wait / ticks) */
     uint64_t cpu_ticks, cpu_wait_ticks;
+    /* gpu_time phases: GPU time of the entries that have it, those entries, and the
+     * entries whose GPU time is missing (GPU_TIME section) */
+    uint64_t gpu_ns, gpu_timed, gpu_untimed;
 } store_node;
 
 typedef struct store_counter {

@@ -250,10 +250,13 @@ static void test_features(void)
     snprintf(data, sizeof data, "%s/features.bin", run_dir);
     int fd = open(data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     CHECK(fd >= 0);
-    o.features = LAPSE_FEATURE_SPANS | LAPSE_FEATURE_MARKERS;
+    o.features = LAPSE_FEATURE_SPANS | LAPSE_FEATURE_ACTIVITY;
     CHECK(lapse_start(&o) == -ENOTSUP);
-    CHECK(strstr(lapse_last_error(), "MARKERS") != NULL);
+    CHECK(strstr(lapse_last_error(), "ACTIVITY") != NULL);
     CHECK(!lapse_is_active());
+    o.features = LAPSE_FEATURE_MARKERS; /* NVTX ranges of spans, without spans */
+    CHECK(lapse_start(&o) == -EINVAL);
+    CHECK(strstr(lapse_last_error(), "MARKERS") != NULL);
     o.features = LAPSE_FEATURE_CPU | LAPSE_FEATURE_IO;
     CHECK(lapse_start(&o) == -EINVAL);
     CHECK(strstr(lapse_last_error(), "needs SPANS") != NULL);

@@ -29,10 +29,10 @@ static void sample_model(store_file *f)
     hist_a[3] = 2;
     hist_a[100] = 5;
     hist_b[HIST_BUCKETS - 1] = 1;
-    nodes[0] = (store_node){-1, 0, 0, 0, 0, 0, 900, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0};
-    nodes[1] = (store_node){0, 0, 1, 1, 7, 900, 100, 3, 500, 0, hist_a, 0, 0, 0, 0, 0, 0};
-    nodes[2] = (store_node){-1, 1, 0, 0, 0, 0, 40, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0};
-    nodes[3] = (store_node){2, 1, 2, 1, 1, 40, 0, 40, 40, 2, hist_b, 0, 0, 0, 0, 0, 0};
+    nodes[0] = (store_node){-1, 0, 0, 0, 0, 0, 900, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    nodes[1] = (store_node){0, 0, 1, 1, 7, 900, 100, 3, 500, 0, hist_a, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    nodes[2] = (store_node){-1, 1, 0, 0, 0, 0, 40, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    nodes[3] = (store_node){2, 1, 2, 1, 1, 40, 0, 40, 40, 2, hist_b, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     counters[1].node = 3;
     f->names = names;
     f->name_count = 4;
@@ -167,7 +167,7 @@ static void test_bad_indices_rejected(void)
     bytes_out_free(&buf);
 
     sample_model(&in);
-    in.nodes[3] = (store_node){-1, 1, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0}; /* a second root */
+    in.nodes[3] = (store_node){-1, 1, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0}; /* a second root */
     in.counter_count = 1;
     CHECK(store_encode(&in, &buf) == 0);
     CHECK(store_decode(buf.data, buf.len, 0, &out, err, sizeof err) != 0);
@@ -226,6 +226,45 @@ static void rewrite(const bytes_out *file, int (*keep)(uint32_t type), uint32_t 
     bytes_patch_u64(out, 16, out->len);
     bytes_patch_u32(out, 24, sections);
     bytes_patch_u32(out, 28, store_crc32(out->data, 28));
+}
+
+/* GPU time of gpu_time phases: per node, with the entries whose time is missing and
+ * the reason; a file without any has no GPU_TIME section; GPU time without a timed
+ * entry is rejected. */
+static void test_gpu_time(void)
+{
+    store_file in, out;
+    char err[256];
+    sample_model(&in);
+    bytes_out none = {0};
+    CHECK(store_encode(&in, &none) == 0);
+    in.nodes[1].gpu_ns = 2500000;
+    in.nodes[1].gpu_timed = 3;
+    in.nodes[3].gpu_untimed = 2;
+    in.meta.gpu_time_missing = "no CUDA context on this thread";
+    bytes_out buf = {0};
+    CHECK(store_encode(&in, &buf) == 0);
+    CHECK(buf.len > none.len);
+    CHECK(store_decode(buf.data, buf.len, 0, &out, err, sizeof err) == 0);
+    CHECK_EQ_U64(out.nodes[1].gpu_ns, 2500000);
+    CHECK_EQ_U64(out.nodes[1].gpu_timed, 3);
+    CHECK_EQ_U64(out.nodes[1].gpu_untimed, 0);
+    CHECK_EQ_U64(out.nodes[3].gpu_untimed, 2);
+    CHECK_EQ_U64(out.nodes[2].gpu_timed, 0);
+    CHECK(strcmp(out.meta.gpu_time_missing, "no CUDA context on this thread") == 0);
+    store_file_free(&out);
+    CHECK(store_decode(none.data, none.len, 0, &out, err, sizeof err) == 0);
+    CHECK_EQ_U64(out.nodes[1].gpu_timed, 0);
+    store_file_free(&out);
+    in.nodes[1].gpu_timed = 0; /* written: it has a missing entry */
+    in.nodes[1].gpu_untimed = 1;
+    bytes_out bad = {0};
+    CHECK(store_encode(&in, &bad) == 0);
+    CHECK(store_decode(bad.data, bad.len, 0, &out, err, sizeof err) != 0);
+    CHECK(strstr(err, "GPU time but no timed entry") != NULL);
+    bytes_out_free(&bad);
+    bytes_out_free(&buf);
+    bytes_out_free(&none);
 }
 
 static int all_but_ticks(uint32_t type) { return type != STORE_SECTION_CPU_TICKS; }
@@ -763,6 +802,7 @@ int main(void)
     test_bad_indices_rejected();
     test_cpu_ticks();
     test_gpu_device();
+    test_gpu_time();
     test_children();
     test_causality();
     test_atomic_file();

@@ -207,8 +207,8 @@ def test_one_profiler_at_a_time(tmp_path):
 
 
 def test_strict_names_missing_collectors(tmp_path):
-    with pytest.raises(ValueError, match="MARKERS"):  # no collector: refused, strict or not
-        Profiler(features=lapse.Feature.SPANS | lapse.Feature.MARKERS, run_dir=tmp_path,
+    with pytest.raises(ValueError, match="ACTIVITY"):  # no collector: refused, strict or not
+        Profiler(features=lapse.Feature.SPANS | lapse.Feature.ACTIVITY, run_dir=tmp_path,
                  strict=True)
     p = Profiler(features=lapse.Feature.DEFAULT, run_dir=tmp_path)
     assert lapse.Feature.CPU not in p.missing

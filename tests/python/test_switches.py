@@ -123,7 +123,7 @@ def test_io_measured_zero_is_one_line(tmp_path):
     assert role["io_state"] == "none_measured", role["io"]
 
 
-@pytest.mark.parametrize("name", ["MARKERS", "ACTIVITY"])
+@pytest.mark.parametrize("name", ["ACTIVITY"])
 def test_features_without_a_collector_are_refused(tmp_path, name):
     feature = Feature[name]
     assert feature not in Feature.DEFAULT
@@ -141,9 +141,11 @@ def test_features_without_a_collector_are_refused(tmp_path, name):
 def test_cpu_needs_spans(tmp_path):
     with pytest.raises(ValueError, match="SPANS"):
         Profiler(features=Feature.CPU | Feature.IO, run_dir=tmp_path)
+    with pytest.raises(ValueError, match="MARKERS.*needs Feature.SPANS"):
+        Profiler(features=Feature.MARKERS | Feature.IO, run_dir=tmp_path)
     assert Feature.DEFAULT == (Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY
-                               | Feature.PYTHON | Feature.DEVICE)
-    assert lapse.profiler.NO_COLLECTOR == Feature.MARKERS | Feature.ACTIVITY
+                               | Feature.PYTHON | Feature.MARKERS | Feature.DEVICE)
+    assert lapse.profiler.NO_COLLECTOR == Feature.ACTIVITY
 
 
 def test_python_samples_without_a_stack_are_one_line(tmp_path):

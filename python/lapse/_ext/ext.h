@@ -87,5 +87,10 @@ static inline const void *ext_context_key(void)
 
 /* The name id of a str, interned once per distinct string (cached in a dict). */
 int ext_name_id(PyObject *name, uint32_t *id);
+/* annotate.c: a span name's id, for the record_function of annotate=True; the
+ * record_function factory of the next session (None: none); its methods. */
+int ext_annotate_name(uint32_t id, PyObject *name);
+int ext_annotate_set(PyObject *record_function);
+extern PyMethodDef ext_annotate_methods[];
 
 #endif

@@ -39,7 +39,7 @@ int ext_name_id(PyObject *name, uint32_t *id)
         return -1;
     }
     PyObject *boxed = PyLong_FromUnsignedLong(value);
-    if (!boxed || PyDict_SetItem(name_ids, name, boxed) < 0) {
+    if (!boxed || PyDict_SetItem(name_ids, name, boxed) < 0 || ext_annotate_name(value, name) < 0) {
         Py_XDECREF(boxed);
         return -1;
     }
@@ -150,7 +150,7 @@ PyMODINIT_FUNC PyInit__lapse(void)
         ext_causal_init() < 0 || add_methods(m, ext_causal_methods) < 0 ||
         add_methods(m, ext_span_methods) < 0 || add_methods(m, ext_plain_functions_methods) < 0 ||
         add_methods(m, ext_session_methods) < 0 || add_methods(m, ext_read_methods) < 0 ||
-        add_methods(m, ext_live_methods) < 0 || add_methods(m, ext_line_monitor_methods) < 0 ||
+        add_methods(m, ext_live_methods) < 0 || add_methods(m, ext_annotate_methods) < 0 || add_methods(m, ext_line_monitor_methods) < 0 ||
         add_methods(m, ext_auto_spans_methods) < 0 ||
         add_methods(m, ext_tags_methods) < 0 ||
         add_methods(m, ext_pause_methods) < 0) {

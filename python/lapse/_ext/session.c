@@ -14,17 +14,21 @@ static PyObject *session_start(PyObject *self, PyObject *args, PyObject *kw)
     (void)self;
     static char *names[] = {"role", "run_dir", "max_spans", "snapshot_ms", "timeline",
                             "handle_signals", "cpu", "thread_names", "spans", "io",
-                            "memory", "process_ms", "share", "device", NULL};
+                            "memory", "process_ms", "share", "device", "markers", "annotate",
+                            NULL};
     const char *role = NULL, *run_dir = NULL;
     unsigned long long max_spans = 0;
     unsigned int snapshot_ms = 0;
     int timeline = 1, handle_signals = 1, cpu = 0, thread_names = 0, spans = 1, io = 0,
-        memory = 0, share = 0, device = 0;
+        memory = 0, share = 0, device = 0, markers = 0;
     unsigned int process_ms = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzKIpppppppIpp:start", names, &role,
+    PyObject *annotate = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzKIpppppppIpppO:start", names, &role,
                                      &run_dir, &max_spans, &snapshot_ms, &timeline,
                                      &handle_signals, &cpu, &thread_names, &spans, &io, &memory,
-                                     &process_ms, &share, &device))
+                                     &process_ms, &share, &device, &markers, &annotate))
+        return NULL;
+    if (ext_annotate_set(annotate) < 0) /* the span hook of this session, or none */
         return NULL;
     lapse_options o;
     lapse_options_init(&o);
@@ -34,7 +38,8 @@ static PyObject *session_start(PyObject *self, PyObject *args, PyObject *kw)
     o.snapshot_interval_ms = snapshot_ms;
     o.features = (spans ? LAPSE_FEATURE_SPANS : 0) | (timeline ? LAPSE_FEATURE_TIMELINE : 0) |
                  (cpu ? LAPSE_FEATURE_CPU : 0) | (io ? LAPSE_FEATURE_IO : 0) |
-                 (memory ? LAPSE_FEATURE_MEMORY : 0) | (device ? LAPSE_FEATURE_DEVICE : 0);
+                 (memory ? LAPSE_FEATURE_MEMORY : 0) | (device ? LAPSE_FEATURE_DEVICE : 0) |
+                 (markers ? LAPSE_FEATURE_MARKERS : 0);
     o.process_sample_ms = process_ms;
     o.handle_signals = handle_signals;
     o.thread_names = thread_names;
@@ -203,6 +208,18 @@ static PyObject *session_check_device(PyObject *self, PyObject *unused)
     return PyUnicode_DecodeFSDefault(why);
 }
 
+static PyObject *session_feature_missing(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    unsigned long bit = PyLong_AsUnsignedLong(arg);
+    if (bit == (unsigned long)-1 && PyErr_Occurred())
+        return NULL;
+    const char *why = lapse_feature_missing((uint32_t)bit);
+    if (!why)
+        Py_RETURN_NONE;
+    return PyUnicode_FromString(why);
+}
+
 static PyObject *session_thread_names(PyObject *self, PyObject *arg)
 {
     (void)self;
@@ -225,6 +242,9 @@ PyMethodDef ext_session_methods[] = {
     {"check_device", session_check_device, METH_NOARGS,
      "check_device() -> None when the DEVICE collector (NVML) can start here, else why "
      "('device: ...'); None while a session is active"},
+    {"feature_missing", session_feature_missing, METH_O,
+     "feature_missing(bit) -> why the active session does not collect the LAPSE_FEATURE_* "
+     "bit it was asked for, or None"},
     {"set_thread_names", session_thread_names, METH_O,
      "set_thread_names(on): readers nest each thread's spans under its name"},
     {"exported_environment", session_exported_environment, METH_NOARGS,
@@ -240,9 +260,10 @@ PyMethodDef ext_session_methods[] = {
      "start(role=None, run_dir=None, max_spans=0, snapshot_ms=0, timeline=True, "
      "handle_signals=True, cpu=False, thread_names=False, spans=True, io=False, memory=False, "
      "process_ms=0, "
-     "share=False, device=False) -> "
+     "share=False, device=False, markers=False, annotate=None) -> "
      "path of this process's "
-     ".lapse file"},
+     ".lapse file; annotate: torch.profiler.record_function, opened by every span of "
+     "the session"},
     {"stop", session_stop, METH_NOARGS, "stop() -> path of the final file, or None"},
     {"flush", session_flush, METH_NOARGS, "flush() -> True when the snapshot was written"},
     {"is_active", session_is_active, METH_NOARGS, "is_active() -> bool"},

@@ -578,6 +578,21 @@ static PyObject *io_span_for(PyObject *name)
 
 static PyObject *sampled_cache; /* (name, stride) -> SampledSpan */
 static PyObject *sync_phase;    /* lapse.accounting._SyncPhase */
+static PyObject *gpu_phase;     /* lapse.accounting._GpuPhase */
+
+/* *cache = lapse.accounting.NAME, looked up on first use (lapse.accounting imports
+ * this module); NULL with an exception. */
+static PyObject *accounting_attr(PyObject **cache, const char *name)
+{
+    if (!*cache) {
+        PyObject *accounting = PyImport_ImportModule("lapse.accounting");
+        if (!accounting)
+            return NULL;
+        *cache = PyObject_GetAttrString(accounting, name);
+        Py_DECREF(accounting);
+    }
+    return *cache;
+}
 
 static PyObject *sampled_for(PyObject *name, double sample)
 {
@@ -615,11 +630,12 @@ static PyObject *phase_entry(PyObject *module, PyObject *const *args, Py_ssize_t
     (void)module;
     if (nargs == 1 && !kwnames && PyUnicode_CheckExact(args[0]))
         return span_new_named(args[0]); /* the common case: a phase is a span */
-    static const char *const kw[] = {"name", "io", "sync", "sample", NULL};
-    PyObject *all[4] = {NULL, Py_False, Py_False, Py_None};
+    static const char *const kw[] = {"name", "io", "sync", "sample", "gpu_time", NULL};
+    PyObject *all[5] = {NULL, Py_False, Py_False, Py_None, Py_False};
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    if (nargs > 4) {
-        PyErr_SetString(PyExc_TypeError, "phase(name, io=False, sync=False, sample=None)");
+    if (nargs > 5) {
+        PyErr_SetString(PyExc_TypeError,
+                        "phase(name, io=False, sync=False, sample=None, gpu_time=False)");
         return NULL;
     }
     for (Py_ssize_t i = 0; i < nargs; i++)
@@ -640,21 +656,21 @@ static PyObject *phase_entry(PyObject *module, PyObject *const *args, Py_ssize_t
                      all[0] ? Py_TYPE(all[0])->tp_name : "nothing");
         return NULL;
     }
-    int io = PyObject_IsTrue(all[1]), sync = PyObject_IsTrue(all[2]);
-    if (io < 0 || sync < 0)
+    int io = PyObject_IsTrue(all[1]), sync = PyObject_IsTrue(all[2]), gpu = PyObject_IsTrue(all[4]);
+    if (io < 0 || sync < 0 || gpu < 0)
         return NULL;
     if (io) {
-        if (sync || all[3] != Py_None) {
-            PyErr_SetString(PyExc_ValueError,
-                            "lapse: an io=True phase is neither sampled nor synchronized");
+        if (sync || gpu || all[3] != Py_None) {
+            PyErr_SetString(PyExc_ValueError, "lapse: an io=True phase is neither sampled, "
+                                              "synchronized nor timed on the GPU");
             return NULL;
         }
         return io_span_for(all[0]);
     }
     if (all[3] != Py_None) {
-        if (sync) {
-            PyErr_SetString(PyExc_ValueError,
-                            "lapse: a phase is either sampled or synchronized, not both");
+        if (sync || gpu) {
+            PyErr_SetString(PyExc_ValueError, "lapse: a sampled phase is neither synchronized "
+                                              "nor timed on the GPU");
             return NULL;
         }
         double sample = PyFloat_AsDouble(all[3]);
@@ -662,17 +678,13 @@ static PyObject *phase_entry(PyObject *module, PyObject *const *args, Py_ssize_t
             return NULL;
         return sampled_for(all[0], sample);
     }
+    if (gpu) {
+        PyObject *type = accounting_attr(&gpu_phase, "_GpuPhase");
+        return type ? PyObject_CallFunctionObjArgs(type, all[0], sync ? Py_True : Py_False, NULL) : NULL;
+    }
     if (sync) {
-        if (!sync_phase) { /* looked up on first use: lapse.accounting imports this module */
-            PyObject *accounting = PyImport_ImportModule("lapse.accounting");
-            if (!accounting)
-                return NULL;
-            sync_phase = PyObject_GetAttrString(accounting, "_SyncPhase");
-            Py_DECREF(accounting);
-            if (!sync_phase)
-                return NULL;
-        }
-        return PyObject_CallOneArg(sync_phase, all[0]);
+        PyObject *type = accounting_attr(&sync_phase, "_SyncPhase");
+        return type ? PyObject_CallOneArg(type, all[0]) : NULL;
     }
     return span_new_named(all[0]);
 }
@@ -703,6 +715,21 @@ static PyObject *count_entry(PyObject *module, PyObject *const *args, Py_ssize_t
     Py_RETURN_NONE;
 }
 
+static PyObject *gpu_time_entry(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 2 || !PyLong_Check(args[0]) || !PyUnicode_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "gpu_time(ns: int, why: str)");
+        return NULL;
+    }
+    long long ns = PyLong_AsLongLong(args[0]);
+    const char *why = PyUnicode_AsUTF8(args[1]);
+    if ((ns == -1 && PyErr_Occurred()) || !why)
+        return NULL;
+    lapse_gpu_time_keyed(current_key(), (int64_t)ns, why);
+    Py_RETURN_NONE;
+}
+
 static PyObject *current_entry(PyObject *module, PyObject *unused)
 {
     (void)module;
@@ -714,10 +741,14 @@ static PyObject *current_entry(PyObject *module, PyObject *unused)
 
 PyMethodDef ext_span_methods[] = {
     {"phase", (PyCFunction)(void (*)(void))phase_entry, METH_FASTCALL | METH_KEYWORDS,
-     "phase(name, io=False, sync=False, sample=None) -> a phase of the active session:\n"
-     "a span; io=True measures its bytes read and written exactly; sync=True\n"
-     "synchronizes CUDA at both ends; sample=r measures 1 entry in round(1/r) and\n"
-     "scales it (an estimate)."},
+     "phase(name, io=False, sync=False, sample=None, gpu_time=False) -> a phase of the\n"
+     "active session: a span; io=True measures its bytes read and written exactly;\n"
+     "sync=True synchronizes CUDA at both ends; sample=r measures 1 entry in round(1/r)\n"
+     "and scales it (an estimate); gpu_time=True records its GPU time (CUDA events)\n"
+     "beside its wall time."},
+    {"gpu_time", (PyCFunction)(void (*)(void))gpu_time_entry, METH_FASTCALL,
+     "gpu_time(ns, why) -> None: ns of GPU time for the innermost open span here;\n"
+     "ns < 0: its GPU time is missing, why says why."},
     {"sampled_span", sampled_span_entry, METH_VARARGS,
      "sampled_span(name, stride) -> a context manager measuring one entry in stride"},
     {"current", current_entry, METH_NOARGS,
