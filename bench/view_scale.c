@@ -2,13 +2,16 @@
  * each, plus N Python samples (100000) spread over their files, then `LAPSE view` of
  * it, timed, and the page's size against the target (<= 30 MB).
  *
- *   view_scale [LAPSE] [--procs P] [--spans S] [--samples N] [--max-spans M] [--keep DIR]
+ *   view_scale [LAPSE] [--procs P] [--spans S] [--samples N] [--max-spans M] [--roles 1|2] [--keep DIR]
  *
  * The processes are this program run again with LAPSE_PROFILE=1 (liblapse's own
  * writer, real clocks): each does S/6 steps of step{load, compute{kernel, kernel},
  * write}, a few us of work in each leaf. The samples are synthetic (no Python runs):
- * 400 distinct stacks per file, 4 to 14 frames deep from 300 functions, added to each
- * file as `lapse record` adds its samples to a target's file (samples_add_to_lapse).
+ * 400 distinct stacks per file, 4 to 14 frames deep from 300 functions, each with the
+ * span path open (none, step/load, step/compute, step/compute/kernel by turns), added
+ * to each file as `lapse record` adds its samples to a target's file
+ * (samples_add_to_lapse). The processes' role is "worker"; with --roles 2 every other
+ * one is a "loader".
  * --max-spans (default S) is each timeline's bound: below S the timelines drop
  * spans, as a full one does. With --keep the run and the page stay in DIR (the browser test of the page's load
  * and frame times reads them: tests/e2e/test_view.py, LAPSE_VIEW_SCALE=DIR).
@@ -105,6 +108,12 @@ static sample_set *make_samples(int64_t pid, uint64_t count, unsigned seed)
         fn[k] = sample_set_frame(set, sample_set_string(set, name, (size_t)n), file, 10 + k);
     }
     uint32_t tname = sample_set_string(set, "MainThread", 10);
+    /* the span path open at each sample, as the sampler reads it: none, or one of the
+     * child's spans (a quarter each) */
+    const char *open_span[] = {"step/load", "step/compute", "step/compute/kernel"};
+    uint32_t span_path[4] = {0};
+    for (unsigned k = 0; k < 3; k++)
+        span_path[k + 1] = sample_set_string(set, open_span[k], strlen(open_span[k]));
     sample_key key = {pid, pid, tname, 0, SAMPLE_RUNNING};
     uint64_t x = seed * 2654435761u + 1;
     for (uint64_t s = 0; s < count; s++) {
@@ -114,6 +123,7 @@ static sample_set *make_samples(int64_t pid, uint64_t count, unsigned seed)
         for (unsigned d = 0; d < depth; d++)
             ids[d] = fn[(stack * 7u + d * d * 13u) % (d < 2 ? 5u : 300u)];
         x = x * 6364136223846793005ull + 1;
+        key.span_path = span_path[stack % 4];
         if (sample_set_add(set, &key, ids, depth, 1000000))
             return NULL;
     }
@@ -130,16 +140,17 @@ static sample_set *make_samples(int64_t pid, uint64_t count, unsigned seed)
 
 int main(int argc, char **argv)
 {
-    unsigned procs = 16;
+    unsigned procs = 16, roles = 1;
     uint64_t spans = 100000, samples = 100000, max_spans = 0;
     const char *keep = NULL;
     if (argc == 4 && !strcmp(argv[1], "--child"))
         return child(strtoull(argv[2], NULL, 10), (unsigned)atoi(argv[3]));
-    enum { PROCS = 256, SPANS, SAMPLES, MAX_SPANS, KEEP };
+    enum { PROCS = 256, SPANS, SAMPLES, MAX_SPANS, ROLES, KEEP };
     static const struct option opts[] = {{"procs", required_argument, NULL, PROCS},
                                          {"spans", required_argument, NULL, SPANS},
                                          {"samples", required_argument, NULL, SAMPLES},
                                          {"max-spans", required_argument, NULL, MAX_SPANS},
+                                         {"roles", required_argument, NULL, ROLES},
                                          {"keep", required_argument, NULL, KEEP},
                                          {0, 0, 0, 0}};
     for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
@@ -148,11 +159,16 @@ int main(int argc, char **argv)
         case SPANS: spans = strtoull(optarg, NULL, 10); break;
         case SAMPLES: samples = strtoull(optarg, NULL, 10); break;
         case MAX_SPANS: max_spans = strtoull(optarg, NULL, 10); break;
+        case ROLES: roles = (unsigned)atoi(optarg); break;
         case KEEP: keep = optarg; break;
         default:
-            fprintf(stderr, "usage: view_scale [LAPSE] [--procs P] [--spans S] [--samples N] [--max-spans M] [--keep DIR]\n");
+            fprintf(stderr, "usage: view_scale [LAPSE] [--procs P] [--spans S] [--samples N] [--max-spans M] [--roles 1|2] [--keep DIR]\n");
             return 2;
         }
+    }
+    if (roles < 1 || roles > 2) {
+        fprintf(stderr, "view_scale: --roles 1 or 2\n");
+        return 2;
     }
     if (procs < 1 || procs > 64) {
         fprintf(stderr, "view_scale: --procs from 1 to 64\n");
@@ -200,6 +216,8 @@ int main(int argc, char **argv)
         char idx[16];
         snprintf(idx, sizeof idx, "%u", i);
         if ((pids[i] = fork()) == 0) {
+            if (roles == 2 && i % 2) /* --roles 2: every other process a "loader" */
+                setenv("LAPSE_ROLE", "loader", 1);
             execl("/proc/self/exe", argv[0], "--child", spans_arg, idx, (char *)NULL);
             _exit(127);
         }

@@ -1,6 +1,7 @@
 #include "timeline.h"
 
 #include "core/hash.h"
+#include "lapse.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -120,6 +121,7 @@ void timeline_free(timeline_file *t)
     for (uint32_t i = 0; i < t->chart_count; i++)
         free(t->charts[i].slices);
     free(t->charts);
+    free(t->proc);
     for (uint32_t i = 0; i < t->path_count; i++)
         free(t->paths[i]);
     free(t->paths);
@@ -172,6 +174,32 @@ static int build_charts(const store_samples *s, uint64_t base_real_ns, timeline_
     }
     free(idx);
     return rc;
+}
+
+/* The process sampler's records as points on the run's clock, and their peaks. */
+static int build_proc(const store_file *f, uint64_t base_real_ns, timeline_file *t)
+{
+    const store_proc_samples *ps = &f->proc;
+    if (!ps->count)
+        return 0;
+    if (!(t->proc = malloc(ps->count * sizeof *t->proc)))
+        return -ENOMEM;
+    /* a file from before the features were recorded read both when it sampled */
+    uint32_t features = f->meta.features ? f->meta.features : LAPSE_FEATURE_PROCESS;
+    t->proc_rss = !!(features & LAPSE_FEATURE_MEMORY);
+    t->proc_io = !!(features & LAPSE_FEATURE_IO);
+    uint64_t off = timeline_clock_offset(f) - base_real_ns;
+    for (uint32_t i = 0; i < ps->count; i++) {
+        proc_point p = proc_track_point(f, i, off);
+        t->proc[t->proc_count++] = p;
+        if (p.rss_bytes > t->rss_peak)
+            t->rss_peak = p.rss_bytes;
+        if (p.read_per_s > t->io_peak)
+            t->io_peak = p.read_per_s;
+        if (p.write_per_s > t->io_peak)
+            t->io_peak = p.write_per_s;
+    }
+    return 0;
 }
 
 int timeline_build(const store_file *f, uint64_t base_real_ns, timeline_file *t)
@@ -245,6 +273,8 @@ int timeline_build(const store_file *f, uint64_t base_real_ns, timeline_file *t)
     t->dropped = f->meta.timeline_dropped;
     t->dropped_at_ns = kept ? last_end : (int64_t)(f->meta.write_mono_ns + off - base_real_ns);
     if (f->samples && build_charts(f->samples, base_real_ns, t))
+        goto fail;
+    if (build_proc(f, base_real_ns, t))
         goto fail;
     free(order);
     free(open);

@@ -3,11 +3,13 @@
  * per thread in order of start (a parent before what it holds), each with its nesting
  * level and its path ("a/b/c", under the thread's name when the file nests spans so,
  * as the report's paths are), and where the timeline stopped when it dropped spans;
- * and per thread of its Python samples the merged flame chart of its stacks.
+ * per thread of its Python samples the merged flame chart of its stacks; and the
+ * process sampler's RSS and I/O over time (proc_track.h).
  * Built from a decoded file (store), one file at a time; render formats it. */
 #ifndef LAPSE_ANALYZE_TIMELINE_H
 #define LAPSE_ANALYZE_TIMELINE_H
 
+#include "proc_track.h"
 #include "sample_chart.h"
 #include "store/model.h"
 
@@ -46,6 +48,10 @@ typedef struct timeline_file {
                               file's write; meaningful when dropped > 0 */
     tl_chart *charts;  /* per (pid, tid) of its Python samples with a frame, by pid, tid */
     uint32_t chart_count;
+    proc_point *proc;  /* the process sampler's records, in time order */
+    uint32_t proc_count;
+    int proc_rss, proc_io; /* whether the session read RSS, I/O (else those fields are 0) */
+    uint64_t rss_peak, io_peak; /* the largest rss_bytes; of read_per_s and write_per_s */
     void *index;       /* building only */
 } timeline_file;
 

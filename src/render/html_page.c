@@ -1,4 +1,5 @@
 #include "html_page.h"
+#include "format.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -98,8 +99,39 @@ static int put_blob(FILE *out, const html_blob *b, int compress)
     return 0;
 }
 
+/* A shown frame of the flame's top and its shown kids, as nested lists. */
+static void put_flame_node(FILE *out, const flame_top *t, uint32_t id)
+{
+    const flame_node *x = &t->nodes[id];
+    char share[32], dur[32], count[32];
+    fputs("<li><span class=\"fl-label\">", out);
+    put_text(out, x->label);
+    fprintf(out, "</span> %s, %s sampled, %s samples", fmt_percent(share, sizeof share, x->share),
+            fmt_duration(dur, sizeof dur, (double)x->weight_ns),
+            fmt_count(count, sizeof count, x->samples));
+    if (x->hidden)
+        fprintf(out, " (%u smaller not shown)", x->hidden);
+    if (x->first_kid != UINT32_MAX) {
+        fputs("<ul>", out);
+        for (uint32_t k = x->first_kid; k != UINT32_MAX; k = t->nodes[k].next)
+            put_flame_node(out, t, k);
+        fputs("</ul>", out);
+    }
+    fputs("</li>", out);
+}
+
+static void put_flame_top(FILE *out, const flame_top *t)
+{
+    fprintf(out, "<section id=\"fl-static\"><h2>Python samples: the top of the flame graph "
+                 "(estimates)</h2><p>Each frame with the share of the samples' time under it "
+                 "(%d levels; what stands for less than %.0f%% is counted, not shown).</p><ul>",
+            FLAME_TOP_DEPTH, FLAME_TOP_MIN_SHARE * 100);
+    put_flame_node(out, t, 0);
+    fputs("</ul></section>", out);
+}
+
 int html_page_write(FILE *out, const char *title, const html_blob *blobs, size_t n,
-                    int compress)
+                    int compress, const flame_top *flame)
 {
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -113,8 +145,11 @@ int html_page_write(FILE *out, const char *title, const html_blob *blobs, size_t
     fputs("</h1><nav id=\"tabs\"></nav></header>\n"
           "<main id=\"app\"><p id=\"loading\">Loading the report...</p>"
           "<noscript><p>This page draws the report with JavaScript: turn it on, or read "
-          "the same figures with <code>lapse report</code>.</p></noscript></main>\n",
+          "the same figures with <code>lapse report</code>.</p>",
           out);
+    if (flame && flame->count && flame->nodes[0].samples)
+        put_flame_top(out, flame);
+    fputs("</noscript></main>\n", out);
     for (size_t i = 0; i < n; i++) {
         int rc = put_blob(out, &blobs[i], compress && html_page_can_compress());
         if (rc)

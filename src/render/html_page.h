@@ -8,6 +8,8 @@
 #ifndef LAPSE_RENDER_HTML_PAGE_H
 #define LAPSE_RENDER_HTML_PAGE_H
 
+#include "analyze/flame_top.h"
+
 #include <stddef.h>
 #include <stdio.h>
 
@@ -21,8 +23,10 @@ typedef struct html_blob {
 int html_page_can_compress(void);
 
 /* Writes the page: title (escaped), then the blobs, compressed when compress is
- * set and html_page_can_compress(). 0, -ENOMEM, or -EIO when a write failed. */
+ * set and html_page_can_compress(); with flame (NULL: none) the top of the samples'
+ * flame graph as nested lists in the page's <noscript>, so that it reads without
+ * script. 0, -ENOMEM, or -EIO when a write failed. */
 int html_page_write(FILE *out, const char *title, const html_blob *blobs, size_t n,
-                    int compress);
+                    int compress, const flame_top *flame);
 
 #endif

@@ -1,6 +1,7 @@
 /* Chrome trace JSON from .lapse timelines; see perfetto.h. */
 #include "perfetto.h"
 #include "json_out.h"
+#include "analyze/proc_track.h"
 #include "analyze/sample_chart.h"
 #include "analyze/timeline.h"
 #include "core/hash.h"
@@ -788,41 +789,37 @@ int perfetto_add_file(perfetto_writer *w, const store_file *f, uint64_t base_ns,
     }
     free(order);
 
-    /* the process sampler: counter tracks of RSS and of the I/O rate per record */
-    const store_proc_samples *ps = &f->proc;
-    for (uint32_t i = 0; i < ps->count; i++) {
-        const store_proc_sample *r = &ps->records[i];
-        int64_t ts = (int64_t)(r->start_ns + off - base_ns);
-        int64_t end = (int64_t)(r->end_ns + off - base_ns);
-        double secs = (double)(r->end_ns - r->start_ns) / 1e9;
+    /* the process sampler: counter tracks of RSS and of the I/O rate per record
+     * (analyze/proc_track.h, as lapse view's line tracks) */
+    for (uint32_t i = 0; i < f->proc.count; i++) {
+        proc_point pt = proc_track_point(f, i, off - base_ns);
         event_start(w);
         OUT_LIT(w, "{\"ph\":\"C\",\"name\":\"lapse: I/O bytes/s\",\"pid\":");
         out_put(w, pidtxt, pidlen);
         OUT_LIT(w, ",\"ts\":");
-        out_us(w, ts);
+        out_us(w, pt.begin_ns);
         OUT_LIT(w, ",\"args\":{\"read\":");
-        out_u64(w, (uint64_t)((double)r->read_chars / secs));
+        out_u64(w, pt.read_per_s);
         OUT_LIT(w, ",\"written\":");
-        out_u64(w, (uint64_t)((double)r->write_chars / secs));
+        out_u64(w, pt.write_per_s);
         OUT_LIT(w, "}}");
         event_start(w);
         OUT_LIT(w, "{\"ph\":\"C\",\"name\":\"lapse: RSS bytes (max)\",\"pid\":");
         out_put(w, pidtxt, pidlen);
         OUT_LIT(w, ",\"ts\":");
-        out_us(w, ts);
+        out_us(w, pt.begin_ns);
         OUT_LIT(w, ",\"args\":{\"rss\":");
-        out_u64(w, r->rss_max_bytes);
+        out_u64(w, pt.rss_bytes);
         OUT_LIT(w, "}}");
-        int gap = i + 1 == ps->count || ps->records[i + 1].start_ns != r->end_ns;
-        if (gap) { /* nothing known after it: the rate drops to 0 */
+        if (pt.gap_after) { /* nothing known after it: the rate drops to 0 */
             event_start(w);
             OUT_LIT(w, "{\"ph\":\"C\",\"name\":\"lapse: I/O bytes/s\",\"pid\":");
             out_put(w, pidtxt, pidlen);
             OUT_LIT(w, ",\"ts\":");
-            out_us(w, end);
+            out_us(w, pt.end_ns);
             OUT_LIT(w, ",\"args\":{\"read\":0,\"written\":0}}");
         }
-        st.counters += 2 + (uint64_t)gap;
+        st.counters += 2 + (uint64_t)pt.gap_after;
     }
 
     if (f->samples && f->samples->stack_count) {

@@ -121,6 +121,35 @@ static void chart_json(json_out *j, const tl_chart *c)
     json_end_object(j);
 }
 
+/* The process sampler's records: columns, begin as the difference from the previous
+ * record's begin; each record one value over [begin, begin + dur). */
+static void proc_json(json_out *j, const timeline_file *t)
+{
+    json_begin_object(j, "proc");
+    json_bool(j, "rss", t->proc_rss);
+    json_bool(j, "io", t->proc_io);
+    json_u64(j, "rss_peak", t->rss_peak);
+    json_u64(j, "io_peak", t->io_peak);
+    json_begin_array(j, "begin");
+    int64_t prev = 0;
+    for (uint32_t i = 0; i < t->proc_count; i++) {
+        json_i64(j, NULL, t->proc[i].begin_ns - prev);
+        prev = t->proc[i].begin_ns;
+    }
+    json_end_array(j);
+#define PROC_COLUMN(key, value)                     \
+    json_begin_array(j, key);                       \
+    for (uint32_t i = 0; i < t->proc_count; i++)    \
+        json_u64(j, NULL, value);                   \
+    json_end_array(j)
+    PROC_COLUMN("dur", (uint64_t)(t->proc[i].end_ns - t->proc[i].begin_ns));
+    PROC_COLUMN("rss", t->proc[i].rss_bytes);
+    PROC_COLUMN("read_per_s", t->proc[i].read_per_s);
+    PROC_COLUMN("write_per_s", t->proc[i].write_per_s);
+#undef PROC_COLUMN
+    json_end_object(j);
+}
+
 void view_data_add(view_data_writer *w, const char *file, const store_file *f,
                    const timeline_file *t)
 {
@@ -156,6 +185,10 @@ void view_data_add(view_data_writer *w, const char *file, const store_file *f,
         json_null(j, "samples");
         json_null(j, "charts");
     }
+    if (t->proc_count)
+        proc_json(j, t);
+    else
+        json_null(j, "proc");
     json_end_object(j);
 }
 

@@ -66,7 +66,7 @@ void view_diff_write(const char *path_a, const char *path_b, unsigned diff_flags
     snprintf(title, sizeof title, "lapse view: %s vs %s", *m[0].run_id ? m[0].run_id : path_a,
              *m[1].run_id ? m[1].run_id : path_b);
     html_blob blob = {"lapse-diff", doc.data, doc.len};
-    view_page_write(title, &blob, 1, out_path, NULL, flags, compress, r);
+    view_page_write(title, &blob, 1, NULL, out_path, NULL, flags, compress, r);
 out:
     mem_doc_free(&doc);
     run_model_free(&m[0]);

@@ -36,8 +36,9 @@ static void fail(view_run_result *r, int rc, const char *what, const char *why)
     snprintf(r->err, sizeof r->err, "%s: %s", what, why);
 }
 
-void view_page_write(const char *title, const html_blob *blobs, size_t n, const char *out_path,
-                     FILE *out, unsigned flags, int compress, view_run_result *r)
+void view_page_write(const char *title, const html_blob *blobs, size_t n,
+                     const flame_top *flame, const char *out_path, FILE *out, unsigned flags,
+                     int compress, view_run_result *r)
 {
     r->compressed = compress && html_page_can_compress();
     r->writing = 1;
@@ -57,7 +58,7 @@ void view_page_write(const char *title, const html_blob *blobs, size_t n, const 
         }
     }
     long start = ftell(out);
-    int rc = html_page_write(out, title, blobs, n, r->compressed);
+    int rc = html_page_write(out, title, blobs, n, r->compressed, flame);
     long at = ftell(out);
     r->bytes = start >= 0 && at > start ? (size_t)(at - start) : 0;
     if (!rc && !to_file && fflush(out))

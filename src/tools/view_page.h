@@ -23,10 +23,11 @@ int mem_doc_open(mem_doc *d);
 int mem_doc_close(mem_doc *d);
 void mem_doc_free(mem_doc *d);
 
-/* The page of title and blobs to out_path ("-": standard output) or, with out_path
+/* The page of title and blobs (and flame's top, NULL: none) to out_path ("-": standard output) or, with out_path
  * NULL, to out; r->rc, r->err, r->bytes, r->compressed, r->writing set. flags:
  * STORE_SHARE. */
-void view_page_write(const char *title, const html_blob *blobs, size_t n, const char *out_path,
-                     FILE *out, unsigned flags, int compress, view_run_result *r);
+void view_page_write(const char *title, const html_blob *blobs, size_t n,
+                     const flame_top *flame, const char *out_path, FILE *out, unsigned flags,
+                     int compress, view_run_result *r);
 
 #endif

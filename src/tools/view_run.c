@@ -20,6 +20,7 @@
 
 typedef struct timeline_pass {
     view_data_writer w;
+    flame_top *flame;
     uint64_t base;
     const run_model *m;
     view_run_result *r;
@@ -47,8 +48,13 @@ static int add_image(void *ctx, const store_image *im)
     tp->r->processes++;
     tp->r->spans += t.span_count;
     tp->r->dropped += t.dropped;
-    if (im->f->samples)
+    if (im->f->samples) {
         tp->r->sample_stacks += im->f->samples->stack_count;
+        if (flame_top_add(tp->flame, im->f->samples)) {
+            timeline_free(&t);
+            return -ENOMEM;
+        }
+    }
     timeline_free(&t);
     return 0;
 }
@@ -56,13 +62,15 @@ static int add_image(void *ctx, const store_image *im)
 /* The timelines and samples of the attempt's files, given in memory: the bytes the
  * report was built from, read once more (spans this time). */
 static int write_timeline(const store_attempt *a, const run_model *m, mem_doc *d,
-                          view_run_result *r)
+                          flame_top *flame, view_run_result *r)
 {
-    timeline_pass tp = {.base = m->start_real_ns, .m = m, .r = r};
+    timeline_pass tp = {.base = m->start_real_ns, .m = m, .r = r, .flame = flame};
     view_data_begin(&tp.w, d->f, tp.base);
     int rc = store_read_attempt(a, STORE_READ_SKIP_HIST, add_image, &tp, NULL, NULL);
     if (!rc && view_data_finish(&tp.w))
         rc = -ENOMEM;
+    if (!rc)
+        flame_top_finish(flame);
     return rc;
 }
 
@@ -72,9 +80,11 @@ static void fail(view_run_result *r, int rc, const char *fmt, const char *a, con
     snprintf(r->err, sizeof r->err, fmt, a, b);
 }
 
-/* The page's two documents (the report's JSON, the timelines) and its title. */
+/* The page's two documents (the report's JSON, the timelines), the top of its
+ * samples' flame graph (for the page read without script) and its title. */
 typedef struct view_docs {
     mem_doc report, view;
+    flame_top flame;
     char title[512];
 } view_docs;
 
@@ -82,6 +92,7 @@ static void docs_free(view_docs *d)
 {
     mem_doc_free(&d->report);
     mem_doc_free(&d->view);
+    flame_top_free(&d->flame);
 }
 
 /* The documents of the run m was loaded from, whose files a holds in memory. */
@@ -113,8 +124,8 @@ static int build_docs(const run_model *m, const store_attempt *a, const char *pa
         return r->rc;
     }
     snprintf(d->title, sizeof d->title, "lapse view: %s", *m->run_id ? m->run_id : path);
-    if ((rc = mem_doc_open(&d->view)) == 0)
-        rc = write_timeline(a, m, &d->view, r);
+    if ((rc = flame_top_init(&d->flame)) == 0 && (rc = mem_doc_open(&d->view)) == 0)
+        rc = write_timeline(a, m, &d->view, &d->flame, r);
     if (!rc)
         rc = mem_doc_close(&d->view);
     if (rc) {
@@ -132,7 +143,7 @@ static void write_page(const view_docs *d, const char *out_path, FILE *out, unsi
         {"lapse-report", d->report.data, d->report.len},
         {"lapse-view", d->view.data, d->view.len},
     };
-    view_page_write(d->title, blobs, 2, out_path, out, flags, compress, r);
+    view_page_write(d->title, blobs, 2, &d->flame, out_path, out, flags, compress, r);
 }
 
 void view_run_write(const char *path, const char *out_path, unsigned flags, int compress,

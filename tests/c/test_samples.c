@@ -2,6 +2,7 @@
  * (collapsed, speedscope parsed back by python3's json, flame graph SVG parsed back
  * by python3's xml, pstats by python3's pstats) and the SAMPLES section of .lapse files (round trip, strict
  * decoding, truncation at every length). */
+#include "../../src/analyze/flame_top.h"
 #include "../../src/analyze/run_model.h"
 #include "../../src/analyze/run_stats.h"
 #include "../../src/analyze/sample_stats.h"
@@ -837,6 +838,69 @@ static void test_interval(void)
     sample_set_free(s);
 }
 
+/* The flame's top (lapse view's page without script): make_set's stacks merged from
+ * the root by "function (file)", shares of the time, the heaviest kid first, frames of
+ * less than 1% counted, not shown, and no deeper than FLAME_TOP_DEPTH. */
+static void test_flame_top(void)
+{
+    sample_set *s = make_set();
+    flame_top t;
+    CHECK(flame_top_init(&t) == 0);
+    CHECK(flame_top_add(&t, sample_set_view(s)) == 0);
+    flame_top_finish(&t);
+    const flame_node *n = t.nodes;
+    CHECK_STR(n[0].label, "all");
+    CHECK_U64(n[0].weight_ns, 8000000);
+    CHECK_U64(n[0].samples, 6);
+    const flame_node *a = &n[n[0].first_kid], *b = &n[a->next];
+    CHECK_STR(a->label, "main (app.py)"); /* 4 ms */
+    CHECK_STR(b->label, "run (app.py)");  /* 4 ms: ties by label */
+    CHECK(b->next == UINT32_MAX);
+    CHECK(a->share == 0.5 && b->share == 0.5);
+    const flame_node *w = &n[a->first_kid];
+    CHECK_STR(w->label, "Worker.work (app.py)");
+    CHECK_U64(w->samples, 4);
+    CHECK_STR(n[w->first_kid].label, "leaf (lib/util.py)");
+    CHECK_U64(n[w->first_kid].weight_ns, 3000000);
+    flame_top_free(&t);
+    sample_set_free(s);
+
+    /* 200 light frames under one root frame: under 1% each, all counted, none shown;
+     * a stack 20 deep is kept to FLAME_TOP_DEPTH levels */
+    s = sample_set_new();
+    uint32_t file = str(s, "m.py"), root = sample_set_frame(s, str(s, "root"), file, 1);
+    sample_key k = {1, 1, 0, 0, SAMPLE_RUNNING};
+    for (int i = 0; i < 200; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "f%d", i);
+        uint32_t st[2] = {root, sample_set_frame(s, str(s, name), file, 2)};
+        sample_set_add(s, &k, st, 2, 1000);
+    }
+    uint32_t deep[20];
+    for (int d = 0; d < 20; d++) {
+        char name[16];
+        snprintf(name, sizeof name, "d%d", d);
+        deep[d] = sample_set_frame(s, str(s, name), file, 3);
+    }
+    sample_set_add(s, &k, deep, 20, 800000);
+    CHECK(flame_top_init(&t) == 0);
+    CHECK(flame_top_add(&t, sample_set_view(s)) == 0);
+    flame_top_finish(&t);
+    n = t.nodes;
+    CHECK_U64(n[0].weight_ns, 1000000);
+    const flame_node *d0 = &n[n[0].first_kid], *r = &n[d0->next];
+    CHECK_STR(d0->label, "d0 (m.py)"); /* 80% */
+    CHECK_STR(r->label, "root (m.py)"); /* 20% */
+    CHECK(r->first_kid == UINT32_MAX);
+    CHECK_U64(r->hidden, 200);
+    unsigned levels = 0;
+    for (const flame_node *x = d0; x; x = x->first_kid == UINT32_MAX ? NULL : &n[x->first_kid])
+        levels++;
+    CHECK_U64(levels, FLAME_TOP_DEPTH - 1); /* frames below the root */
+    flame_top_free(&t);
+    sample_set_free(s);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -856,6 +920,7 @@ int main(void)
     test_export();
     test_add_to_file();
     test_interval();
+    test_flame_top();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd) != 0)

@@ -17,11 +17,12 @@ import os
 import pathlib
 import re
 import shutil
+import struct
 import subprocess
 
 import pytest
 
-from conftest import TIMEOUT_S, Lapse, build_dir, clean_env, run_workers
+from conftest import TIMEOUT_S, Lapse, build_dir, clean_env, profile_env, run_program, run_workers
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -333,6 +334,22 @@ def test_timeline_zoom_search_and_details(small_run, browser, tmp_path):
                                       "els => els.map(e => [e.dataset.json, e.dataset.value])")
     assert [json.loads(v) for p, v in shown if p.endswith("/calls")] == [ph["calls"]]
     page.screenshot(path=str(shots_dir() / "timeline-detail.png"))
+    # hover: a tooltip with the path's figures from the report, gone off the canvas
+    tip = page.locator("#tl-tip")
+    assert not tip.is_visible()
+    page.mouse.move(box["x"] + (k["x0"] + k["x1"]) / 2, box["y"] + k["y"] + 5)
+    assert tip.is_visible()
+    text = tip.inner_text()
+    assert text.splitlines()[0] == "step/compute/kernel"
+    assert f"{ph['calls']:,} calls" in text, text
+    for key in ("total", "p50", "p99"):
+        m = re.search(rf"{key} (~ )?([\d.]+(?:ns|us|ms|s))", text)
+        assert m, (key, text)
+        v, err = parse_shown("ns", m.group(2))
+        assert abs(v - ph[f"{key}_ns"]) <= err, (key, text, ph)
+    page.screenshot(path=str(shots_dir() / "timeline-tooltip.png"))
+    page.mouse.move(box["x"] - 20, box["y"] - 20)
+    assert not tip.is_visible()
     page.close()
 
 
@@ -407,7 +424,175 @@ def test_flame_of_the_samples(small_run, browser, tmp_path):
     pid = str(report["python_samples"][0]["processes"][0]["pid"])
     one = page.evaluate(f"window.lapseView.flame.filter('{pid}', '')")
     assert one[0]["samples"] == 1000  # one process's half
+    # inside span X: view_scale's sample i recorded the span path (none, step/load,
+    # step/compute, step/compute/kernel)[i % 4], 500 samples each
+    fl = "window.lapseView.flame"
+    assert page.evaluate(f"{fl}.spans()") == ["", "step", "step/compute", "step/compute/kernel",
+                                               "step/load", "\u0000none"]
+    for span, want in [("step", 1500), ("step/compute", 1000), ("step/compute/kernel", 500),
+                       ("step/load", 500), (None, 500), ("", 2000)]:
+        got = page.evaluate(f"{fl}.filter('', '', '', {json.dumps(span)})")
+        assert got[0]["samples"] == want, (span, got[0])
+        assert all(f["samples"] <= want for f in got)
+    both = page.evaluate(f"{fl}.filter('{pid}', '', '', 'step/compute')")
+    assert both[0]["samples"] == 500
+    assert page.eval_on_selector_all("#fl-role option", "os => os.map(o => o.value)") == ["", "worker"]
+    page.evaluate(f"{fl}.filter('', '', '', '')")
+    page.select_option("#fl-span", "step/compute")  # the control itself
+    assert page.evaluate(f"{fl}.frames()")[0]["samples"] == 1000
+    page.screenshot(path=str(shots_dir() / "flame-inside-span.png"))
     page.close()
+
+
+def proc_records(path: pathlib.Path) -> tuple[int, list[tuple]]:
+    """Section 9 PROCESS_SAMPLES of a .lapse file, read as docs/format.md lays it out
+    (not through lapse): its features' presence aside, (interval_ms, records), each
+    record (start, end, read_chars, write_chars, read_bytes, write_bytes, quiet,
+    phased, rss_max, intervals, quiet_intervals)."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89LAPSE\r\n"
+    (sections,) = struct.unpack_from("<I", data, 24)
+    at = 32
+    for _ in range(sections):
+        kind, count, length = struct.unpack_from("<IIQ", data, at)
+        payload = data[at + 24:at + 24 + length]
+        at += 24 + (length + 7) // 8 * 8
+        if kind == 9:
+            interval_ms, _per, _unreadable, _cpu = struct.unpack_from("<IIQQ", payload, 0)
+            assert len(payload) == 24 + 80 * count
+            return interval_ms, [struct.unpack_from("<9Q2I", payload, 24 + 80 * i)
+                                 for i in range(count)]
+    return 0, []
+
+
+@pytest.fixture(scope="module")
+def sampled_run(tmp_path_factory) -> pathlib.Path:
+    """e2e_workers' 2 workers x 40 iterations of 10 ms, the process sampler every 20 ms:
+    a series of records per process."""
+    tmp = tmp_path_factory.mktemp("proc")
+    (tmp / "state").mkdir()
+    env = profile_env(tmp / "runs", role="driver", LAPSE_PROCESS_SAMPLE_MS="20")
+    r = run_program([build_dir() / "e2e_workers", tmp / "state", 40, 10000, 2], env)
+    assert r.returncode == 0, r.stderr
+    return tmp / "runs"
+
+
+def test_timeline_tracks_are_the_process_samplers_records(sampled_run, browser, tmp_path):
+    """Each process's RSS and I/O are line tracks under it, their points the file's
+    section 9 records (read here from the bytes): the same count, intervals, RSS and
+    bytes per second of each record; a record is hovered for its values."""
+    html = tmp_path / "v.html"
+    lapse("view", str(sampled_run), "-o", str(html))
+    page = open_page(browser, html)
+    page.evaluate("window.lapseView.show('timeline')")
+    tl = "window.lapseView.timeline"
+    tracks = page.evaluate(f"{tl}.tracks()")
+    lanes = page.evaluate(f"{tl}.lanes()")
+    files = {f.name: f for f in sampled_run.rglob("*.lapse")}
+    seen = set()
+    for t in tracks:
+        interval_ms, recs = proc_records(files[pathlib.Path(t["file"]).name])
+        assert interval_ms == 20 and len(recs) == len(t["points"]) > 0
+        if t["file"] not in seen:  # a worker ran 400 ms: several records
+            seen.add(t["file"])
+        # under its own process: the nearest process lane above is its pid's
+        k = t["lane"]
+        while lanes[k]["kind"] != "process":
+            k -= 1
+        assert lanes[k]["pid"] == t["pid"]
+        prev = None
+        for pt, r in zip(t["points"], recs):
+            start, end, rchar, wchar, _rb, _wb, _q, _p, rss = r[:9]
+            assert round(pt["t1"] - pt["t0"]) == end - start
+            if prev is not None:  # one clock: the records' spacing kept
+                assert round(pt["t0"] - prev[0]) == start - prev[1]
+            prev = (pt["t0"], start)
+            if t["track"] == "rss":
+                assert pt["RSS"] == rss > 0
+            else:
+                assert pt["read"] == rchar * 10**9 // (end - start)
+                assert pt["written"] == wchar * 10**9 // (end - start)
+        assert t["peak"] == max(max(v for k2, v in p.items() if k2 not in ("t0", "t1"))
+                                for p in t["points"])
+    assert {t["track"] for t in tracks} == {"rss", "io"}
+    assert len(seen) == 3 and max(len(t["points"]) for t in tracks) >= 5  # driver + 2 workers
+    # the pointer on the middle of the longest run's widest record: its values
+    t = max((t for t in tracks if t["track"] == "rss"), key=lambda t: len(t["points"]))
+    pt = max(t["points"], key=lambda p: p["t1"] - p["t0"])
+    page.evaluate(f"{tl}.setRange({pt['t0'] - (pt['t1'] - pt['t0'])}, {pt['t1'] + (pt['t1'] - pt['t0'])})")
+    x = page.evaluate(f"({tl}.xOf({pt['t0']}) + {tl}.xOf({pt['t1']})) / 2")
+    box = page.locator("#tl-canvas").bounding_box()
+    page.mouse.move(box["x"] + x, box["y"] + t["y"] + t["h"] / 2)
+    tip = page.locator("#tl-tip")
+    assert tip.is_visible()
+    mb = f"{pt['RSS'] / 1e6:.1f} MB"
+    assert "RSS" in tip.inner_text() and mb in tip.inner_text(), (tip.inner_text(), mb)
+    page.screenshot(path=str(shots_dir() / "timeline-tracks.png"))
+    page.close()
+
+
+def test_flame_by_role(browser, tmp_path):
+    """Two roles (view_scale --roles 2: a worker and a loader; 2,001 samples, so the
+    files hold 1,001 and 1,000): the role filter keeps the samples of that role's file,
+    as the report places them, and only those."""
+    run = make_run(tmp_path / "roles", "--procs", "2", "--spans", "60", "--samples", "2001",
+                   "--roles", "2")
+    report = json.loads(lapse("report", str(run), "--json").stdout)
+    role_of = {w["file"]: w["role"] for w in report["workers"]}
+    want: dict[str, int] = {}
+    for s in report["python_samples"]:
+        want[role_of[s["file"]]] = want.get(role_of[s["file"]], 0) + sum(
+            p["samples"] for p in s["processes"])
+    assert sorted(want.values()) == [1000, 1001] and sorted(want) == ["loader", "worker"]
+    html = tmp_path / "v.html"
+    lapse("view", str(run), "-o", str(html))
+    page = open_page(browser, html)
+    page.evaluate("window.lapseView.show('flame')")
+    fl = "window.lapseView.flame"
+    assert page.eval_on_selector_all("#fl-role option", "os => os.map(o => o.value)") == [
+        "", "loader", "worker"]
+    for role, n in want.items():
+        assert page.evaluate(f"{fl}.filter('', '', '{role}', '')")[0]["samples"] == n, role
+    page.select_option("#fl-role", "loader")  # the control itself
+    assert page.evaluate(f"{fl}.frames()")[0]["samples"] == want["loader"]
+    page.close()
+
+
+def test_flame_reads_without_script(small_run, browser, tmp_path):
+    """With script off the page still shows the top of the flame graph (written by C
+    into its <noscript>): each frame there is a frame of the Flame tab at the same depth
+    with the same samples, and every frame of the tab of 1% or more of the samples'
+    time, to 8 levels, is there."""
+    html = tmp_path / "v.html"
+    lapse("view", str(small_run), "-o", str(html))
+    ctx = browser.new_context(java_script_enabled=False)
+    page = ctx.new_page()
+    page.goto(html.as_uri())
+    static = page.evaluate("""() => {
+        const out = [];
+        (function walk(ul, depth) {
+          for (const li of ul.children) {
+            const label = li.querySelector(':scope > .fl-label').textContent;
+            const m = li.textContent.slice(label.length).match(/([\\d.]+)%, [^,]+ sampled, ([\\d,]+) samples/);
+            out.push({name: label.split(' (')[0], depth, share: +m[1], samples: +m[2].replace(/,/g, '')});
+            const sub = li.querySelector(':scope > ul');
+            if (sub) walk(sub, depth + 1);
+          }
+        })(document.querySelector('#fl-static > ul'), 0);
+        return out;
+    }""")
+    page.screenshot(path=str(shots_dir() / "flame-no-script.png"), full_page=True)
+    ctx.close()
+    assert static[0] == {"name": "all", "depth": 0, "share": 100.0, "samples": 2000}
+    page = open_page(browser, html)
+    page.evaluate("window.lapseView.show('flame')")
+    frames = page.evaluate("window.lapseView.flame.frames()")
+    page.close()
+    drawn = sorted((f["name"], f["depth"], f["samples"]) for f in frames)
+    for n in static:
+        assert (n["name"], n["depth"], n["samples"]) in drawn, n
+    big = [f for f in frames if f["weight_ns"] >= 0.01 * frames[0]["weight_ns"] and f["depth"] < 8]
+    assert len(static) == len(big) > 1
 
 
 def report_samples(report: dict) -> list[dict]:

@@ -141,10 +141,13 @@ def test_markers_without_a_tool_is_missing_and_strict_refuses(tmp_path, monkeypa
     for features in (None, Feature.DEFAULT, Feature.SPANS | Feature.MARKERS):
         p = Profiler(run_dir=tmp_path, features=features)  # the default asks for MARKERS
         assert Feature.MARKERS in p.features and Feature.MARKERS in p.missing
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")  # no tool named: in missing, nothing to say
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
             with p:
                 pass
+        # no tool named: in missing, nothing to say (a PYTHON sampler stopped before it
+        # was ready may say so: DEFAULT asks for it, and this session is short)
+        assert not [w for w in said if "NVTX" in str(w.message) or "MARKERS" in str(w.message)]
     with pytest.raises(RuntimeError, match="MARKERS.*NVTX_INJECTION64_PATH"):
         Profiler(run_dir=tmp_path, strict=True).start()
     assert not lapse._lapse.is_active()

@@ -447,6 +447,27 @@
         charts.forEach(function (c, ci) { if (!placed[ci] && c.pid === p.pid && c.tid === t.tid) { placed[ci] = 1; addChart(c); } });
       });
       charts.forEach(function (c, ci) { if (!placed[ci]) addChart(c); }); /* threads with samples, no spans */
+      /* the process sampler's RSS and I/O over time (analyze/proc_track.h): a line
+       * track each, every record one value over its interval */
+      var pr = p.proc;
+      if (pr) {
+        var n = pr.begin.length, t0s = new Float64Array(n), t1s = new Float64Array(n), at = 0;
+        for (var q = 0; q < n; q++) { at += pr.begin[q]; t0s[q] = at; t1s[q] = at + pr.dur[q]; }
+        if (n) { cmin = Math.min(cmin, t0s[0]); cmax = Math.max(cmax, t1s[n - 1]); } /* as the charts' */
+        var TRACK = 2 * ROW;
+        if (pr.rss) {
+          lanes.push({ kind: 'track', track: 'rss', y: y, h: TRACK, proc: p, t0: t0s, t1: t1s, n: n, peak: pr.rss_peak,
+            series: [{ name: 'RSS', values: pr.rss, color: '#2760a8' }], fmt: fmtBytes,
+            label: 'RSS (max per record)' });
+          y += TRACK;
+        }
+        if (pr.io) {
+          lanes.push({ kind: 'track', track: 'io', y: y, h: TRACK, proc: p, t0: t0s, t1: t1s, n: n, peak: pr.io_peak,
+            series: [{ name: 'read', values: pr.read_per_s, color: '#2e7d32' }, { name: 'written', values: pr.write_per_s, color: '#c25e00' }],
+            fmt: function (v) { return fmtBytes(v) + '/s'; }, label: 'I/O (bytes/s of calls)' });
+          y += TRACK;
+        }
+      }
       if (p.dropped && p.dropped_at_ns !== null) { pmax = Math.max(pmax, p.dropped_at_ns); pmin = Math.min(pmin, p.dropped_at_ns); }
       if (pmin < tmin) tmin = pmin;
       if (pmax > tmax) tmax = pmax;
@@ -522,6 +543,7 @@
       var top = wrap.scrollTop, bottom = top + wrap.clientHeight;
       L.lanes.forEach(function (lane, li) {
         if (lane.y > bottom || lane.y + lane.h < top) return;
+        if (lane.kind === 'track') { drawTrack(lane, li, scale, bars); return; }
         if (lane.kind !== 'thread' && lane.kind !== 'samples') {
           ctx.fillStyle = lane.kind === 'host' ? '#e3e8ee' : '#f4f6f8';
           ctx.fillRect(0, lane.y, st.width, lane.h);
@@ -585,6 +607,40 @@
       info.textContent = fmtDuration(st.t1 - st.t0) + ' shown, from ' + fmtDuration(Math.max(st.t0, 0)) +
         ' · ' + bars.length + ' bars' + (st.arrows.length ? ' · ' + st.arrows.length + ' hand-offs' : '') +
         (st.arrowsLeftOut ? ' (' + st.arrowsLeftOut + ' more: zoom in)' : '') + ' · frame ' + st.frameMs.toFixed(1) + ' ms';
+    }
+
+    /* A line track: each record a level over its interval, joined to the next one
+     * where it starts as this one ends (else a gap: nothing is known there); a bar
+     * per record drawn, for the pointer. */
+    function drawTrack(lane, li, scale, bars) {
+      ctx.fillStyle = '#66707a';
+      ctx.fillText(lane.label, 10, lane.y + ROW / 2);
+      ctx.fillText('max ' + lane.fmt(lane.peak), 10, lane.y + ROW * 1.5);
+      ctx.save();
+      ctx.beginPath(); ctx.rect(LABEL, lane.y, st.width - LABEL, lane.h); ctx.clip();
+      ctx.fillStyle = '#fafbfc';
+      ctx.fillRect(LABEL, lane.y, st.width - LABEL, lane.h);
+      var base = lane.y + lane.h - 2, room = lane.h - 5, peak = lane.peak || 1;
+      var i = lowerBoundEnd(lane.t1, lane.n, st.t0), first = i;
+      lane.series.forEach(function (se) {
+        ctx.strokeStyle = se.color; ctx.lineWidth = 1.5;
+        ctx.beginPath();
+        for (var k = first; k < lane.n && lane.t0[k] < st.t1; k++) {
+          var x0 = LABEL + (lane.t0[k] - st.t0) * scale, x1 = LABEL + (lane.t1[k] - st.t0) * scale;
+          var yv = base - room * se.values[k] / peak;
+          if (k === first || lane.t0[k] !== lane.t1[k - 1]) ctx.moveTo(x0, yv); else ctx.lineTo(x0, yv);
+          ctx.lineTo(Math.max(x1, x0 + 1), yv);
+        }
+        ctx.stroke();
+      });
+      ctx.restore();
+      var lastPx = -Infinity;
+      for (; i < lane.n && lane.t0[i] < st.t1; i++) {
+        var bx0 = LABEL + (lane.t0[i] - st.t0) * scale, bx1 = LABEL + (lane.t1[i] - st.t0) * scale;
+        if (bx1 <= lastPx) continue; /* several records in one pixel: the first is the pointer's */
+        bars.push({ x0: Math.max(bx0, lastPx), x1: bx1, y: lane.y, h: lane.h, lane: li, index: i, track: lane.track });
+        lastPx = Math.max(bx1, bx0 + 1);
+      }
     }
 
     /* the critical path (a red band along the top of each thread's lane) and the
@@ -671,12 +727,58 @@
       }
       return null;
     }
+    /* a record of a line track, in words */
+    function trackText(lane, i) {
+      return lane.label + ', ' + lane.proc.role + ' pid ' + lane.proc.pid + ': ' +
+        lane.series.map(function (se) { return se.name + ' ' + lane.fmt(se.values[i]); }).join(', ') +
+        ' from ' + fmtDuration(lane.t0[i]) + ' for ' + fmtDuration(lane.t1[i] - lane.t0[i]) +
+        ' (one record of the process sampler: ' + (lane.track === 'rss' ? 'the largest RSS read at the ends of its intervals)' : 'its bytes over its length)');
+    }
+    /* The tooltip of what is under the pointer: a span and its path's figures from
+     * the report, a merged column, a sampled frame, a track's record. */
+    var tip = h('div', { id: 'tl-tip', hidden: '' });
+    wrap.appendChild(tip);
+    function tipLines(b) {
+      var lane = L.lanes[b.lane];
+      if (b.dropped) return [fmtCount(b.dropped) + ' spans dropped here (timeline full)'];
+      if (b.track) return [trackText(lane, b.index)];
+      if (b.merged) return [fmtCount(b.merged) + ' spans narrower than a pixel, merged: zoom in'];
+      var lv = lane.levels[b.level];
+      if (lane.kind === 'samples')
+        return [lane.names[lv.path[b.index]], fmtDuration(lv.end[b.index] - lv.start[b.index]) + ' sampled (an estimate; merged: time sampled, not when it ran)'];
+      var path = lane.proc.paths[lv.path[b.index]], out = [path, 'this span: ' + fmtDuration(lv.end[b.index] - lv.start[b.index])];
+      var sx = lane.stats, i = sx ? sx.ix[path] : undefined;
+      if (i === undefined) { out.push('the report has no figures for this path'); return out; }
+      var p = sx.role.phases[i], e = p.estimated ? '~ ' : '';
+      out.push('path (role ' + sx.role.role + '): ' + fmtCount(p.calls) + ' calls, total ' + e + fmtDuration(p.total_ns) +
+        ', self ' + (p.self_estimated ? '~ ' : '') + fmtDuration(p.self_ns));
+      out.push('p50 ' + e + fmtDuration(p.p50_ns) + ', p99 ' + e + fmtDuration(p.p99_ns) + ', wait ~ ' + fmtShare(p.wait_share));
+      return out;
+    }
+    function hover(x, y) {
+      var b = drag ? null : barAt(x, y);
+      if (!b) { tip.hidden = true; return null; }
+      tip.textContent = '';
+      tipLines(b).forEach(function (line, k) { tip.appendChild(h(k ? 'div' : 'b', { text: line })); });
+      tip.hidden = false;
+      var left = Math.min(x + 12, st.width - tip.offsetWidth - 4);
+      tip.style.left = Math.max(left, 0) + 'px';
+      tip.style.top = (y + 16) + 'px';
+      return tip.innerText;
+    }
+    canvas.addEventListener('mousemove', function (e) {
+      var r = canvas.getBoundingClientRect();
+      hover(e.clientX - r.left, e.clientY - r.top);
+    });
+    canvas.addEventListener('mouseleave', function () { tip.hidden = true; });
+
     function select(x, y) {
       var b = barAt(x, y);
       detail.textContent = '';
       if (!b) { detail.textContent = 'No span there.'; return null; }
       var lane = L.lanes[b.lane];
       if (b.dropped) { detail.textContent = fmtCount(b.dropped) + ' spans of ' + lane.label + ' were not recorded from here on: its timeline was full (max_spans ' + fmtCount(lane.proc.max_spans) + '). The Summary counts them; the timeline cannot show them.'; return b; }
+      if (b.track) { detail.textContent = trackText(lane, b.index); return b; }
       var lv = lane.levels[b.level];
       if (b.merged) {
         detail.textContent = fmtCount(b.merged) + ' spans narrower than a pixel, merged (' + lane.label + ', level ' + b.level + '): zoom in to see them.';
@@ -726,6 +828,18 @@
           return { pid: l.chart.pid, tid: l.chart.tid, lane: L.lanes.indexOf(l), slices: out };
         });
       },
+      tracks: function () { /* the line tracks' records, as drawn from the data */
+        return L.lanes.filter(function (l) { return l.kind === 'track'; }).map(function (l) {
+          var pts = [];
+          for (var i = 0; i < l.n; i++) {
+            var pt = { t0: l.t0[i], t1: l.t1[i] };
+            l.series.forEach(function (se) { pt[se.name] = se.values[i]; });
+            pts.push(pt);
+          }
+          return { pid: l.proc.pid, file: l.proc.file, track: l.track, lane: L.lanes.indexOf(l), y: l.y, h: l.h, peak: l.peak, points: pts };
+        });
+      },
+      hover: hover,
       arrows: function () { return st.arrows; },
       critical: function () { return st.critical; }
     };
@@ -741,20 +855,39 @@
       root.appendChild(h('p', { class: 'none', id: 'fl-none', text: 'No Python stack samples in this run (lapse record, or lapse run with the PYTHON feature, take them).' }));
       return { el: root, api: { show: function () {}, frames: function () { return []; } } };
     }
+    var roleSel = h('select', { id: 'fl-role' }, h('option', { value: '', text: 'every role' }));
     var procSel = h('select', { id: 'fl-process' }, h('option', { value: '', text: 'every process' }));
     var threadSel = h('select', { id: 'fl-thread' }, h('option', { value: '', text: 'every thread' }));
+    var spanSel = h('select', { id: 'fl-span' }, h('option', { value: '', text: 'anywhere' }));
     var info = h('span', { class: 'muted', id: 'fl-info' });
-    root.appendChild(h('div', { id: 'fl-bar' }, 'process ', procSel, ' thread ', threadSel, info));
+    root.appendChild(h('div', { id: 'fl-bar' }, 'role ', roleSel, ' process ', procSel, ' thread ', threadSel,
+      ' inside span ', spanSel, info));
+    root.appendChild(h('p', { class: 'note', text: 'Inside span X: the samples taken while X (or a span under it) was the span path ' +
+      'open on their thread, as the sampler read it; the samples are aggregated stacks with no time of their own, so this is ' +
+      'the span stack each sample recorded, not a match of times.' }));
     var wrap = h('div', { id: 'fl-wrap' });
     root.appendChild(wrap);
-    var pids = {}, threads = {};
+    var pids = {}, threads = {}, roles = {}, spans = {};
+    var NO_SPAN = '\u0000none';
     sets.forEach(function (p) {
       var s = p.samples, st = s.stacks;
+      roles[p.role] = true;
       for (var i = 0; i < st.pid.length; i++) {
         pids[st.pid[i]] = true;
         threads[st.pid[i] + ':' + st.tid[i]] = s.strings[st.thread_name[i]] || '';
+        var sp = st.span_path[i] ? s.strings[st.span_path[i]] : '';
+        for (var at = sp.length; sp && at > 0; at = sp.lastIndexOf('/', at - 1)) spans[sp.slice(0, at)] = true;
       }
     });
+    Object.keys(roles).sort().forEach(function (r) { roleSel.appendChild(h('option', { value: r, text: r })); });
+    Object.keys(spans).sort().forEach(function (x) { spanSel.appendChild(h('option', { value: x, text: x })); });
+    spanSel.appendChild(h('option', { value: NO_SPAN, text: '(no span open)' }));
+    function inSpan(sp) {
+      var want = spanSel.value;
+      if (!want) return true;
+      if (want === NO_SPAN) return !sp;
+      return sp === want || sp.slice(0, want.length + 1) === want + '/';
+    }
     Object.keys(pids).sort(function (a, b) { return a - b; }).forEach(function (pid) { procSel.appendChild(h('option', { value: pid, text: 'pid ' + pid })); });
     function fillThreads() {
       threadSel.textContent = '';
@@ -771,9 +904,11 @@
       var tree = { name: 'all', w: 0, n: 0, kids: new Map() };
       sets.forEach(function (p) {
         var s = p.samples, st = s.stacks, fr = s.frames, ids = s.frame_ids;
+        if (roleSel.value && p.role !== roleSel.value) return;
         for (var i = 0; i < st.pid.length; i++) {
           if (procSel.value && String(st.pid[i]) !== procSel.value) continue;
           if (threadSel.value && st.pid[i] + ':' + st.tid[i] !== threadSel.value) continue;
+          if (!inSpan(st.span_path[i] ? s.strings[st.span_path[i]] : '')) continue;
           var node = tree, w = st.weight_ns[i], c = st.count[i];
           node.w += w; node.n += c;
           for (var d = 0; d < st.depth[i]; d++) {
@@ -818,10 +953,17 @@
     function refresh() { tree = build(); focus = null; render(); }
     procSel.addEventListener('change', function () { fillThreads(); refresh(); });
     threadSel.addEventListener('change', refresh);
+    roleSel.addEventListener('change', refresh);
+    spanSel.addEventListener('change', refresh);
     return { el: root, api: {
       show: function () { if (!tree) refresh(); else render(); },
       frames: function () { return drawn; },
-      filter: function (pid, thread) { procSel.value = pid || ''; fillThreads(); threadSel.value = thread || ''; refresh(); return drawn; }
+      filter: function (pid, thread, role, span) {
+        procSel.value = pid || ''; fillThreads(); threadSel.value = thread || '';
+        roleSel.value = role || ''; spanSel.value = span === null ? NO_SPAN : span || '';
+        refresh(); return drawn;
+      },
+      spans: function () { return Array.prototype.map.call(spanSel.options, function (o) { return o.value; }); }
     } };
   }
 
