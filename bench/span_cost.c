@@ -275,9 +275,8 @@ int main(int argc, char **argv)
      * session leaves it out and spans keep the fast path */
     start(LAPSE_FEATURE_SPANS | LAPSE_FEATURE_MARKERS, 0);
     int markers_on = (lapse_features() & LAPSE_FEATURE_MARKERS) != 0;
-    const char *markers_why = lapse_feature_missing(LAPSE_FEATURE_MARKERS);
     char markers_label[160];
-    snprintf(markers_label, sizeof markers_label, "%s", markers_why ? markers_why : "");
+    snprintf(markers_label, sizeof markers_label, "%s", lapse_missing());
     stat_ns markers = minus(measure(batch_scoped), call);
     stop();
     line("active span pair, timeline on, room (pages faulted in)", on_cold);

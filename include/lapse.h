@@ -56,7 +56,7 @@ enum lapse_feature {
                                          process (nsys, Kineto: NVTX_INJECTION64_PATH).
                                          Collected only when such a tool attached at
                                          lapse_start: without one the session leaves it
-                                         out (lapse_features(), lapse_feature_missing())
+                                         out (lapse_features(); lapse_missing() says why)
                                          and spans cost what they cost without it. Needs
                                          SPANS */
     LAPSE_FEATURE_DEVICE = 1u << 6,   /* GPU telemetry of the process (NVML, loaded at
@@ -142,7 +142,8 @@ LAPSE_API void lapse_set_thread_name(const char *name);
 /* The LAPSE_FEATURE_* bits the active session collects; 0 when none is active. */
 LAPSE_API uint32_t lapse_features(void);
 /* The features the active session was asked for and does not collect, each with
- * why ("device: libnvidia-ml.so.1: cannot open shared object file: ..."), joined
+ * why ("device: libnvidia-ml.so.1: cannot open shared object file: ...", "markers:
+ * no NVTX tool: ..."), joined
  * by "; "; "" when none (or no session). Written to its files: META "missing" (it
  * failed: a caveat of the report) and "absent" (its library is not on this machine,
  * as on one without a GPU driver: no caveat). */
@@ -153,9 +154,6 @@ LAPSE_API const char *lapse_missing(void);
  * start that must not go without them (Python's strict=True). -EBUSY while a
  * session is active. */
 LAPSE_API int lapse_check_features(uint32_t features, char *why, size_t why_len);
-/* Why the active session does not collect a feature it was asked for (one line), or
- * NULL when it does, was not asked for it, or no session is active. */
-LAPSE_API const char *lapse_feature_missing(uint32_t feature);
 /* Path of the file this process writes, or NULL when no session is active. */
 LAPSE_API const char *lapse_file_path(void);
 

@@ -63,12 +63,15 @@ SESSION_BITS = ((Feature.SPANS, 1), (Feature.CPU, 4), (Feature.IO, 8), (Feature.
                 (Feature.MARKERS, 32), (Feature.DEVICE, 64), (Feature.ACTIVITY, 128))
 
 
-def markers_unavailable() -> str | None:
-    """Why MARKERS adds nothing in this process, or None: an NVTX tool is named
-    (NVTX_INJECTION64_PATH; lapse_start then checks that it attaches)."""
-    if os.environ.get("NVTX_INJECTION64_PATH"):
-        return None
-    return "no NVTX tool: NVTX_INJECTION64_PATH is not set (nsys and Kineto set it)"
+#: The features whose C collector may be unable to start here (lapse_check_features
+#: says why: "markers: no NVTX tool: ...", "device: ..."); a session runs without them.
+COLLECTOR_FEATURES = Feature.MARKERS | Feature.DEVICE | Feature.ACTIVITY
+
+
+def _cannot_start(feature: Feature) -> str | None:
+    """Why the C collector of feature cannot start in this process ("name: why"), or
+    None (also while a session is active)."""
+    return _lapse.check_features(dict(SESSION_BITS)[feature])
 
 
 _annotate_warned = False
@@ -95,10 +98,11 @@ def available() -> Feature:
     NO_COLLECTOR is refused."""
     from ._python_sampler import unavailable_reason
 
-    return (AVAILABLE | (Feature.PYTHON if unavailable_reason() is None else Feature(0)) |
-            (Feature.MARKERS if markers_unavailable() is None else Feature(0)) |
-            (Feature.DEVICE if _lapse.check_device() is None else Feature(0)) |
-            (Feature.ACTIVITY if _lapse.check_activity() is None else Feature(0)))
+    collectors = Feature(0)
+    for feature in COLLECTOR_FEATURES:
+        if _cannot_start(feature) is None:
+            collectors |= feature
+    return AVAILABLE | (Feature.PYTHON if unavailable_reason() is None else Feature(0)) | collectors
 
 
 def sync_environment() -> None:
@@ -237,15 +241,15 @@ class Profiler:
 
             self._lapse_command, self._python_why = resolve()
         python = Feature(0) if self._python_why else Feature.PYTHON
-        self._markers_why = markers_unavailable() if Feature.MARKERS in features else None
-        markers = Feature(0) if self._markers_why else Feature.MARKERS
         #: requested features that add nothing here
-        self.missing = features & ~(AVAILABLE | python | markers | Feature.DEVICE | Feature.ACTIVITY)
+        self.missing = features & ~(AVAILABLE | python | COLLECTOR_FEATURES)
         self.missing_why: dict[Feature, str] = {}  #: why, for each of ``missing`` known
         if self._python_why:
             self.missing_why[Feature.PYTHON] = self._python_why
-        if self._markers_why:
-            self.missing_why[Feature.MARKERS] = self._markers_why
+        if Feature.MARKERS in features:  # cheap to check (an NVTX tool named and attaching)
+            why = _cannot_start(Feature.MARKERS)
+            if why is not None:
+                self._feature_missing(Feature.MARKERS, why)
         self.annotate = bool(annotate)
         self._record_function: Callable[[str], Any] | None = None
         self.annotate_missing: str | None = None  #: why annotate=True adds nothing, or None
@@ -266,10 +270,9 @@ class Profiler:
     def start(self) -> Profiler:
         """Starts the session (what ``with Profiler():`` does on entry)."""
         if self.strict and not _lapse.is_active():
-            # each GPU collector started, then let go: NVML, CUPTI (subscribed, unsubscribed)
-            for feature, check in ((Feature.DEVICE, _lapse.check_device),
-                                   (Feature.ACTIVITY, _lapse.check_activity)):
-                why = check() if feature in self.features else None
+            # each collector started, then let go: NVML, CUPTI (subscribed, unsubscribed)
+            for feature in self.features & COLLECTOR_FEATURES & ~self.missing:
+                why = _cannot_start(feature)
                 if why is not None:
                     self._feature_missing(feature, why)
         if self.strict and self.missing:
@@ -310,8 +313,7 @@ class Profiler:
                                       process_ms=self.process_sample_ms or 0,
                                       snapshot_ms=self.snapshot_ms or 0, share=self.share,
                                       device=Feature.DEVICE in self.features,
-                                      markers=Feature.MARKERS in self.features and
-                                      Feature.MARKERS not in self.missing,
+                                      markers=Feature.MARKERS in self.features,
                                       annotate=self._record_function,
                                       activity=Feature.ACTIVITY in self.features)
         except OSError as e:
@@ -319,26 +321,17 @@ class Profiler:
             warnings.warn(f"{e} (profiling is off)", RuntimeWarning, stacklevel=2)
             self._file = None
             return self
-        if Feature.MARKERS in self.features and Feature.MARKERS not in self.missing:
-            why = _lapse.feature_missing(32)
-            if why is not None:  # the NVTX tool named did not attach
-                self._markers_why = self.missing_why[Feature.MARKERS] = why
-                self.missing |= Feature.MARKERS
-                if self.strict:
-                    _lapse.stop()
-                    self._file = None
-                    raise RuntimeError(f"lapse: strict=True and these collectors cannot run "
-                                       f"here: MARKERS ({why})")
+        self._began()
         if Feature.MARKERS in self.missing and os.environ.get("NVTX_INJECTION64_PATH"):
             # a tool the user named that did not attach is said, not dropped in silence
-            warnings.warn(f"lapse: no NVTX markers: {self._markers_why}", RuntimeWarning,
-                          stacklevel=2)
-        self._began()
+            warnings.warn(f"lapse: no NVTX markers: {self.missing_why[Feature.MARKERS]}",
+                          RuntimeWarning, stacklevel=2)
         return self
 
     def _feature_missing(self, feature: Feature, why: str) -> None:
-        """DEVICE or ACTIVITY asked for and not collected: why ("device: ...",
-        "activity: ..."), in missing."""
+        """A feature of a C collector (COLLECTOR_FEATURES) asked for and not collected:
+        why ("markers: ...", "device: ...", as lapse_missing() and
+        lapse_check_features() say it), in missing."""
         self.missing |= feature
         self.missing_why[feature] = why.removeprefix(f"{(feature.name or '').lower()}: ")
 
@@ -458,7 +451,7 @@ class Profiler:
         self._active = True
         self._serial += 1  # a pause of an earlier session is over
         for entry in _lapse.missing().split("; "):
-            for feature in (Feature.DEVICE, Feature.ACTIVITY):
+            for feature in COLLECTOR_FEATURES:
                 if entry.startswith(f"{(feature.name or '').lower()}: ") and feature in self.features:
                     self._feature_missing(feature, entry)  # the session runs without it, and says why
         sync_environment()

@@ -86,4 +86,4 @@ static void activity_stop(void) { cupti_stop(); }
 static void activity_fork_child(void) { cupti_fork_child(); }
 
 const collector collect_activity = {"activity", LAPSE_FEATURE_ACTIVITY, activity_start, NULL,
-                                    activity_take, activity_stop, activity_fork_child};
+                                    activity_take, activity_stop, activity_fork_child, {NULL, NULL}};

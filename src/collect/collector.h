@@ -7,6 +7,7 @@
 #ifndef LAPSE_COLLECT_COLLECTOR_H
 #define LAPSE_COLLECT_COLLECTOR_H
 
+#include "../core/core.h"
 #include "../store/model.h"
 
 #include <stddef.h>
@@ -42,6 +43,10 @@ typedef struct collector {
     /* In a forked child of the session, before its sampler thread starts: forgets the
      * parent's data (the child is a process of its own). NULL: nothing to do. */
     void (*fork_child)(void);
+    /* Its span hook (begin/end of every span: MARKERS's NVTX ranges), taken by the
+     * span engine while it runs; {NULL, NULL}: none. A collector with one starts
+     * before the engine's session begins (its hooks are fixed then). */
+    core_span_hook span_hook;
 } collector;
 
 /* Every collector, in the order they tick when due at once; NULL after the last. */

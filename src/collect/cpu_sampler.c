@@ -191,4 +191,4 @@ static int cpu_take(store_file *f)
 static void cpu_fork_child(void) { cpu_sampler_reset(cpu_period_ms); }
 
 const collector collect_cpu = {"cpu", LAPSE_FEATURE_CPU, cpu_start, cpu_tick, cpu_take, NULL,
-                               cpu_fork_child};
+                               cpu_fork_child, {NULL, NULL}};

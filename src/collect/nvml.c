@@ -280,4 +280,4 @@ static void nvml_fork_child(void)
 }
 
 const collector collect_device = {"device", LAPSE_FEATURE_DEVICE, nvml_start, nvml_tick,
-                                  nvml_take, nvml_stop, nvml_fork_child};
+                                  nvml_take, nvml_stop, nvml_fork_child, {NULL, NULL}};

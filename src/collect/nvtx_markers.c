@@ -1,9 +1,13 @@
-/* MARKERS through NVTX v3 (third_party/nvtx3, header only): the first NVTX call
- * loads the injection library of NVTX_INJECTION64_PATH with dlopen; liblapse links
- * nothing more for it. */
-#include "nvtx_markers.h"
+/* MARKERS: every span is also an NVTX range (start/end in the "lapse" domain, so
+ * that spans which overlap on one thread, asyncio tasks, stay correct), for the NVTX
+ * tool that captures the process (nsys, Kineto: an injection library named by
+ * NVTX_INJECTION64_PATH). A collector whose only work is its span hook, through
+ * NVTX v3 (third_party/nvtx3, header only): the first NVTX call loads the injection
+ * library with dlopen; liblapse links nothing more for it. */
+#include "collector.h"
 
 #include "../core/names.h"
+#include "lapse.h"
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -25,8 +29,13 @@ static uint64_t range_start(uint32_t name)
 
 static void range_end(uint64_t id) { nvtxDomainRangeEnd(domain, id); }
 
-int nvtx_markers_start(core_span_hook *hook, char *why, size_t why_len)
+/* Attaches to the process's NVTX tool: 0; -ENOENT when none is named (nothing to
+ * send ranges to, as on a machine without nsys: no caveat); -ENOEXEC when the tool
+ * named does not attach (a caveat). Without a tool MARKERS would cost every span
+ * and record nothing. */
+static int markers_start(const collect_config *cfg, char *why, size_t why_len)
 {
+    (void)cfg;
     const char *path = getenv("NVTX_INJECTION64_PATH");
     if (!path || !*path) {
         snprintf(why, why_len, "no NVTX tool: NVTX_INJECTION64_PATH is not set (nsys and Kineto set it)");
@@ -36,9 +45,10 @@ int nvtx_markers_start(core_span_hook *hook, char *why, size_t why_len)
         domain = nvtxDomainCreateA("lapse");
     if (!domain) { /* the library did not load, or is no NVTX tool */
         snprintf(why, why_len, "no NVTX tool: NVTX_INJECTION64_PATH=%.200s did not attach", path);
-        return -ENOENT;
+        return -ENOEXEC;
     }
-    hook->begin = range_start;
-    hook->end = range_end;
     return 0;
 }
+
+const collector collect_markers = {"markers", LAPSE_FEATURE_MARKERS, markers_start, NULL, NULL,
+                                   NULL, NULL, {range_start, range_end}};

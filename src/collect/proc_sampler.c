@@ -242,4 +242,4 @@ static void proc_stop(void) { proc_reading(); /* the last, partial interval */ }
 static void proc_fork_child(void) { proc_sampler_reset(P.interval_ms); }
 
 const collector collect_process = {"process", LAPSE_FEATURE_IO | LAPSE_FEATURE_MEMORY, proc_start,
-                                   proc_tick, proc_take, proc_stop, proc_fork_child};
+                                   proc_tick, proc_take, proc_stop, proc_fork_child, {NULL, NULL}};

@@ -9,7 +9,6 @@
 #include "../core/names.h"
 #include "../collect/collector.h"
 #include "../collect/io.h"
-#include "../collect/nvtx_markers.h"
 #include "../store/file_io.h"
 #include "fork_children.h"
 #include "gpu_phase.h"
@@ -74,7 +73,6 @@ static struct session {
     int write_warned;
     uint64_t write_failures; /* this session's writes that failed */
     char write_error[512];   /* the last failure */
-    char markers_missing[256]; /* why MARKERS, asked for, is not collected; "" when it is */
     pthread_mutex_t write_mu;
     session_thread flusher;
     int flusher_stop;
@@ -672,15 +670,19 @@ static void sampler_stop(int at_exit)
     sem_destroy(&S.sampler_wake);
 }
 
-/* Starts the collectors of the features asked for (their data reset), then the
- * sampler thread when one of them ticks. */
-static void collectors_start(void)
+/* Starts the collectors of the features asked for (their data reset) that have a
+ * span hook (hooked != 0: before the span engine's session, which fixes its hooks)
+ * or that have none; one that cannot run is left out, and said (S.missing, or
+ * S.absent when what it needs is not on this machine). Returns whether one that
+ * started ticks. */
+static int collectors_start(int hooked)
 {
     collect_config cfg = {S.opts.features, S.cpu_sample_ms, S.proc_sample_ms, S.device_interval_ms};
     int ticks = 0;
-    S.missing[0] = S.absent[0] = 0;
     for (unsigned i = 0; collectors[i]; i++) {
         const collector *c = collectors[i];
+        if ((c->span_hook.begin != NULL) != (hooked != 0))
+            continue;
         char why[256] = "";
         int rc = S.opts.features & c->features ? c->start(&cfg, why, sizeof why) : 1;
         S.collecting[i] = rc == 0;
@@ -697,7 +699,7 @@ static void collectors_start(void)
     }
     snprintf(S.missing_all, sizeof S.missing_all, "%s%s%s", S.missing,
              S.missing[0] && S.absent[0] ? "; " : "", S.absent);
-    sampler_start(ticks);
+    return ticks;
 }
 
 /* In a forked child: its collectors forget the parent's data, its own sampler. */
@@ -917,26 +919,25 @@ int lapse_start(const lapse_options *options)
     choose_file();
 
     core_clock_calibrate(5, getenv("LAPSE_CLOCK") && strcmp(getenv("LAPSE_CLOCK"), "monotonic") == 0);
-    /* the span hooks of the collectors that have one: MARKERS, when an NVTX tool is
-     * there to take the ranges (else every span would pay for nothing) */
+    S.opts = o;
+    S.features = (o.features & ~(uint32_t)(LAPSE_FEATURE_TIMELINE | LAPSE_FEATURE_CPU)) |
+                 (o.max_spans ? LAPSE_FEATURE_TIMELINE : 0) | (S.cpu_sample_ms ? LAPSE_FEATURE_CPU : 0);
+    session_gpu_time_reset();
+    /* the collectors with a span hook first (MARKERS, when an NVTX tool attaches: else
+     * every span would pay for nothing), their hooks then the binding's */
+    S.missing[0] = S.absent[0] = 0;
+    collectors_start(1);
     core_span_hook hooks[CORE_SPAN_HOOKS];
     uint32_t n_hooks = 0;
-    S.markers_missing[0] = 0;
-    session_gpu_time_reset();
-    if ((o.features & LAPSE_FEATURE_MARKERS) &&
-        nvtx_markers_start(&hooks[n_hooks], S.markers_missing, sizeof S.markers_missing) == 0)
-        n_hooks++;
-    else
-        o.features &= ~(uint32_t)LAPSE_FEATURE_MARKERS;
-    if (binding_hook.begin && (o.features & LAPSE_FEATURE_SPANS))
+    for (unsigned i = 0; collectors[i]; i++)
+        if (S.collecting[i] && collectors[i]->span_hook.begin && n_hooks < CORE_SPAN_HOOKS - 1)
+            hooks[n_hooks++] = collectors[i]->span_hook;
+    if (binding_hook.begin && (S.opts.features & LAPSE_FEATURE_SPANS))
         hooks[n_hooks++] = binding_hook;
     core_span_hooks_set(hooks, n_hooks);
     core_config cfg = {o.max_depth, o.max_paths, 0, o.max_spans};
     core_begin_session(&cfg);
     causal_begin(); /* without its buffer, signals and waits are not recorded */
-    S.opts = o;
-    S.features = (o.features & ~(uint32_t)(LAPSE_FEATURE_TIMELINE | LAPSE_FEATURE_CPU)) |
-                 (o.max_spans ? LAPSE_FEATURE_TIMELINE : 0) | (S.cpu_sample_ms ? LAPSE_FEATURE_CPU : 0);
     S.write_seq = 0;
     S.write_warned = 0;
     S.write_failures = 0;
@@ -950,7 +951,8 @@ int lapse_start(const lapse_options *options)
     S.active = 1;
     if (o.handle_signals)
         signals_install();
-    collectors_start(); /* before any write: a collector that cannot run is said in the first */
+    /* the others before any write: a collector that cannot run is said in the first */
+    sampler_start(collectors_start(0));
     flusher_start();
     /* The session's first file before lapse_start returns, so that a process killed
      * before its first interval is still named in its run. (A forked child writes its
@@ -990,13 +992,6 @@ int lapse_check_features(uint32_t features, char *why, size_t why_len)
         }
     }
     return 0;
-}
-
-const char *lapse_feature_missing(uint32_t feature)
-{
-    if (S.active && feature == LAPSE_FEATURE_MARKERS && S.markers_missing[0])
-        return S.markers_missing;
-    return NULL;
 }
 
 void session_mark_from_environment(void) { S.inherited = 1; }

@@ -1,7 +1,7 @@
 /* Spans that become NVTX ranges (MARKERS), run by tests/e2e/test_markers.py under
  * a fake NVTX tool: nested scopes, spans that cross (an outer one ended first),
  * keyed stacks whose spans overlap on one thread (what push/pop cannot express),
- * and a second thread. Prints the session's MARKERS state on its last line. */
+ * and a second thread. Prints the session's MARKERS state and lapse_missing() on its last line. */
 #include <lapse.h>
 
 #include <pthread.h>
@@ -35,7 +35,6 @@ int main(void)
     pthread_t th;
     if (pthread_create(&th, NULL, worker, NULL) == 0)
         pthread_join(th, NULL);
-    const char *why = lapse_feature_missing(LAPSE_FEATURE_MARKERS);
-    printf("markers=%d why=%s\n", (lapse_features() & LAPSE_FEATURE_MARKERS) != 0, why ? why : "");
+    printf("markers=%d why=%s\n", (lapse_features() & LAPSE_FEATURE_MARKERS) != 0, lapse_missing());
     return 0;
 }

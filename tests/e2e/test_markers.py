@@ -36,6 +36,15 @@ def ranges(log: list[list[str]]) -> tuple[list[str], dict[str, str]]:
     return out, threads
 
 
+def said(stdout: str) -> tuple[str, dict[str, str]]:
+    """e2e_markers's last line, "markers=N why=<lapse_missing()>": N, and each feature
+    lapse_missing() names with why."""
+    markers, why = stdout.strip().split(" ", 1)
+    assert why.startswith("why="), stdout
+    entries = [e.split(": ", 1) for e in why[4:].split("; ") if e]
+    return markers, {name: reason for name, reason in entries}
+
+
 def nvtx_env(lapse, tmp_path, **extra):
     return profile_env(tmp_path / "run", role="m",
                        NVTX_INJECTION64_PATH=str(lapse.build / "libfake_nvtx_inject.so"),
@@ -45,7 +54,8 @@ def nvtx_env(lapse, tmp_path, **extra):
 def test_every_span_is_an_nvtx_range(lapse, tmp_path):
     r = run_program([lapse.program("e2e_markers")], nvtx_env(lapse, tmp_path))
     assert r.returncode == 0 and stderr_lines(r.stderr) == [], r.stderr
-    assert r.stdout.strip() == "markers=1 why=", r.stdout
+    markers, missing = said(r.stdout)
+    assert markers == "markers=1" and "markers" not in missing, r.stdout
     log = read_log(tmp_path / "nvtx.log")
     assert [ev for ev in log if ev[0] == "domain"] == [["domain", "lapse"]]
     events, threads = ranges(log)
@@ -69,7 +79,8 @@ def test_no_markers_no_nvtx_call(lapse, tmp_path):
     env = nvtx_env(lapse, tmp_path, LAPSE_FEATURES="spans,timeline,cpu,io,memory")
     r = run_program([lapse.program("e2e_markers")], env)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == "markers=0 why=", r.stdout
+    markers, missing = said(r.stdout)
+    assert markers == "markers=0" and "markers" not in missing, r.stdout  # not asked for
     assert read_log(tmp_path / "nvtx.log") == []
     doc = lapse.report_json(tmp_path / "run")
     assert "markers" not in doc["workers"][0]["features"]
@@ -82,15 +93,42 @@ def test_without_an_nvtx_tool_markers_is_left_out_with_the_reason(lapse, tmp_pat
     env = nvtx_env(lapse, tmp_path)
     del env["NVTX_INJECTION64_PATH"]
     r = run_program([lapse.program("e2e_markers")], env)
-    assert r.stdout.strip() == ("markers=0 why=no NVTX tool: NVTX_INJECTION64_PATH is not set "
-                                "(nsys and Kineto set it)"), r.stdout
+    markers, missing = said(r.stdout)
+    assert markers == "markers=0", r.stdout
+    assert missing["markers"] == "no NVTX tool: NVTX_INJECTION64_PATH is not set (nsys and Kineto set it)"
     env = nvtx_env(lapse, tmp_path, FAKE_NVTX_REFUSE="1")
     r = run_program([lapse.program("e2e_markers")], env)
-    assert r.stdout.strip().startswith("markers=0 why=no NVTX tool: NVTX_INJECTION64_PATH="), r.stdout
-    assert r.stdout.strip().endswith("did not attach"), r.stdout
+    markers, missing = said(r.stdout)
+    assert markers == "markers=0", r.stdout
+    assert missing["markers"].startswith("no NVTX tool: NVTX_INJECTION64_PATH="), r.stdout
+    assert missing["markers"].endswith("did not attach"), r.stdout
     assert [ev[0] for ev in read_log(tmp_path / "nvtx.log")] == [], "a refusing tool got calls"
     doc = lapse.report_json(tmp_path / "run")
     assert all("markers" not in w["features"] for w in doc["workers"])
+
+
+def test_markers_left_out_is_in_the_file_as_the_collectors_say_it(lapse, tmp_path):
+    """MARKERS reports like every collector: no tool named is absent (META "absent",
+    no caveat), as a machine without a GPU driver is; a tool named that does not
+    attach is missing (META "missing", caveat feature_missing)."""
+    env = nvtx_env(lapse, tmp_path, LAPSE_FEATURES="spans,markers")
+    del env["NVTX_INJECTION64_PATH"]
+    run_program([lapse.program("e2e_markers")], env)
+    doc = lapse.report_json(tmp_path / "run")
+    (w,) = doc["workers"]
+    assert (w["missing"], w["absent"]) == (
+        "", "markers: no NVTX tool: NVTX_INJECTION64_PATH is not set (nsys and Kineto set it)"), w
+    assert [c for c in doc["caveats"] if c["kind"] == "feature_missing"] == []
+
+    env = nvtx_env(lapse, tmp_path / "refused", LAPSE_FEATURES="spans,markers", FAKE_NVTX_REFUSE="1")
+    run_program([lapse.program("e2e_markers")], env)
+    doc = lapse.report_json(tmp_path / "refused" / "run")
+    (w,) = doc["workers"]
+    assert w["absent"] == "" and w["missing"].startswith("markers: no NVTX tool: NVTX_INJECTION64_PATH="), w
+    assert w["missing"].endswith(" did not attach"), w
+    (c,) = [c for c in doc["caveats"] if c["kind"] == "feature_missing"]
+    assert w["missing"] in c["message"], c
+    assert "markers: no NVTX tool" in lapse.run("report", tmp_path / "refused" / "run").stdout
 
 
 def test_liblapse_needs_nothing_for_nvtx(lapse):

@@ -154,8 +154,9 @@ def test_markers_without_a_tool_is_missing_and_strict_refuses(tmp_path, monkeypa
 
 
 def test_a_tool_that_does_not_attach(tmp_path, nvtx_tool):
-    """NVTX_INJECTION64_PATH set, but the tool declines: lapse_start leaves MARKERS out,
-    and a strict Profiler stops the session it started and raises."""
+    """NVTX_INJECTION64_PATH set, but the tool declines: lapse_start leaves MARKERS out
+    (with a warning), and a strict Profiler raises before it starts a session (the
+    same check, lapse_check_features)."""
     prog = tmp_path / "decline.py"
     prog.write_text(textwrap.dedent("""
         import sys, warnings, lapse
@@ -183,5 +184,5 @@ def test_a_tool_that_does_not_attach(tmp_path, nvtx_tool):
     assert lines[1].endswith("did not attach']"), r.stdout
     lines = lines[1:]
     assert lines[1].startswith("strict: lapse: strict=True and these collectors cannot run here: "
-                               "MARKERS (no NVTX tool: NVTX_INJECTION64_PATH="), r.stdout
+                               "MARKERS (MARKERS: no NVTX tool: NVTX_INJECTION64_PATH="), r.stdout
     assert lines[1].endswith("did not attach) active: False"), r.stdout

@@ -194,44 +194,20 @@ static PyObject *session_missing(PyObject *self, PyObject *unused)
     return PyUnicode_DecodeFSDefault(lapse_missing());
 }
 
-static PyObject *session_check_device(PyObject *self, PyObject *unused)
+static PyObject *session_check_features(PyObject *self, PyObject *arg)
 {
     (void)self;
-    (void)unused;
-    char why[512];
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = lapse_check_features(LAPSE_FEATURE_DEVICE, why, sizeof why);
-    Py_END_ALLOW_THREADS
-    if (rc == 0 || rc == -EBUSY)
-        Py_RETURN_NONE;
-    return PyUnicode_DecodeFSDefault(why);
-}
-
-static PyObject *session_check_activity(PyObject *self, PyObject *unused)
-{
-    (void)self;
-    (void)unused;
-    char why[512];
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = lapse_check_features(LAPSE_FEATURE_ACTIVITY, why, sizeof why);
-    Py_END_ALLOW_THREADS
-    if (rc == 0 || rc == -EBUSY)
-        Py_RETURN_NONE;
-    return PyUnicode_DecodeFSDefault(why);
-}
-
-static PyObject *session_feature_missing(PyObject *self, PyObject *arg)
-{
-    (void)self;
-    unsigned long bit = PyLong_AsUnsignedLong(arg);
-    if (bit == (unsigned long)-1 && PyErr_Occurred())
+    unsigned long bits = PyLong_AsUnsignedLong(arg);
+    if (bits == (unsigned long)-1 && PyErr_Occurred())
         return NULL;
-    const char *why = lapse_feature_missing((uint32_t)bit);
-    if (!why)
+    char why[512];
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = lapse_check_features((uint32_t)bits, why, sizeof why);
+    Py_END_ALLOW_THREADS
+    if (rc == 0 || rc == -EBUSY)
         Py_RETURN_NONE;
-    return PyUnicode_FromString(why);
+    return PyUnicode_DecodeFSDefault(why);
 }
 
 static PyObject *session_thread_names(PyObject *self, PyObject *arg)
@@ -253,15 +229,10 @@ PyMethodDef ext_session_methods[] = {
     {"missing", session_missing, METH_NOARGS,
      "missing() -> the features the active session was asked for and does not collect, "
      "each with why ('device: ...', joined by '; '); '' when none"},
-    {"check_device", session_check_device, METH_NOARGS,
-     "check_device() -> None when the DEVICE collector (NVML) can start here, else why "
-     "('device: ...'); None while a session is active"},
-    {"check_activity", session_check_activity, METH_NOARGS,
-     "check_activity() -> None when the ACTIVITY collector (CUPTI) can start here, else why "
-     "('activity: ...'); None while a session is active"},
-    {"feature_missing", session_feature_missing, METH_O,
-     "feature_missing(bit) -> why the active session does not collect the LAPSE_FEATURE_* "
-     "bit it was asked for, or None"},
+    {"check_features", session_check_features, METH_O,
+     "check_features(bits) -> None when the collectors of the LAPSE_FEATURE_* bits can start "
+     "here, else why the first cannot ('markers: ...', 'device: ...'); None while a session "
+     "is active"},
     {"set_thread_names", session_thread_names, METH_O,
      "set_thread_names(on): readers nest each thread's spans under its name"},
     {"exported_environment", session_exported_environment, METH_NOARGS,
