@@ -369,9 +369,7 @@ class Profiler:
                                "which cannot take " + "; ".join(cannot) +
                                ": leave them out to take the session's")
         # what this Profiler now stands for is the session's
-        c_side = (Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY | Feature.MARKERS |
-                  Feature.DEVICE | Feature.ACTIVITY)
-        self.features = collected | (self.features & ~c_side)
+        self.features = collected | (self.features & ~(AVAILABLE | COLLECTOR_FEATURES))
         self.max_spans = session["max_spans"]
         self.snapshot_ms = session["snapshot_ms"]
         self.process_sample_ms = session["process_sample_ms"] or None
@@ -450,6 +448,14 @@ class Profiler:
 
         self._active = True
         self._serial += 1  # a pause of an earlier session is over
+        # what the C collectors collect, and why not, is the session's word (checked
+        # before it started, an NVTX tool or a driver may since have come or gone)
+        settings = _lapse.session_settings()
+        bits = settings["features"] if settings else 0
+        for feature, bit in SESSION_BITS:
+            if feature in COLLECTOR_FEATURES and bits & bit:
+                self.missing &= ~feature
+                self.missing_why.pop(feature, None)
         for entry in _lapse.missing().split("; "):
             for feature in COLLECTOR_FEATURES:
                 if entry.startswith(f"{(feature.name or '').lower()}: ") and feature in self.features:

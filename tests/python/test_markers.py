@@ -186,3 +186,29 @@ def test_a_tool_that_does_not_attach(tmp_path, nvtx_tool):
     assert lines[1].startswith("strict: lapse: strict=True and these collectors cannot run here: "
                                "MARKERS (MARKERS: no NVTX tool: NVTX_INJECTION64_PATH="), r.stdout
     assert lines[1].endswith("did not attach) active: False"), r.stdout
+
+
+def test_the_session_has_the_last_word_on_markers(tmp_path, nvtx_tool):
+    """A Profiler made before an NVTX tool is named has MARKERS in missing; started
+    once one is, it has what the session collected: MARKERS, its spans the tool's
+    ranges (the check before start was only a forecast)."""
+    prog = tmp_path / "later.py"
+    prog.write_text(textwrap.dedent("""
+        import os, sys
+        from lapse import Feature, Profiler, span
+        p = Profiler(run_dir=sys.argv[1], features=Feature.SPANS | Feature.MARKERS)
+        print("before", Feature.MARKERS in p.missing, Feature.MARKERS in p.missing_why)
+        os.environ["NVTX_INJECTION64_PATH"] = sys.argv[2]
+        with p:
+            with span("late"):
+                pass
+            print("after", Feature.MARKERS in p.missing, Feature.MARKERS in p.missing_why)
+    """))
+    log = tmp_path / "nvtx.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LAPSE_", "NVTX_", "FAKE_"))}
+    env["FAKE_NVTX_LOG"] = str(log)
+    r = subprocess.run([sys.executable, prog, tmp_path / "run", nvtx_tool], capture_output=True,
+                       text=True, env=env, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["before True True", "after False False"], r.stdout
+    assert events(log) == ["T0 +late", "T0 -late"]
