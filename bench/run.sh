@@ -31,7 +31,12 @@ echo
 i=1
 while [ "$i" -le "${SPAN_RUNS:-3}" ]; do
     echo "== span_cost (run $i of ${SPAN_RUNS:-3})"
-    "$build/span_cost"
+    # ACTIVITY against the fake libcupti, when it is built
+    if [ -f "$build/fakes/libcupti.so" ]; then
+        LAPSE_CUPTI_PATH="$build/fakes/libcupti.so" "$build/span_cost"
+    else
+        "$build/span_cost"
+    fi
     echo
     i=$((i + 1))
 done

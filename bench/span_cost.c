@@ -13,11 +13,16 @@
  * Each figure is the time of a batch of BATCH operations (CLOCK_MONOTONIC around
  * the batch, so its own cost is amortized), divided by BATCH; REPS batches give
  * a minimum and a median. The minimum is the cost without interference, the
- * median what a busy, shared machine gives. See bench/README.md. */
+ * median what a busy, shared machine gives. See bench/README.md.
+ *
+ * With LAPSE_CUPTI_PATH naming the fake libcupti (build/fakes/libcupti.so), also the
+ * pair with ACTIVITY collecting, and what ACTIVITY adds to a launch of the fake
+ * (its API callback and the record's way through the collector's buffer). */
 #include "lapse.h"
 
 #include "core/clock.h"
 #include "core/core.h"
+#include <dlfcn.h>
 
 #include <ftw.h>
 #include <stdio.h>
@@ -116,6 +121,16 @@ __attribute__((noinline)) static void batch_count(int n)
     LAPSE_SCOPE("bench.counted");
     for (int i = 0; i < n; i++)
         lapse_count("bench.items", 1);
+}
+
+/* a launch of the fake libcupti inside an open span (ACTIVITY) */
+static void (*fake_launch)(const char *, uint32_t, uint32_t, uint64_t);
+
+__attribute__((noinline)) static void batch_launch(int n)
+{
+    LAPSE_SCOPE("bench.launching");
+    for (int i = 0; i < n; i++)
+        fake_launch("bench_kernel", 0, 7, 1000);
 }
 
 /* ---- measuring ---- */
@@ -278,6 +293,34 @@ int main(int argc, char **argv)
     if (!markers_on)
         printf("  (MARKERS left out: %s)\n", markers_label);
 
+    /* ACTIVITY, against the fake libcupti */
+    const char *cupti = getenv("LAPSE_CUPTI_PATH");
+    stat_ns act = {0, 0}, launch_off = {0, 0}, launch_on = {0, 0};
+    int activity = 0;
+    if (cupti && *cupti) {
+        start(LAPSE_FEATURE_SPANS | LAPSE_FEATURE_ACTIVITY, 0);
+        const char *why = lapse_missing();
+        activity = (lapse_features() & LAPSE_FEATURE_ACTIVITY) != 0; /* it started */
+        void *lib = dlopen(cupti, RTLD_NOW | RTLD_NOLOAD);
+        *(void **)&fake_launch = lib ? dlsym(lib, "fake_cupti_launch") : NULL;
+        if (activity && fake_launch) {
+            act = minus(measure(batch_scoped), call);
+            launch_on = measure(batch_launch);
+        } else {
+            printf("  ACTIVITY did not start (%s): not measured\n", why);
+            activity = 0;
+        }
+        stop();
+        if (activity) { /* the same launches with no subscriber: the fake's own cost */
+            start(LAPSE_FEATURE_SPANS, 0);
+            launch_off = measure(batch_launch);
+            stop();
+            line("active span pair, timeline off, ACTIVITY on (the fake libcupti)", act);
+            line("a launch of the fake in a span, ACTIVITY off", launch_off);
+            line("a launch of the fake in a span, ACTIVITY on", launch_on);
+        }
+    }
+
     printf("\nspan clock: %s\n", clock);
     printf("active pair / reference (timeline on, first touch): %.2f (min)  %.2f (median)\n",
            on_cold.min / ref.min, on_cold.median / ref.median);
@@ -308,6 +351,14 @@ int main(int argc, char **argv)
     printf("  MARKERS adds to a span pair (timeline off):    %+.2f ns min, %+.2f ns median "
            "(%.2f x the SPANS-only pair, min; goal <= 2 x)\n",
            markers.min - off.min, markers.median - off.median, markers.min / off.min);
+    if (activity)
+        printf("  ACTIVITY on adds to a span pair:               %+.2f ns (%.2f x the SPANS-only "
+               "pair; goal <= 2 x)\n"
+               "  ... and to each launch (callback, record):      %+.2f ns (min), %+.2f ns (median)\n",
+               act.min - off.min, act.min / off.min, launch_on.min - launch_off.min,
+               launch_on.median - launch_off.median);
+    else
+        printf("  ACTIVITY: not measured (LAPSE_CUPTI_PATH=build/fakes/libcupti.so to measure it)\n");
     if (on.min < ref.min || off.min < ref.min)
         printf("  note: a pair measured below its reference: the machine was too noisy for\n"
                "  these figures (rerun with more REPS)\n");

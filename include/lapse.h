@@ -63,15 +63,18 @@ enum lapse_feature {
                                          start: LAPSE_DEVICE_INTERVAL_MS, default 1000);
                                          where it cannot run the session runs without it
                                          and lapse_missing() says why */
-    /* Reserved for the GPU collector that does not exist yet: lapse_start refuses it
-     * (-ENOTSUP). */
-    LAPSE_FEATURE_ACTIVITY = 1u << 7, /* GPU kernels and copies attributed to spans */
+    LAPSE_FEATURE_ACTIVITY = 1u << 7, /* GPU kernels, copies and sets (CUPTI, loaded at
+                                         start: $LAPSE_CUPTI_PATH, else libcupti.so),
+                                         each attributed to the span open on the thread
+                                         that launched it; where it cannot run (no GPU,
+                                         no CUPTI, another CUPTI subscriber) the session
+                                         runs without it and lapse_missing() says why */
 };
 /* The process sampler's two halves, as one flag (what it was before they split). */
 #define LAPSE_FEATURE_PROCESS (LAPSE_FEATURE_IO | LAPSE_FEATURE_MEMORY)
 #define LAPSE_FEATURES_DEFAULT                                                            \
     (LAPSE_FEATURE_SPANS | LAPSE_FEATURE_TIMELINE | LAPSE_FEATURE_CPU | LAPSE_FEATURE_IO | \
-     LAPSE_FEATURE_MEMORY | LAPSE_FEATURE_DEVICE | LAPSE_FEATURE_MARKERS)
+     LAPSE_FEATURE_MEMORY | LAPSE_FEATURE_DEVICE | LAPSE_FEATURE_MARKERS | LAPSE_FEATURE_ACTIVITY)
 
 typedef struct lapse_options {
     uint32_t features;             /* LAPSE_FEATURE_* bits; 0: $LAPSE_FEATURES ("spans,

@@ -23,6 +23,7 @@ FEATURE_HELP = {
                 "phases",
     Feature.MEMORY: "no memory: neither peak RSS nor the RSS growth of io=True phases",
     Feature.PYTHON: "no Python stack samples (lapse record from outside)",
+    Feature.ACTIVITY: "no GPU activity (CUPTI kernels, copies and sets per span)",
     Feature.DEVICE: "no GPU telemetry (NVML: the GPU block and GPU BY PHASE)",
     Feature.MARKERS: "no NVTX range per span (made only when an NVTX tool such as nsys "
                      "is attached: NVTX_INJECTION64_PATH)",

@@ -527,6 +527,16 @@ class Profile:
 
     # ---- reading ----
 
+    def trace_report(self, top: int = 10) -> str:
+        """GPU ACTIVITY BY SPAN of every role (Feature.ACTIVITY): per span that launched
+        them, the kernels, their GPU time and its share of the role's, the copies and sets
+        with their bytes, and the kernels that took the most GPU time (``top`` of them per
+        role); then what kept GPU activity from being complete (caveats
+        ``activity_missing``, ``dropped_activities``). The same report model as
+        ``lapse report`` (its figures are in ``to_dict()``, each role's
+        ``gpu_activity``); "no GPU activity recorded" when no role has any."""
+        return _lapse.report(self._in_memory(), top=top, unreadable=self._unheld(), gpu=True)
+
     def show(self, file: IO[str] | None = None, top: int = 10) -> None:
         """Prints the text report (what ``lapse report`` prints) to ``file``
         (default: standard output). ``top``: rows of DOMINANT PHASES per role."""

@@ -22,9 +22,7 @@ if TYPE_CHECKING:
 class Feature(enum.Flag):
     """What a Profiler may collect. Flags decide what may be collected; evidence
     decides what appears: a flag whose collector cannot run here adds no section to the
-    result (and with ``strict=True`` the Profiler refuses to start). ACTIVITY has
-    no collector yet (the GPU collectors are to come): a Profiler refuses it
-    with a ValueError, and it is not in ``DEFAULT``."""
+    result (and with ``strict=True`` the Profiler refuses to start)."""
 
     SPANS = enum.auto()     #: spans and counters: their wall time (without it a span
                             #: records nothing)
@@ -39,9 +37,10 @@ class Feature(enum.Flag):
                             #: when one is attached (NVTX_INJECTION64_PATH)
     DEVICE = enum.auto()    #: GPU telemetry of this process (NVML, loaded at start: where
                             #: it cannot run, ``Profiler.missing`` says why)
-    ACTIVITY = enum.auto()  #: GPU kernels and copies attributed to spans (no collector yet:
-                            #: refused)
-    DEFAULT = SPANS | CPU | IO | MEMORY | PYTHON | MARKERS | DEVICE  #: every feature with a collector
+    ACTIVITY = enum.auto()  #: GPU kernels, copies and sets (CUPTI), each attributed to the
+                            #: span that launched it (where CUPTI cannot start,
+                            #: ``Profiler.missing`` says why)
+    DEFAULT = SPANS | CPU | IO | MEMORY | PYTHON | MARKERS | DEVICE | ACTIVITY  #: every feature with a collector
 
 
 #: The features this build can always collect. PYTHON joins them where the lapse
@@ -49,18 +48,19 @@ class Feature(enum.Flag):
 AVAILABLE = Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY
 
 #: Features with no collector yet: a Profiler refuses them (ValueError).
-NO_COLLECTOR = Feature.ACTIVITY
+NO_COLLECTOR = Feature(0)
 
 #: What a Profiler collects unless told otherwise: what a C session collects
 #: (LAPSE_FEATURES_DEFAULT: spans, wait%, the process sampler's I/O and RSS, NVTX
-#: markers where a tool takes them, GPU telemetry where NVML can start), as `lapse
-#: run` does, which also samples Python stacks (Feature.PYTHON).
+#: markers where a tool takes them, GPU telemetry where NVML can start, GPU activity
+#: where CUPTI can), as `lapse run` does, which also samples Python stacks
+#: (Feature.PYTHON).
 COLLECTED_BY_DEFAULT = (Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY |
-                        Feature.MARKERS | Feature.DEVICE)
+                        Feature.MARKERS | Feature.DEVICE | Feature.ACTIVITY)
 
 #: The LAPSE_FEATURE_* bit of each feature the C session collects.
 SESSION_BITS = ((Feature.SPANS, 1), (Feature.CPU, 4), (Feature.IO, 8), (Feature.MEMORY, 16),
-                (Feature.MARKERS, 32), (Feature.DEVICE, 64))
+                (Feature.MARKERS, 32), (Feature.DEVICE, 64), (Feature.ACTIVITY, 128))
 
 
 def markers_unavailable() -> str | None:
@@ -90,14 +90,15 @@ def _record_function() -> tuple[Callable[[str], Any] | None, str | None]:
 
 
 def available() -> Feature:
-    """The features a Profiler can collect in this process. PYTHON and DEVICE, when
-    absent, are accepted and add nothing (``Profiler.missing``); NO_COLLECTOR is
-    refused."""
+    """The features a Profiler can collect in this process. PYTHON, DEVICE and
+    ACTIVITY, when absent, are accepted and add nothing (``Profiler.missing``);
+    NO_COLLECTOR is refused."""
     from ._python_sampler import unavailable_reason
 
     return (AVAILABLE | (Feature.PYTHON if unavailable_reason() is None else Feature(0)) |
             (Feature.MARKERS if markers_unavailable() is None else Feature(0)) |
-            (Feature.DEVICE if _lapse.check_device() is None else Feature(0)))
+            (Feature.DEVICE if _lapse.check_device() is None else Feature(0)) |
+            (Feature.ACTIVITY if _lapse.check_activity() is None else Feature(0)))
 
 
 def sync_environment() -> None:
@@ -118,7 +119,7 @@ class Profiler:
 
     Args:
         features: what may be collected (``Feature`` flags); default
-            ``COLLECTED_BY_DEFAULT``: spans, wait% (CPU), I/O and memory, as a C session
+            ``COLLECTED_BY_DEFAULT``: spans, wait% (CPU), I/O, memory and GPU activity, as a C session
             (in a process that joins an inherited session: the session's). A feature
             with no collector (``NO_COLLECTOR``), or CPU without SPANS, raises ValueError.
         role: this process's role in the report (default ``$LAPSE_ROLE`` or "main").
@@ -239,7 +240,7 @@ class Profiler:
         self._markers_why = markers_unavailable() if Feature.MARKERS in features else None
         markers = Feature(0) if self._markers_why else Feature.MARKERS
         #: requested features that add nothing here
-        self.missing = features & ~(AVAILABLE | python | markers | Feature.DEVICE)
+        self.missing = features & ~(AVAILABLE | python | markers | Feature.DEVICE | Feature.ACTIVITY)
         self.missing_why: dict[Feature, str] = {}  #: why, for each of ``missing`` known
         if self._python_why:
             self.missing_why[Feature.PYTHON] = self._python_why
@@ -264,10 +265,13 @@ class Profiler:
 
     def start(self) -> Profiler:
         """Starts the session (what ``with Profiler():`` does on entry)."""
-        if self.strict and Feature.DEVICE in self.features and not _lapse.is_active():
-            device_why = _lapse.check_device()  # NVML loaded and started, then let go
-            if device_why is not None:
-                self._device_missing(device_why)
+        if self.strict and not _lapse.is_active():
+            # each GPU collector started, then let go: NVML, CUPTI (subscribed, unsubscribed)
+            for feature, check in ((Feature.DEVICE, _lapse.check_device),
+                                   (Feature.ACTIVITY, _lapse.check_activity)):
+                why = check() if feature in self.features else None
+                if why is not None:
+                    self._feature_missing(feature, why)
         if self.strict and self.missing:
             names = ", ".join(f.name or "?" for f in Feature if f in self.missing and f.name != "DEFAULT")
             why = "".join(f" ({f.name}: {self.missing_why[f]})" for f in Feature
@@ -308,7 +312,8 @@ class Profiler:
                                       device=Feature.DEVICE in self.features,
                                       markers=Feature.MARKERS in self.features and
                                       Feature.MARKERS not in self.missing,
-                                      annotate=self._record_function)
+                                      annotate=self._record_function,
+                                      activity=Feature.ACTIVITY in self.features)
         except OSError as e:
             # the host program carries on without profiling
             warnings.warn(f"{e} (profiling is off)", RuntimeWarning, stacklevel=2)
@@ -331,17 +336,18 @@ class Profiler:
         self._began()
         return self
 
-    def _device_missing(self, why: str) -> None:
-        """DEVICE asked for and not collected: why ("device: ..."), in missing."""
-        self.missing |= Feature.DEVICE
-        self.missing_why[Feature.DEVICE] = why.removeprefix("device: ")
+    def _feature_missing(self, feature: Feature, why: str) -> None:
+        """DEVICE or ACTIVITY asked for and not collected: why ("device: ...",
+        "activity: ..."), in missing."""
+        self.missing |= feature
+        self.missing_why[feature] = why.removeprefix(f"{(feature.name or '').lower()}: ")
 
     def _join(self, session: dict[str, Any]) -> None:
         """Checks the options asked for against the inherited session's, raising for
         those it cannot take (what it collects and keeps is fixed at its start); the
         options left to the default become the session's."""
-        # the session's LAPSE_FEATURE_* bits: SPANS 1, TIMELINE 2, CPU 4, IO 8, MEMORY 16,
-        # DEVICE 64 (where it started)
+        # the session's LAPSE_FEATURE_* bits (SESSION_BITS; DEVICE and ACTIVITY where
+        # they started)
         bits = session["features"]
         collected = Feature(0)
         for flag, bit in SESSION_BITS:
@@ -371,7 +377,7 @@ class Profiler:
                                ": leave them out to take the session's")
         # what this Profiler now stands for is the session's
         c_side = (Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY | Feature.MARKERS |
-                  Feature.DEVICE)
+                  Feature.DEVICE | Feature.ACTIVITY)
         self.features = collected | (self.features & ~c_side)
         self.max_spans = session["max_spans"]
         self.snapshot_ms = session["snapshot_ms"]
@@ -452,8 +458,9 @@ class Profiler:
         self._active = True
         self._serial += 1  # a pause of an earlier session is over
         for entry in _lapse.missing().split("; "):
-            if entry.startswith("device: ") and Feature.DEVICE in self.features:
-                self._device_missing(entry)  # the session runs without it, and says why
+            for feature in (Feature.DEVICE, Feature.ACTIVITY):
+                if entry.startswith(f"{(feature.name or '').lower()}: ") and feature in self.features:
+                    self._feature_missing(feature, entry)  # the session runs without it, and says why
         sync_environment()
         self._live.began()
         if Feature.SPANS in self.features:

@@ -3,6 +3,7 @@
 #include "causality.h"
 #include "run_ranks.h"
 #include "sample_stats.h"
+#include "store/model.h"
 #include "store/sample_set.h"
 
 #include <errno.h>
@@ -31,6 +32,8 @@ static const char *const kind_names[] = {
     [CAVEAT_MISSING_RANKS] = "missing_ranks",
     [CAVEAT_IO_UNREADABLE] = "io_unreadable",
     [CAVEAT_SAMPLING] = "sampling",
+    [CAVEAT_ACTIVITY_MISSING] = "activity_missing",
+    [CAVEAT_DROPPED_ACTIVITIES] = "dropped_activities",
     [CAVEAT_FEATURE_MISSING] = "feature_missing",
     [CAVEAT_GPU_FAILED] = "gpu_failed",
 };
@@ -78,6 +81,7 @@ static uint64_t w_unmatched(const rm_worker *w) { return w->unmatched_ends; }
 static uint64_t w_counters(const rm_worker *w) { return w->dropped_counters; }
 static uint64_t w_causal(const rm_worker *w) { return w->causal ? w->causal->dropped : 0; }
 static uint64_t w_proc_unreadable(const rm_worker *w) { return w->proc.unreadable; }
+static uint64_t w_activity_dropped(const rm_worker *w) { return w->activity_dropped; }
 
 /* A summed caveat: the sum of pick() over the workers, each worker with a count named.
  * The caveat's worker and file are the one worker's when exactly one has a count.
@@ -302,6 +306,17 @@ int caveats_build(const run_model *m, const run_ranks *ranks, caveat_list *l)
     }
     if (add_children_without_files(l, m))
         goto fail;
+    for (uint32_t i = 0; i < m->worker_count; i++) {
+        /* ACTIVITY that ran in the parent and not in this forked child, or ran and a
+         * flush lost records (a start that failed is feature_missing) */
+        const rm_worker *w = &m->workers[i];
+        if (w->activity_state == STORE_GPU_MISSING ||
+            (w->activity_state == STORE_GPU_COLLECTED && *w->activity_note)) {
+            NEW(about_worker(l, CAVEAT_ACTIVITY_MISSING, m, i));
+            c->reason = w->activity_note;
+            c->flags = w->activity_state == STORE_GPU_COLLECTED;
+        }
+    }
     for (uint32_t i = 0; i < m->leftover_count; i++) {
         const rm_leftover *lo = &m->leftovers[i];
         NEW(push(l, CAVEAT_LEFTOVER_TMP));
@@ -337,6 +352,7 @@ int caveats_build(const run_model *m, const run_ranks *ranks, caveat_list *l)
         goto fail;
     if (!summed(l, CAVEAT_DROPPED_COUNTERS, m, w_counters, 0, &oom) && oom)
         goto fail;
+    if (!summed(l, CAVEAT_DROPPED_ACTIVITIES, m, w_activity_dropped, 0, &oom) && oom)
     if (!summed(l, CAVEAT_DROPPED_CAUSAL, m, w_causal, 0, &oom) && oom)
         goto fail;
     if (m->overflowed_counters) {

@@ -34,6 +34,8 @@ typedef enum caveat_kind {
     CAVEAT_MISSING_RANKS,
     CAVEAT_IO_UNREADABLE,
     CAVEAT_SAMPLING,
+    CAVEAT_ACTIVITY_MISSING,    /* ACTIVITY could not run, or lost records (reason) */
+    CAVEAT_DROPPED_ACTIVITIES,  /* GPU records past the collector's bound */
     CAVEAT_DROPPED_CAUSAL, /* signals and waits past the writer's bound */
     CAVEAT_FEATURE_MISSING, /* its session was asked for a feature that could not run */
     CAVEAT_GPU_FAILED,      /* NVML calls failed while the GPU collector ran */

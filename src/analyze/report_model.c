@@ -310,7 +310,7 @@ static int build_role(const run_model *m, uint32_t r, unsigned top, report_role 
     if (build_memory(m, r, rr) || report_gpu_build(m, r, rr))
         return -ENOMEM;
     rr->samples_only = samples_only(m, rr, r);
-    return 0;
+    return report_activity_build(m, r, top, &rr->activity);
 }
 
 static void free_role(report_role *rr)
@@ -321,6 +321,7 @@ static void free_role(report_role *rr)
     free(rr->io_phases);
     free(rr->gpu_phases);
     free(rr->memory.growth);
+    report_activity_free(&rr->activity);
     report_gpu_free(rr);
 }
 

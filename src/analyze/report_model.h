@@ -14,6 +14,7 @@
 
 #include "causality.h"
 #include "caveats.h"
+#include "gpu_activity.h"
 #include "run_model.h"
 #include "run_ranks.h"
 #include "run_stats.h"
@@ -181,6 +182,7 @@ typedef struct report_role {
     report_state process_io_state; /* the process sampler's I/O (the I/O block) */
     report_process_io process_io;
     report_memory memory;
+    report_activity activity;                /* GPU ACTIVITY BY SPAN (ACTIVITY) */
     report_state gpu_state;        /* MEASURED: gpus below; NOT_COLLECTED: no GPU block */
     report_gpu *gpus;              /* in worker order, each worker's devices in its order */
     uint32_t gpu_count;

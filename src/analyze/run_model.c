@@ -605,6 +605,7 @@ static void worker_free(rm_worker *w)
     free(w->gpu_time_missing);
     free(w->proc.series);
     free(w->children);
+    free(w->activity_note);
     sample_set_free(w->samples);
     causal_file_free(w->causal);
     for (uint32_t i = 0; i < w->gpu.device_count; i++) {
@@ -650,6 +651,83 @@ static int add_gpu(run_model *m, rm_index *ix, rm_worker *w, const store_file *f
         }
         od->phase_count = d->phase_count;
     }
+    return 0;
+}
+
+/* ---- GPU activity ---- */
+
+static int cmp_activity(const void *a, const void *b)
+{
+    const rm_activity *x = a, *y = b;
+    if (x->path != y->path)
+        return x->path < y->path ? -1 : 1;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    if (x->name != y->name)
+        return x->name < y->name ? -1 : 1;
+    return (x->unseen > y->unseen) - (x->unseen < y->unseen);
+}
+
+/* Sorts m->activity from start on and merges equal keys; keeps the count. */
+static void activity_merge(run_model *m, uint32_t start)
+{
+    rm_activity *g = m->activity + start;
+    uint32_t n = m->activity_count - start, out = 0;
+    if (n == 0)
+        return;
+    qsort(g, n, sizeof *g, cmp_activity);
+    for (uint32_t i = 1; i < n; i++) {
+        if (cmp_activity(&g[out], &g[i]) == 0) {
+            g[out].count = sat_add(g[out].count, g[i].count);
+            g[out].ns = sat_add(g[out].ns, g[i].ns);
+            g[out].bytes = sat_add(g[out].bytes, g[i].bytes);
+        } else {
+            g[++out] = g[i];
+        }
+    }
+    m->activity_count = start + out + 1;
+}
+
+/* The GPU records of f, merged into m by the paths its nodes became (nodes[]). */
+static int add_activity(run_model *m, rm_index *ix, rm_worker *w, const store_file *f,
+                   const uint32_t *nodes, uint32_t root)
+{
+    const store_gpu_activity *g = f->activity;
+    if (!g)
+        return 0;
+    w->activity_state = g->state;
+    w->activity_dropped = g->dropped;
+    w->activity_records = g->count;
+    free(w->activity_note);
+    if (!(w->activity_note = dup_or_empty(g->note)))
+        return -ENOMEM;
+    uint32_t *names = malloc(((size_t)g->name_count + 1u) * sizeof *names);
+    if (!names)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < g->name_count; i++)
+        if ((names[i] = intern(m, ix, g->names[i] ? g->names[i] : "")) == RM_NONE) {
+            free(names);
+            return -ENOMEM;
+        }
+    uint32_t start = m->activity_count;
+    for (uint32_t i = 0; i < g->count; i++) {
+        const store_gpu_record *r = &g->records[i];
+        if (r->node != STORE_GPU_NO_NODE && r->node >= f->node_count)
+            continue; /* the decoder refuses it; a model built from memory may hold one */
+        if (GROW(m, activity, activity_count, activity_cap)) {
+            free(names);
+            return -ENOMEM;
+        }
+        int unseen = r->node == STORE_GPU_NO_NODE;
+        m->activity[m->activity_count++] = (rm_activity){unseen ? root : nodes[r->node], r->kind,
+                                          r->kind == STORE_GPU_KERNEL && r->name < g->name_count
+                                              ? names[r->name] : 0,
+                                          (uint32_t)unseen, 1, r->end_ns - r->start_ns, r->bytes};
+        if (m->activity_count - start >= 65536u) /* merged as it goes: a file's memory stays small */
+            activity_merge(m, start);
+    }
+    activity_merge(m, start);
+    free(names);
     return 0;
 }
 
@@ -833,6 +911,8 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
         if (add_counter(m, ix, nodes[c->node], names[c->name], c->sum, c->updates))
             goto out;
     }
+    if (add_activity(m, ix, w, f, nodes, m->roles[role].root))
+        goto out;
     rc = 0;
 out:
     free(names);
@@ -1020,6 +1100,7 @@ int run_model_finish(run_model *m, const rm_options *opt)
 {
     index_free(m->index); /* loading is over */
     m->index = NULL;
+    activity_merge(m, 0); /* one entry per key over every file */
     int rc = sort_roles(m);
     if (!rc)
         rc = build_hosts(m);
@@ -1255,6 +1336,7 @@ void run_model_free(run_model *m)
     }
     free(m->paths);
     free(m->counters);
+    free(m->activity);
     for (uint32_t i = 0; i < m->role_count; i++) {
         free(m->roles[i].name);
         free(m->roles[i].ranks);

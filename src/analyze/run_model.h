@@ -95,6 +95,19 @@ typedef struct rm_child {
     uint64_t forked_real_ns; /* on the worker's CLOCK_REALTIME */
 } rm_child;
 
+/* GPU activity (ACTIVITY, section GPU_ACTIVITY) merged over the run: for one path,
+ * one kind and (kernels) one kernel name, the records launched while that path was
+ * the innermost open span on the launching thread (a role root: no span was open).
+ * unseen: records whose launch the collector did not see, under their role's root. */
+typedef struct rm_activity {
+    uint32_t path;
+    uint32_t kind;   /* store_gpu_kind */
+    uint32_t name;   /* kernels: string id of the kernel's name; else 0 */
+    uint32_t unseen; /* 1: launch not seen (path is the role root) */
+    uint64_t count;
+    uint64_t ns;     /* time on the GPU, end - start, added */
+    uint64_t bytes;  /* copies and sets */
+} rm_activity;
 /* A worker's GPU telemetry (store_gpu, its file's GPU_DEVICE section). */
 typedef struct rm_gpu_phase {
     uint32_t name; /* string id of the top-level span; 0: the phases past the bound */
@@ -150,6 +163,10 @@ typedef struct rm_worker {
     rm_child *children;  /* the children it forked that ran as its program, fork order */
     uint32_t child_count;
     uint64_t children_unrecorded; /* forked past its writer's bound: not known */
+    uint32_t activity_state;   /* store_gpu_state of its GPU_ACTIVITY section; 0: none */
+    char *activity_note;       /* that section's note ("" when none) */
+    uint64_t activity_dropped; /* records its collector had no room for */
+    uint64_t activity_records; /* records its file holds */
     struct causal_file *causal; /* its signals, waits and spans (causality.h); NULL: none */
     rm_gpu gpu;
     char *missing; /* features its session was asked for that failed to start, with why; "" */
@@ -232,6 +249,8 @@ typedef struct run_model {
     uint32_t path_count, path_cap;
     rm_counter *counters;
     uint32_t counter_count, counter_cap;
+    rm_activity *activity; /* by path, kind, name, unseen after finishing; one entry for each */
+    uint32_t activity_count, activity_cap;
     rm_role *roles; /* sorted by name after loading */
     uint32_t role_count, role_cap;
     rm_worker *workers;

@@ -251,8 +251,12 @@ int cmd_export(int argc, char **argv)
     if (r.sample_slices)
         fprintf(stderr, ", %llu slices of merged Python samples",
                 (unsigned long long)r.sample_slices);
+    if (r.gpu_slices)
+        fprintf(stderr, ", %llu GPU slices on %llu device/stream tracks with %llu launch arrows",
+                (unsigned long long)r.gpu_slices, (unsigned long long)r.gpu_tracks,
+                (unsigned long long)r.flows);
     fprintf(stderr, "%s\n", export_wants_gzip(out_path) ? " (gzip)" : "");
-    if (!r.slices && !r.sample_slices)
+    if (!r.slices && !r.sample_slices && !r.gpu_slices)
         fprintf(stderr, "lapse export: note: %s holds no timeline span and no Python sample: the "
                         "trace has tracks only\n", path);
     return 0;

@@ -203,6 +203,11 @@ void core_gpu_time(const void *key, int64_t ns);
  * by sep, into buf (truncated to len - 1 bytes); returns the number of open spans. */
 uint32_t core_current_path(const void *key, char sep, char *buf, size_t len);
 
+/* The calling thread's index (its thread number in files) and the node of the
+ * innermost span open on its current stack (CORE_ROOT: none), attaching the thread
+ * when it has no state yet. 0, or -1 without a session or room for the thread. */
+int core_innermost(uint32_t *thread, uint32_t *node);
+
 /* The state of the calling thread for the current generation, created on first use. */
 core_thread *core_thread_attach(void);
 

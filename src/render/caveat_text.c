@@ -267,6 +267,23 @@ char *caveat_text(const run_model *m, const caveat *c, char *buf, size_t n)
     case CAVEAT_SAMPLING:
         sampling(&t, m, c);
         break;
+    case CAVEAT_ACTIVITY_MISSING:
+        if (c->flags) /* collected, and a flush failed */
+            add(&t, "%s: GPU activity is incomplete: %s", caveat_worker_name(name, sizeof name, w),
+                c->reason);
+        else
+            add(&t, "%s: GPU activity (ACTIVITY) was not collected: %s; its report has no GPU "
+                    "activity of it",
+                caveat_worker_name(name, sizeof name, w), c->reason);
+        break;
+    case CAVEAT_DROPPED_ACTIVITIES:
+        add(&t, "%s GPU records (kernels, copies, sets) found no room in the collector's buffer "
+                "in %u of %u processes (bounded by LAPSE_MAX_ACTIVITIES, default 262,144): GPU "
+                "ACTIVITY BY SPAN misses them (",
+            fmt_count(a, sizeof a, c->count), c->processes, m->worker_count);
+        name_workers(&t, m, c, 4);
+        add(&t, ")");
+        break;
     case CAVEAT_FEATURE_MISSING:
         add(&t, "%s ran without what it was asked to collect: %s; nothing of it is in this "
                 "report",
@@ -304,6 +321,8 @@ void caveat_list_json(json_out *j, const run_model *m, const caveat_list *l, con
         }
         if (c->count)
             json_u64(j, "count", c->count);
+        if (c->kind == CAVEAT_ACTIVITY_MISSING)
+            json_str(j, "reason", c->reason);
         if (c->processes)
             json_u64(j, "processes", c->processes);
         if (c->kind == CAVEAT_CHILD_NO_FILE) { /* the first of them, as the message */

@@ -98,6 +98,7 @@ struct perfetto_writer {
     int events; /* events written so far (for the commas) */
     id_set pids;
     int64_t next_synthetic;
+    uint64_t next_flow; /* flow ids, unique in the trace */
 #if LAPSE_HAVE_ZLIB
     z_stream *z;  /* gzip: the buffer is deflated on its way out; NULL: plain */
     unsigned char *zbuf;
@@ -331,6 +332,12 @@ int perfetto_first_ns(const store_file *f, uint64_t *first_ns)
     if (f->samples && f->samples->stack_count && f->samples->start_real_ns &&
         f->samples->start_real_ns < first)
         first = f->samples->start_real_ns; /* the Python samples' tracks */
+    for (uint32_t i = 0; f->activity && i < f->activity->count; i++) { /* the GPU tracks, the flows */
+        const store_gpu_record *r = &f->activity->records[i];
+        uint64_t at = r->launch_ns && r->launch_ns < r->start_ns ? r->launch_ns : r->start_ns;
+        if (at + off < first)
+            first = at + off;
+    }
     if (first == UINT64_MAX && f->meta.start_mono_ns)
         first = f->meta.start_mono_ns + off;
     if (first == UINT64_MAX)
@@ -591,6 +598,97 @@ static int add_samples(perfetto_writer *w, const store_file *f, uint64_t base_ns
     return rc;
 }
 
+/* The GPU tracks (section GPU_ACTIVITY): one per device and stream of the file, under
+ * its process, each record a slice; a flow arrow from the launching thread, at the
+ * launching call, to each record the collector saw launched. */
+#define GPU_TRACK_BASE 0x7ff00000ll /* track ids above any Linux tid (2^22) */
+#define GPU_TRACKS_MAX 4096u        /* more (device, stream) pairs share the last */
+
+static int add_activity(perfetto_writer *w, const store_file *f, uint64_t base_ns, int64_t pid,
+                   const int64_t *tids, perfetto_file_stats *st)
+{
+    const store_gpu_activity *g = f->activity;
+    uint64_t off = timeline_clock_offset(f);
+    uint64_t *tracks = malloc(GPU_TRACKS_MAX * sizeof *tracks); /* device << 32 | stream */
+    if (!tracks)
+        return -ENOMEM;
+    uint32_t ntracks = 0;
+    static const char *const copies[] = {"", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD",
+                                         "DtoA", "DtoD", "HtoH", "PtoP"};
+    for (uint32_t i = 0; i < g->count; i++) {
+        const store_gpu_record *r = &g->records[i];
+        uint64_t key = (uint64_t)r->device << 32 | r->stream;
+        uint32_t t = 0;
+        while (t < ntracks && tracks[t] != key)
+            t++;
+        if (t == ntracks && ntracks < GPU_TRACKS_MAX) {
+            tracks[ntracks++] = key;
+            char name[64];
+            snprintf(name, sizeof name, "GPU %u stream %u", r->device, r->stream);
+            meta_event(w, "thread_name", pid, GPU_TRACK_BASE + t, "name", name, 0);
+            meta_event(w, "thread_sort_index", pid, GPU_TRACK_BASE + t, "sort_index", NULL,
+                       (int64_t)f->thread_count + t);
+        } else if (t == ntracks) {
+            t = GPU_TRACKS_MAX - 1;
+        }
+        char label[64];
+        const char *name = g->names[r->name];
+        if (r->kind == STORE_GPU_MEMCPY) {
+            snprintf(label, sizeof label, "memcpy %s",
+                     r->copy_kind < sizeof copies / sizeof copies[0] ? copies[r->copy_kind] : "?");
+            name = label;
+        } else if (r->kind == STORE_GPU_MEMSET) {
+            name = "memset";
+        }
+        event_start(w);
+        OUT_LIT(w, "{\"ph\":\"X\",\"cat\":\"gpu\",\"name\":");
+        out_json_str(w, name);
+        OUT_LIT(w, ",\"pid\":");
+        out_i64(w, pid);
+        OUT_LIT(w, ",\"tid\":");
+        out_i64(w, GPU_TRACK_BASE + t);
+        OUT_LIT(w, ",\"ts\":");
+        out_us(w, (int64_t)(r->start_ns + off - base_ns));
+        OUT_LIT(w, ",\"dur\":");
+        out_us(w, (int64_t)(r->end_ns - r->start_ns));
+        if (r->kind != STORE_GPU_KERNEL) {
+            OUT_LIT(w, ",\"args\":{\"bytes\":");
+            out_u64(w, r->bytes);
+            OUT_LIT(w, "}");
+        }
+        OUT_LIT(w, "}");
+        st->gpu_slices++;
+        if (r->node == STORE_GPU_NO_NODE || !r->launch_ns)
+            continue;
+        /* the flow: from the launching thread's open span to the record */
+        uint64_t id = ++w->next_flow;
+        event_start(w);
+        OUT_LIT(w, "{\"ph\":\"s\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":");
+        out_u64(w, id);
+        OUT_LIT(w, ",\"pid\":");
+        out_i64(w, pid);
+        OUT_LIT(w, ",\"tid\":");
+        out_i64(w, tids[f->nodes[r->node].thread]);
+        OUT_LIT(w, ",\"ts\":");
+        out_us(w, (int64_t)(r->launch_ns + off - base_ns));
+        OUT_LIT(w, "}");
+        event_start(w);
+        OUT_LIT(w, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":");
+        out_u64(w, id);
+        OUT_LIT(w, ",\"pid\":");
+        out_i64(w, pid);
+        OUT_LIT(w, ",\"tid\":");
+        out_i64(w, GPU_TRACK_BASE + t);
+        OUT_LIT(w, ",\"ts\":");
+        out_us(w, (int64_t)(r->start_ns + off - base_ns));
+        OUT_LIT(w, "}");
+        st->flows++;
+    }
+    st->gpu_tracks = ntracks;
+    free(tracks);
+    return 0;
+}
+
 int perfetto_add_file(perfetto_writer *w, const store_file *f, uint64_t base_ns,
                       perfetto_file_stats *stats)
 {
@@ -731,6 +829,12 @@ int perfetto_add_file(perfetto_writer *w, const store_file *f, uint64_t base_ns,
             name_cache_free(&names);
             return rc;
         }
+    }
+
+    if (f->activity && f->activity->count && add_activity(w, f, base_ns, pid, tids, &st)) {
+        free(tids);
+        name_cache_free(&names);
+        return -ENOMEM;
     }
 
     if (m->timeline_dropped) {

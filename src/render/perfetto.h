@@ -3,7 +3,9 @@
  * thread, one complete ("X") slice per timeline span (in order of start, a parent
  * before the spans it holds), counter ("C") tracks of the process sampler's I/O rate
  * and RSS, and for a file with Python stack samples one track per sampled thread
- * with its stacks merged (see add_samples in perfetto.c).
+ * with its stacks merged (see add_samples in perfetto.c), and for a file with GPU
+ * activity one track per device and stream, its kernels, copies and sets as slices,
+ * with a flow arrow from the launching thread (at the launch) to each (add_activity).
  *
  * The writer streams: files are added one at a time and nothing of a file is kept
  * after perfetto_add_file returns, so a run with millions of spans costs one
@@ -29,6 +31,9 @@ typedef struct perfetto_file_stats {
     uint64_t sample_slices; /* "X" events of the merged Python samples' tracks */
     uint64_t dropped;     /* meta.timeline_dropped: spans the timeline had no room for */
     uint64_t counters;    /* "C" events: the process sampler's I/O rate and RSS */
+    uint32_t gpu_tracks;  /* tracks of (device, stream) pairs (GPU_ACTIVITY) */
+    uint64_t gpu_slices;  /* "X" events of kernels, copies and sets */
+    uint64_t flows;       /* flow arrows from a launching thread to its GPU record */
 } perfetto_file_stats;
 
 

@@ -3,6 +3,7 @@
 
 #include "json_out.h"
 #include "caveat_text.h"
+#include "report_activity.h"
 #include "report_ranks.h"
 #include "report_causality.h"
 #include "report_samples.h"
@@ -366,6 +367,7 @@ static int role_json(json_out *j, const report_model *rep, uint32_t r)
         json_str(j, "gpu_time_missing", rr->gpu_missing_why);
     else
         json_null(j, "gpu_time_missing");
+    report_activity_json(j, m, rr);
     json_end_object(j);
     return 0;
 }
@@ -408,7 +410,7 @@ static const struct {
 } feature_names[] = {{LAPSE_FEATURE_SPANS, "spans"},   {LAPSE_FEATURE_TIMELINE, "timeline"},
                      {LAPSE_FEATURE_CPU, "cpu"},       {LAPSE_FEATURE_IO, "io"},
                      {LAPSE_FEATURE_MEMORY, "memory"}, {LAPSE_FEATURE_MARKERS, "markers"},
-                     {LAPSE_FEATURE_DEVICE, "device"}};
+                     {LAPSE_FEATURE_DEVICE, "device"}, {LAPSE_FEATURE_ACTIVITY, "activity"}};
 
 static void worker_json(json_out *j, const rm_worker *w, const report_usage *u)
 {
@@ -476,6 +478,17 @@ static void worker_json(json_out *j, const rm_worker *w, const report_usage *u)
         json_end_object(j);
     } else {
         json_null(j, "cpu_sampler");
+    }
+    if (w->activity_state) { /* the ACTIVITY collector's: collected, or missing (why) */
+        static const char *const states[] = {"", "collected", "missing"};
+        json_begin_object(j, "gpu_activity");
+        json_str(j, "state", w->activity_state < 3 ? states[w->activity_state] : "");
+        json_str(j, "note", w->activity_note);
+        json_u64(j, "records", w->activity_records);
+        json_u64(j, "dropped_activities", w->activity_dropped);
+        json_end_object(j);
+    } else {
+        json_null(j, "gpu_activity");
     }
     json_u64(j, "max_depth", w->max_depth);
     json_u64(j, "max_paths", w->max_paths);

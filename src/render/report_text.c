@@ -4,6 +4,7 @@
 
 #include "caveat_text.h"
 #include "format.h"
+#include "report_activity.h"
 #include "report_ranks.h"
 #include "report_causality.h"
 #include "report_samples.h"
@@ -612,6 +613,7 @@ static void role_block(FILE *out, const report_model *r, uint32_t ri, int ascii)
     process_io_block(out, rr, ascii);
     memory_block(out, m, rr);
     gpu_block(out, m, rr);
+    report_activity_block(out, m, rr);
     if (rr->root_counters.count) {
         fputs("\nCOUNTERS outside any span\n", out);
         counters_of(out, m, rr, &rr->root_counters, 0);

@@ -813,16 +813,10 @@ static void install_process_hooks(void)
  * one it cannot (lapse_last_error names it). */
 static int check_features(uint32_t features)
 {
-    static const struct {
-        uint32_t bit;
-        const char *name;
-    } reserved[] = {{LAPSE_FEATURE_ACTIVITY, "ACTIVITY"}};
-    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
-        if (features & reserved[i].bit)
-            return set_error(-ENOTSUP, "lapse_start: feature ", reserved[i].name);
+    /* every feature has its collector now: none is reserved */
     uint32_t known = LAPSE_FEATURE_SPANS | LAPSE_FEATURE_TIMELINE | LAPSE_FEATURE_CPU |
                      LAPSE_FEATURE_IO | LAPSE_FEATURE_MEMORY | LAPSE_FEATURE_DEVICE |
-                     LAPSE_FEATURE_MARKERS;
+                     LAPSE_FEATURE_MARKERS | LAPSE_FEATURE_ACTIVITY;
     if (features & ~known) {
         char bits[32];
         snprintf(bits, sizeof bits, "0x%x", features & ~known);

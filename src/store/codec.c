@@ -186,6 +186,31 @@ static void encode_samples(const store_samples *s, bytes_out *out)
     section_end(out, at);
 }
 
+static void encode_activity(const store_gpu_activity *g, bytes_out *out)
+{
+    size_t at = section_begin(out, STORE_SECTION_GPU_ACTIVITY, g->count);
+    bytes_put_u32(out, g->state);
+    bytes_put_str(out, g->note ? g->note : "");
+    bytes_put_u64(out, g->dropped);
+    bytes_put_u32(out, g->name_count);
+    for (uint32_t i = 0; i < g->name_count; i++)
+        bytes_put_str(out, g->names[i] ? g->names[i] : "");
+    for (uint32_t i = 0; i < g->count; i++) {
+        const store_gpu_record *r = &g->records[i];
+        bytes_put_u32(out, r->kind);
+        bytes_put_u32(out, r->copy_kind);
+        bytes_put_u32(out, r->device);
+        bytes_put_u32(out, r->stream);
+        bytes_put_u32(out, r->name);
+        bytes_put_u32(out, r->node);
+        bytes_put_u64(out, r->start_ns);
+        bytes_put_u64(out, r->end_ns);
+        bytes_put_u64(out, r->bytes);
+        bytes_put_u64(out, r->launch_ns);
+    }
+    section_end(out, at);
+}
+
 int store_encode(const store_file *f, bytes_out *out)
 {
     size_t start = out->len;
@@ -201,7 +226,7 @@ int store_encode(const store_file *f, bytes_out *out)
         gpu_timed += (f->nodes[i].gpu_timed | f->nodes[i].gpu_untimed) != 0;
     bytes_put_u32(out, 9u + (f->samples ? 1u : 0u) + (children ? 1u : 0u) +
                            (causal ? 1u : 0u) + (gpu ? 1u : 0u) +
-                           (gpu_timed ? 1u : 0u)); /* section count */
+                           (gpu_timed ? 1u : 0u) + (f->activity ? 1u : 0u)); /* section count */
     bytes_put_u32(out, 0); /* header crc, patched */
 
     encode_meta(&f->meta, out);
@@ -372,6 +397,8 @@ int store_encode(const store_file *f, bytes_out *out)
         }
         section_end(out, at);
     }
+    if (f->activity)
+        encode_activity(f->activity, out);
     if (gpu_timed) {
         at = section_begin(out, STORE_SECTION_GPU_TIME, gpu_timed);
         for (uint32_t i = 0; i < f->node_count; i++)
@@ -854,6 +881,64 @@ static int decode_children(decoder *d, bytes_in *in, uint32_t count)
     return 0;
 }
 
+/* Section GPU_ACTIVITY: the payload must hold exactly what its counts say; every
+ * name and node a record names exists. */
+static int decode_activity(decoder *d, bytes_in *in, uint32_t count)
+{
+    store_file *f = d->f;
+    store_gpu_activity *g = arena_alloc(f, sizeof *g);
+    if (!g)
+        return -ENOMEM;
+    memset(g, 0, sizeof *g);
+    g->state = bytes_get_u32(in);
+    g->note = get_str(d, in);
+    g->dropped = bytes_get_u64(in);
+    uint32_t n = bytes_get_u32(in);
+    if (in->failed || !g->note)
+        return fail(d, "gpu activity section is cut short");
+    if (g->state != STORE_GPU_COLLECTED && g->state != STORE_GPU_MISSING)
+        return fail(d, "gpu activity section has state %u", g->state);
+    if (!count_fits(in, n, 4))
+        return fail(d, "gpu activity section claims %u names, more than it holds", n);
+    g->names = arena_alloc(f, ((size_t)n + 1) * sizeof(char *));
+    if (!g->names)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < n; i++)
+        if (!(g->names[i] = get_str(d, in)))
+            return fail(d, "gpu activity section is cut short in its names");
+    g->name_count = n;
+    if (n == 0 || g->names[0][0] != 0)
+        return fail(d, "gpu activity section's names must start with the empty name");
+    if (bytes_left(in) != (uint64_t)count * 56u)
+        return fail(d, "gpu activity section: %u records do not fill its %zu bytes", count,
+                    bytes_left(in));
+    g->records = arena_alloc(f, ((size_t)count + 1) * sizeof *g->records);
+    if (!g->records)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < count; i++) {
+        store_gpu_record *r = &g->records[i];
+        r->kind = bytes_get_u32(in);
+        r->copy_kind = bytes_get_u32(in);
+        r->device = bytes_get_u32(in);
+        r->stream = bytes_get_u32(in);
+        r->name = bytes_get_u32(in);
+        r->node = bytes_get_u32(in);
+        r->start_ns = bytes_get_u64(in);
+        r->end_ns = bytes_get_u64(in);
+        r->bytes = bytes_get_u64(in);
+        r->launch_ns = bytes_get_u64(in);
+        if (r->kind < STORE_GPU_KERNEL || r->kind > STORE_GPU_MEMSET)
+            return fail(d, "gpu record %u has kind %u", i, r->kind);
+        if (r->name >= g->name_count || (r->node != STORE_GPU_NO_NODE && r->node >= f->node_count))
+            return fail(d, "gpu record %u names a name or node that does not exist", i);
+        if (r->end_ns < r->start_ns)
+            return fail(d, "gpu record %u ends before it starts", i);
+    }
+    g->count = count;
+    f->activity = g;
+    return 0;
+}
+
 /* Section GPU_DEVICE: counts checked against what is left, names against NAMES,
  * sums against their ticks (a percent is at most 100). */
 #define GPU_MAX_DEVICES 64u
@@ -1089,7 +1174,8 @@ static const uint32_t section_order[] = {
     STORE_SECTION_SPANS,
     STORE_SECTION_ESTIMATES,     STORE_SECTION_CPU_SAMPLES,
     STORE_SECTION_PROCESS_SAMPLES, STORE_SECTION_SAMPLES, STORE_SECTION_CPU_TICKS,
-    STORE_SECTION_CHILDREN,      STORE_SECTION_GPU_DEVICE, STORE_SECTION_GPU_TIME};
+    STORE_SECTION_CHILDREN,      STORE_SECTION_GPU_DEVICE, STORE_SECTION_GPU_ACTIVITY,
+    STORE_SECTION_GPU_TIME};
 #define SECTION_KINDS (sizeof section_order / sizeof section_order[0])
 #define REQUIRED_SECTIONS 4u
 
@@ -1151,6 +1237,7 @@ int store_decoder_section(store_decoder *d, const store_section *s, const uint8_
     case STORE_SECTION_CHILDREN: rc = decode_children(d, &in, s->count); break;
     case STORE_SECTION_CAUSALITY: rc = decode_causality(d, &in, s->count); break;
     case STORE_SECTION_GPU_DEVICE: rc = decode_gpu(d, &in, s->count); break;
+    case STORE_SECTION_GPU_ACTIVITY: rc = decode_activity(d, &in, s->count); break;
     case STORE_SECTION_GPU_TIME: rc = decode_gpu_time(d, &in, s->count); break;
     default: break;
     }

@@ -186,6 +186,36 @@ typedef struct store_child {
     uint64_t fork_mono_ns;
 } store_child;
 
+/* GPU activity (section GPU_ACTIVITY): kernels, copies and sets CUPTI recorded,
+ * each with the span open on the thread that launched it. */
+enum store_gpu_kind { STORE_GPU_KERNEL = 1, STORE_GPU_MEMCPY = 2, STORE_GPU_MEMSET = 3 };
+/* MISSING: the collector ran in the parent and cannot in this forked child (the note
+ * says so); a collector that could not start writes no section (META missing) */
+enum store_gpu_state { STORE_GPU_COLLECTED = 1, STORE_GPU_MISSING = 2 };
+#define STORE_GPU_NO_NODE UINT32_MAX /* a record whose launch the collector did not see */
+
+typedef struct store_gpu_record {
+    uint32_t kind;      /* store_gpu_kind */
+    uint32_t copy_kind; /* memcpy: CUPTI's CUpti_ActivityMemcpyKind (1 HtoD, 2 DtoH, 8 DtoD,
+                           ...); else 0 */
+    uint32_t device, stream;
+    uint32_t name; /* kernels: index in the section's names; else 0 */
+    uint32_t node; /* the launching span's node (a thread root: no span was open), or
+                      STORE_GPU_NO_NODE */
+    uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC */
+    uint64_t bytes;            /* copies and sets; 0 for kernels */
+    uint64_t launch_ns;        /* CLOCK_MONOTONIC at the call that launched it; 0 unseen */
+} store_gpu_record;
+
+typedef struct store_gpu_activity {
+    uint32_t state; /* store_gpu_state */
+    char *note;     /* missing: why; collected: "" or what was lost (a flush that failed) */
+    uint64_t dropped; /* records past the collector's bound (dropped_activities) */
+    char **names;     /* names[0] is "" */
+    uint32_t name_count;
+    store_gpu_record *records;
+    uint32_t count;
+} store_gpu_activity;
 /* A signal or a wait (section CAUSALITY, lapse.h's lapse_signal / lapse_wait_on), on
  * CLOCK_MONOTONIC: a signal has end_ns == begin_ns; a wait lasted begin_ns..end_ns. */
 typedef struct store_causal {
@@ -242,6 +272,8 @@ typedef struct store_file {
     store_child *children;  /* the children it forked, in fork order */
     uint32_t child_count;
     uint64_t children_unrecorded; /* forked children past the writer's bound */
+    store_gpu_activity *activity; /* NULL: no GPU activity collector ran (ACTIVITY not asked
+                                     for, or it could not start: META missing, absent) */
     store_causal *causal; /* its signals and completed waits, in order of record */
     uint32_t causal_count;
     uint64_t causal_dropped; /* signals and waits past the writer's bound */

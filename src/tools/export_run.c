@@ -127,6 +127,9 @@ static int second_image(void *ctx, const store_image *im)
     sp->r->threads += st.threads;
     sp->r->slices += st.slices;
     sp->r->sample_slices += st.sample_slices;
+    sp->r->gpu_tracks += st.gpu_tracks;
+    sp->r->gpu_slices += st.gpu_slices;
+    sp->r->flows += st.flows;
     if (st.dropped)
         export_note(sp->note, sp->ctx,
             "%s: timeline full, %llu spans not recorded (max_spans %llu); the trace misses them",

@@ -14,6 +14,8 @@ typedef struct export_run_result {
     size_t processes;
     uint64_t threads, slices; /* threads: span and sample tracks; slices: of spans */
     uint64_t sample_slices;   /* slices of the merged Python samples' tracks */
+    uint64_t gpu_tracks, gpu_slices, flows; /* GPU activity: (device, stream) tracks, their
+                                               slices, launch arrows */
     char err[1024];
 } export_run_result;
 

@@ -795,6 +795,95 @@ static void test_causality(void)
     bytes_out_free(&none);
 }
 
+/* bytes of `none` with one more section (type, count, payload) at its end */
+static void append_section(bytes_out *out, const bytes_out *none, uint32_t type, uint32_t count,
+                           const bytes_out *payload)
+{
+    bytes_put(out, none->data, none->len);
+    put_section(out, type, count, payload);
+    uint32_t sections;
+    memcpy(&sections, out->data + 24, 4);
+    bytes_patch_u64(out, 16, out->len);
+    bytes_patch_u32(out, 24, sections + 1);
+    bytes_patch_u32(out, 28, store_crc32(out->data, 28));
+}
+
+static void test_gpu_activity(void)
+{
+    store_file in, out;
+    char err[256];
+    sample_model(&in);
+    bytes_out none = {0};
+    CHECK(store_encode(&in, &none) == 0);
+    CHECK(store_decode(none.data, none.len, 0, &out, err, sizeof err) == 0);
+    CHECK(out.activity == NULL); /* absent: not asked for */
+    store_file_free(&out);
+
+    char *names[] = {"", "gemm", "relu"};
+    store_gpu_record recs[] = {
+        {STORE_GPU_KERNEL, 0, 0, 7, 1, 1, 1000, 3000, 0, 900},
+        {STORE_GPU_MEMCPY, 1, 1, 8, 0, 3, 4000, 4100, 1u << 20, 3990},
+        {STORE_GPU_KERNEL, 0, 0, 7, 2, STORE_GPU_NO_NODE, 5000, 5001, 0, 0},
+    };
+    store_gpu_activity g = {STORE_GPU_COLLECTED, "", 6, names, 3, recs, 3};
+    in.activity = &g;
+    bytes_out buf = {0};
+    CHECK(store_encode(&in, &buf) == 0);
+    CHECK_EQ_U64(buf.len, none.len + 24 + 4 + 4 + 8 + 4 + (4 + 4 + 4 + 4 + 4) + 3 * 56);
+    CHECK(store_decode(buf.data, buf.len, 0, &out, err, sizeof err) == 0);
+    CHECK(out.activity != NULL);
+    if (out.activity) {
+        CHECK_EQ_U64(out.activity->state, STORE_GPU_COLLECTED);
+        CHECK_EQ_U64(out.activity->dropped, 6);
+        CHECK_EQ_U64(out.activity->name_count, 3);
+        CHECK(strcmp(out.activity->names[2], "relu") == 0);
+        CHECK_EQ_U64(out.activity->count, 3);
+        CHECK(out.activity->count == 3 && memcmp(out.activity->records, recs, sizeof recs) == 0);
+    }
+    store_file_free(&out);
+    bytes_out_free(&buf);
+
+    /* a node that does not exist, an end before the start, a bad kind, a short payload:
+     * each rejected with its line */
+    struct {
+        store_gpu_record r;
+        const char *why;
+    } bad[] = {
+        {{STORE_GPU_KERNEL, 0, 0, 7, 1, 4, 1000, 3000, 0, 0}, "names a name or node that does not exist"},
+        {{STORE_GPU_KERNEL, 0, 0, 7, 3, 1, 1000, 3000, 0, 0}, "names a name or node that does not exist"},
+        {{STORE_GPU_KERNEL, 0, 0, 7, 1, 1, 3000, 1000, 0, 0}, "ends before it starts"},
+        {{4, 0, 0, 7, 1, 1, 1000, 3000, 0, 0}, "has kind 4"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        store_gpu_activity b = {STORE_GPU_COLLECTED, "", 0, names, 3, &bad[k].r, 1};
+        in.activity = &b;
+        bytes_out enc = {0};
+        CHECK(store_encode(&in, &enc) == 0);
+        err[0] = 0;
+        CHECK(store_decode(enc.data, enc.len, 0, &out, err, sizeof err) != 0);
+        CHECK(strstr(err, bad[k].why) != NULL);
+        bytes_out_free(&enc);
+    }
+    in.activity = NULL;
+
+    /* sections a newer writer adds (14, 16, 99: sections to come) are skipped */
+    static const uint32_t unknown[] = {14, 16, 99};
+    for (size_t u = 0; u < sizeof unknown / sizeof unknown[0]; u++) {
+        uint32_t type = unknown[u];
+        bytes_out with = {0}, payload = {0};
+        bytes_put_u64(&payload, 0xfeedu);
+        append_section(&with, &none, type, 1, &payload);
+        err[0] = 0;
+        CHECK(store_decode(with.data, with.len, 0, &out, err, sizeof err) == 0);
+        CHECK(out.activity == NULL);
+        CHECK_EQ_U64(out.node_count, 4);
+        store_file_free(&out);
+        bytes_out_free(&with);
+        bytes_out_free(&payload);
+    }
+    bytes_out_free(&none);
+}
+
 int main(void)
 {
     test_crc32();
@@ -804,6 +893,7 @@ int main(void)
     test_gpu_device();
     test_gpu_time();
     test_children();
+    test_gpu_activity();
     test_causality();
     test_atomic_file();
     test_depth_bound();

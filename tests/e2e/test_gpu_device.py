@@ -19,7 +19,9 @@ TRAIN_MS = 700  # the four readings fall in "train" (the first at 50 ms)
 
 def gpu_env(lapse, tmp_path, role, script=SCRIPT, **extra):
     (tmp_path / "script").write_text(script)
+    # the default features but ACTIVITY, which this machine may lack: DEVICE alone here
     return clean_env(LAPSE_RUN_DIR=str(tmp_path / "runs"), LAPSE_ROLE=role,
+                     LAPSE_FEATURES="spans,timeline,cpu,io,memory,device",
                      LAPSE_DEVICE_INTERVAL_MS=str(INTERVAL_MS),
                      FAKE_NVML_SCRIPT=str(tmp_path / "script"),
                      LD_LIBRARY_PATH=str(lapse.build / "fakes" / "nvml"), **extra)

@@ -207,9 +207,7 @@ def test_one_profiler_at_a_time(tmp_path):
 
 
 def test_strict_names_missing_collectors(tmp_path):
-    with pytest.raises(ValueError, match="ACTIVITY"):  # no collector: refused, strict or not
-        Profiler(features=lapse.Feature.SPANS | lapse.Feature.ACTIVITY, run_dir=tmp_path,
-                 strict=True)
+    # (ACTIVITY where CUPTI cannot start: tests/python/test_gpu_activity.py, strict)
     p = Profiler(features=lapse.Feature.DEFAULT, run_dir=tmp_path)
     assert lapse.Feature.CPU not in p.missing
     assert lapse.Feature.MEMORY not in p.missing and lapse.Feature.IO not in p.missing

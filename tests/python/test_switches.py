@@ -123,29 +123,15 @@ def test_io_measured_zero_is_one_line(tmp_path):
     assert role["io_state"] == "none_measured", role["io"]
 
 
-@pytest.mark.parametrize("name", ["ACTIVITY"])
-def test_features_without_a_collector_are_refused(tmp_path, name):
-    feature = Feature[name]
-    assert feature not in Feature.DEFAULT
-    with pytest.raises(ValueError, match=name):
-        Profiler(features=Feature.SPANS | feature, run_dir=tmp_path)
-    help_text = subprocess.run([lapse_command(), "run", "--help"], capture_output=True,
-                               text=True, timeout=60).stdout
-    assert f"--no-{name.lower()}" not in help_text and "--no-io" in help_text
-    r = subprocess.run([lapse_command(), "run", f"--no-{name.lower()}", "x.py"],
-                       capture_output=True, text=True, timeout=60)
-    assert r.returncode == 2
-    assert len(r.stderr.strip().splitlines()) == 1 and f"--no-{name.lower()}" in r.stderr
-
-
 def test_cpu_needs_spans(tmp_path):
     with pytest.raises(ValueError, match="SPANS"):
         Profiler(features=Feature.CPU | Feature.IO, run_dir=tmp_path)
     with pytest.raises(ValueError, match="MARKERS.*needs Feature.SPANS"):
         Profiler(features=Feature.MARKERS | Feature.IO, run_dir=tmp_path)
     assert Feature.DEFAULT == (Feature.SPANS | Feature.CPU | Feature.IO | Feature.MEMORY
-                               | Feature.PYTHON | Feature.MARKERS | Feature.DEVICE)
-    assert lapse.profiler.NO_COLLECTOR == Feature.ACTIVITY
+                               | Feature.PYTHON | Feature.MARKERS | Feature.DEVICE
+                               | Feature.ACTIVITY)
+    assert lapse.profiler.NO_COLLECTOR == Feature(0)  # every feature has its collector
 
 
 def test_python_samples_without_a_stack_are_one_line(tmp_path):

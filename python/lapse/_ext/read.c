@@ -16,6 +16,7 @@
 #include "analyze/run_stats.h"
 #include "render/diff_render.h"
 #include "render/perfetto.h"
+#include "render/report_activity.h"
 #include "render/report_render.h"
 #include "store/samples_file.h"
 #include "store/codec.h"
@@ -369,7 +370,10 @@ static PyObject *report_of(const run_input *input, int json, unsigned top, const
             stage = 3;
         } else {
             if ((rc = mem_open(&o)) == 0) {
-                rc = json ? report_write_json(o.f, &r, &ro) : report_write_text(o.f, &r, &ro);
+                /* json 2: the GPU ACTIVITY blocks alone (Profile.trace_report) */
+                rc = json == 2 ? report_write_activity_text(o.f, &r)
+                     : json    ? report_write_json(o.f, &r, &ro)
+                               : report_write_text(o.f, &r, &ro);
                 int crc = mem_close(&o);
                 if (!rc)
                     rc = crc;
@@ -395,13 +399,15 @@ static PyObject *report_of(const run_input *input, int json, unsigned top, const
 static PyObject *read_report(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *names[] = {"path", "json", "top", "unreadable", NULL};
+    static char *names[] = {"path", "json", "top", "unreadable", "gpu", NULL};
     PyObject *path_obj = NULL, *unreadable = NULL;
-    int json = 0;
+    int json = 0, gpu = 0;
     Py_ssize_t top = 10;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|pnO:report", names, &path_obj, &json, &top,
-                                     &unreadable))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|pnOp:report", names, &path_obj, &json, &top,
+                                     &unreadable, &gpu))
         return NULL;
+    if (gpu)
+        json = 2;
     unsigned t;
     extras x;
     run_input input;

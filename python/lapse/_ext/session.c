@@ -15,18 +15,18 @@ static PyObject *session_start(PyObject *self, PyObject *args, PyObject *kw)
     static char *names[] = {"role", "run_dir", "max_spans", "snapshot_ms", "timeline",
                             "handle_signals", "cpu", "thread_names", "spans", "io",
                             "memory", "process_ms", "share", "device", "markers", "annotate",
-                            NULL};
+                            "activity", NULL};
     const char *role = NULL, *run_dir = NULL;
     unsigned long long max_spans = 0;
     unsigned int snapshot_ms = 0;
     int timeline = 1, handle_signals = 1, cpu = 0, thread_names = 0, spans = 1, io = 0,
-        memory = 0, share = 0, device = 0, markers = 0;
+        memory = 0, share = 0, device = 0, markers = 0, activity = 0;
     unsigned int process_ms = 0;
     PyObject *annotate = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzKIpppppppIpppO:start", names, &role,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzKIpppppppIpppOp:start", names, &role,
                                      &run_dir, &max_spans, &snapshot_ms, &timeline,
                                      &handle_signals, &cpu, &thread_names, &spans, &io, &memory,
-                                     &process_ms, &share, &device, &markers, &annotate))
+                                     &process_ms, &share, &device, &markers, &annotate, &activity))
         return NULL;
     if (ext_annotate_set(annotate) < 0) /* the span hook of this session, or none */
         return NULL;
@@ -39,7 +39,7 @@ static PyObject *session_start(PyObject *self, PyObject *args, PyObject *kw)
     o.features = (spans ? LAPSE_FEATURE_SPANS : 0) | (timeline ? LAPSE_FEATURE_TIMELINE : 0) |
                  (cpu ? LAPSE_FEATURE_CPU : 0) | (io ? LAPSE_FEATURE_IO : 0) |
                  (memory ? LAPSE_FEATURE_MEMORY : 0) | (device ? LAPSE_FEATURE_DEVICE : 0) |
-                 (markers ? LAPSE_FEATURE_MARKERS : 0);
+                 (markers ? LAPSE_FEATURE_MARKERS : 0) | (activity ? LAPSE_FEATURE_ACTIVITY : 0);
     o.process_sample_ms = process_ms;
     o.handle_signals = handle_signals;
     o.thread_names = thread_names;
@@ -208,6 +208,20 @@ static PyObject *session_check_device(PyObject *self, PyObject *unused)
     return PyUnicode_DecodeFSDefault(why);
 }
 
+static PyObject *session_check_activity(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    char why[512];
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = lapse_check_features(LAPSE_FEATURE_ACTIVITY, why, sizeof why);
+    Py_END_ALLOW_THREADS
+    if (rc == 0 || rc == -EBUSY)
+        Py_RETURN_NONE;
+    return PyUnicode_DecodeFSDefault(why);
+}
+
 static PyObject *session_feature_missing(PyObject *self, PyObject *arg)
 {
     (void)self;
@@ -242,6 +256,9 @@ PyMethodDef ext_session_methods[] = {
     {"check_device", session_check_device, METH_NOARGS,
      "check_device() -> None when the DEVICE collector (NVML) can start here, else why "
      "('device: ...'); None while a session is active"},
+    {"check_activity", session_check_activity, METH_NOARGS,
+     "check_activity() -> None when the ACTIVITY collector (CUPTI) can start here, else why "
+     "('activity: ...'); None while a session is active"},
     {"feature_missing", session_feature_missing, METH_O,
      "feature_missing(bit) -> why the active session does not collect the LAPSE_FEATURE_* "
      "bit it was asked for, or None"},
@@ -260,7 +277,7 @@ PyMethodDef ext_session_methods[] = {
      "start(role=None, run_dir=None, max_spans=0, snapshot_ms=0, timeline=True, "
      "handle_signals=True, cpu=False, thread_names=False, spans=True, io=False, memory=False, "
      "process_ms=0, "
-     "share=False, device=False, markers=False, annotate=None) -> "
+     "share=False, device=False, markers=False, annotate=None, activity=False) -> "
      "path of this process's "
      ".lapse file; annotate: torch.profiler.record_function, opened by every span of "
      "the session"},

@@ -1,0 +1,87 @@
+/* End-to-end test program for ACTIVITY: launches known work through the fake libcupti
+ * (tests/fakes/fake_cupti.c, loaded by lapse from $LAPSE_CUPTI_PATH) inside known spans.
+ * Profiling comes from the environment (LAPSE_PROFILE=1, LAPSE_FEATURES).
+ *
+ *   train/forward:  gemm 2 ms x3, relu 0.5 ms (device 0, stream 7)
+ *   train/backward: gemm_bw 3 ms x2, a 1 MiB host-to-device copy of 0.1 ms (stream 8)
+ *   train:          a 4096-byte set of 10 us (stream 7)
+ *   (no span):      outside 1 us (stream 7)
+ *   worker (a second thread): wk 0.7 ms x2 (device 1, stream 9)
+ *
+ * usage: e2e_gpu_activity [REPEAT]  (REPEAT times the whole; default 1)
+ *        e2e_gpu_activity fork      (the whole once, then a forked child opens a span
+ *                                    and exits: it prints the child's pid) */
+#include "lapse.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void (*launch)(const char *, uint32_t, uint32_t, uint64_t);
+static void (*memcpy_)(uint32_t, uint64_t, uint32_t, uint32_t, uint64_t);
+static void (*memset_)(uint64_t, uint32_t, uint32_t, uint64_t);
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    LAPSE_SCOPE("worker");
+    launch("wk", 1, 9, 700000);
+    launch("wk", 1, 9, 700000);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    int fork_child = argc > 1 && strcmp(argv[1], "fork") == 0;
+    int repeat = argc > 1 && !fork_child ? atoi(argv[1]) : 1;
+    const char *path = getenv("LAPSE_CUPTI_PATH");
+    void *lib = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    if (!lib) { /* lapse did not load it (ACTIVITY off, or the library missing) */
+        fprintf(stderr, "e2e_gpu_activity: the fake libcupti is not loaded\n");
+        return 3;
+    }
+    *(void **)&launch = dlsym(lib, "fake_cupti_launch");
+    *(void **)&memcpy_ = dlsym(lib, "fake_cupti_memcpy");
+    *(void **)&memset_ = dlsym(lib, "fake_cupti_memset");
+    if (!launch || !memcpy_ || !memset_)
+        return 4;
+    for (int r = 0; r < repeat; r++) {
+        {
+            LAPSE_SCOPE("train");
+            {
+                LAPSE_SCOPE("forward");
+                for (int i = 0; i < 3; i++)
+                    launch("gemm", 0, 7, 2000000);
+                launch("relu", 0, 7, 500000);
+            }
+            {
+                LAPSE_SCOPE("backward");
+                launch("gemm_bw", 0, 8, 3000000);
+                launch("gemm_bw", 0, 8, 3000000);
+                memcpy_(1, 1u << 20, 0, 8, 100000);
+            }
+            memset_(4096, 0, 7, 10000);
+        }
+        launch("outside", 0, 7, 1000);
+        pthread_t t;
+        if (pthread_create(&t, NULL, worker, NULL) == 0)
+            pthread_join(t, NULL);
+    }
+    if (fork_child) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            LAPSE_SCOPE("child");
+            return 0;
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        printf("%d\n", (int)pid);
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 5;
+    }
+    return 0;
+}
