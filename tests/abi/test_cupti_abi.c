@@ -84,6 +84,7 @@ SAME_FIELD(cupti_callback_data, correlation_id, CUpti_CallbackData, correlationI
 _Static_assert(sizeof(cupti_callback_data) == sizeof(CUpti_CallbackData), "CUpti_CallbackData size");
 
 _Static_assert(CUPTI_SUCCESS_ == CUPTI_SUCCESS, "CUPTI_SUCCESS");
+_Static_assert(CUPTI_ERROR_INVALID_PARAMETER_ == CUPTI_ERROR_INVALID_PARAMETER, "INVALID_PARAMETER");
 _Static_assert(CUPTI_ERROR_MAX_LIMIT_REACHED_ == CUPTI_ERROR_MAX_LIMIT_REACHED, "MAX_LIMIT");
 _Static_assert(CUPTI_ERROR_INSUFFICIENT_PRIVILEGES_ == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES, "PRIV");
 _Static_assert(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED_ ==

@@ -90,6 +90,18 @@ def test_only_calls_that_launch_work_pay_the_callback_and_every_form_is_attribut
     assert doc["caveats"] == []
 
 
+def test_an_older_cupti_refusing_the_ids_of_a_later_cuda_still_collects(lapse, tmp_path):
+    # an older CUPTI refuses the ids of a later CUDA's calls (CUDA 12.0-12.7: the
+    # BatchAsync ids of 12.8 and 13.0) with CUPTI_ERROR_INVALID_PARAMETER; the fake refuses
+    # every id from 500 on (16 of ours): lapse enables the 178 others and collects
+    r = run_gpu(lapse, tmp_path, "forms", FAKE_CUPTI_MAX_CBID="500")
+    assert r.stdout.split() == ["launches", "194", "callbacks", "178"]
+    doc = lapse.report_json(tmp_path)
+    assert by_span(doc) == {"forms": (178, 178_000, 0, 0, 0, 0, [("form", 178, 178_000)]),
+                            "(not_seen)": (16, 16_000, 0, 0, 0, 0, [("form", 16, 16_000)])}
+    assert "activity" in doc["workers"][0]["features"]
+
+
 def test_records_cupti_dropped_are_read_and_said_in_a_caveat(lapse, tmp_path):
     # CUPTI's own count (cuptiActivityGetNumDroppedRecords, per buffer's queue): records
     # CUPTI had no buffer space for, which are not the bound's dropped_activities

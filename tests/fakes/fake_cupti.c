@@ -13,6 +13,8 @@
  * Environment: FAKE_CUPTI_FAIL=cuptiName makes that function fail (CUPTI_ERROR_UNKNOWN);
  * FAKE_CUPTI_OTHER_SUBSCRIBER=1 makes cuptiSubscribe answer as when another tool
  * subscribed; FAKE_CUPTI_VERSION sets what cuptiGetVersion answers (130001);
+ * FAKE_CUPTI_MAX_CBID=N makes cuptiEnableCallback refuse ids from N on
+ * (CUPTI_ERROR_INVALID_PARAMETER), as an older CUPTI refuses those of a later CUDA;
  * FAKE_CUPTI_DROPPED=N makes cuptiActivityGetNumDroppedRecords answer N for the queue
  * of the first buffer delivered (then 0: CUPTI resets the count when it is read). */
 #include "../../src/collect/cupti_api.h"
@@ -235,7 +237,8 @@ API cupti_result cuptiEnableCallback(uint32_t enable, void *subscriber, int doma
     (void)subscriber;
     if (enable && fails("cuptiEnableCallback"))
         return ERROR_UNKNOWN;
-    if (!known(domain, cbid))
+    const char *max = getenv("FAKE_CUPTI_MAX_CBID");
+    if (!known(domain, cbid) || (max && *max && cbid >= strtoul(max, NULL, 10)))
         return ERROR_INVALID_PARAMETER;
     enabled[domain][cbid] = enable ? 1 : 0;
     return CUPTI_SUCCESS_;
