@@ -16,8 +16,9 @@
  * median what a busy, shared machine gives. See bench/README.md.
  *
  * With LAPSE_CUPTI_PATH naming the fake libcupti (build/fakes/libcupti.so), also the
- * pair with ACTIVITY collecting, and what ACTIVITY adds to a launch of the fake
- * (its API callback and the record's way through the collector's buffer). */
+ * pair with ACTIVITY collecting, what ACTIVITY adds to a launch of the fake (its API
+ * callback and the record's way through the collector's buffer), and to a CUDA call
+ * that launches nothing (cudaStreamQuery: no callback is enabled for it). */
 #include "lapse.h"
 
 #include "core/clock.h"
@@ -131,6 +132,16 @@ __attribute__((noinline)) static void batch_launch(int n)
     LAPSE_SCOPE("bench.launching");
     for (int i = 0; i < n; i++)
         fake_launch("bench_kernel", 0, 7, 1000);
+}
+
+/* a call of the fake that launches nothing (cudaStreamQuery, runtime API id 132) */
+static void (*fake_call)(int, uint32_t);
+
+__attribute__((noinline)) static void batch_query(int n)
+{
+    LAPSE_SCOPE("bench.querying");
+    for (int i = 0; i < n; i++)
+        fake_call(2 /* CUPTI_CB_DOMAIN_RUNTIME_API */, 132);
 }
 
 /* ---- measuring ---- */
@@ -294,7 +305,8 @@ int main(int argc, char **argv)
 
     /* ACTIVITY, against the fake libcupti */
     const char *cupti = getenv("LAPSE_CUPTI_PATH");
-    stat_ns act = {0, 0}, launch_off = {0, 0}, launch_on = {0, 0};
+    stat_ns act = {0, 0}, launch_off = {0, 0}, launch_on = {0, 0}, query_off = {0, 0},
+            query_on = {0, 0};
     int activity = 0;
     if (cupti && *cupti) {
         start(LAPSE_FEATURE_SPANS | LAPSE_FEATURE_ACTIVITY, 0);
@@ -302,9 +314,11 @@ int main(int argc, char **argv)
         activity = (lapse_features() & LAPSE_FEATURE_ACTIVITY) != 0; /* it started */
         void *lib = dlopen(cupti, RTLD_NOW | RTLD_NOLOAD);
         *(void **)&fake_launch = lib ? dlsym(lib, "fake_cupti_launch") : NULL;
-        if (activity && fake_launch) {
+        *(void **)&fake_call = lib ? dlsym(lib, "fake_cupti_call") : NULL;
+        if (activity && fake_launch && fake_call) {
             act = minus(measure(batch_scoped), call);
             launch_on = measure(batch_launch);
+            query_on = measure(batch_query);
         } else {
             printf("  ACTIVITY did not start (%s): not measured\n", why);
             activity = 0;
@@ -313,10 +327,13 @@ int main(int argc, char **argv)
         if (activity) { /* the same launches with no subscriber: the fake's own cost */
             start(LAPSE_FEATURE_SPANS, 0);
             launch_off = measure(batch_launch);
+            query_off = measure(batch_query);
             stop();
             line("active span pair, timeline off, ACTIVITY on (the fake libcupti)", act);
             line("a launch of the fake in a span, ACTIVITY off", launch_off);
             line("a launch of the fake in a span, ACTIVITY on", launch_on);
+            line("a cudaStreamQuery of the fake in a span, ACTIVITY off", query_off);
+            line("a cudaStreamQuery of the fake in a span, ACTIVITY on", query_on);
         }
     }
 
@@ -353,9 +370,11 @@ int main(int argc, char **argv)
     if (activity)
         printf("  ACTIVITY on adds to a span pair:               %+.2f ns (%.2f x the SPANS-only "
                "pair; goal <= 2 x)\n"
-               "  ... and to each launch (callback, record):      %+.2f ns (min), %+.2f ns (median)\n",
+               "  ... and to each launch (callback, record):      %+.2f ns (min), %+.2f ns (median)\n"
+               "  ... and to a call that launches nothing:         %+.2f ns (min), %+.2f ns (median)\n",
                act.min - off.min, act.min / off.min, launch_on.min - launch_off.min,
-               launch_on.median - launch_off.median);
+               launch_on.median - launch_off.median, query_on.min - query_off.min,
+               query_on.median - query_off.median);
     else
         printf("  ACTIVITY: not measured (LAPSE_CUPTI_PATH=build/fakes/libcupti.so to measure it)\n");
     if (on.min < ref.min || off.min < ref.min)

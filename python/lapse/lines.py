@@ -13,13 +13,14 @@
 The engine is C (lapse._lapse.lines_*): sys.monitoring events on the chosen code
 objects only (3.12+), a C trace function on 3.11. This module finds the code objects
 (the project's modules already imported, the frames running the block, the modules
-imported inside it) and formats what the engine counted.
+imported inside it) and reads their source; the figures and the outputs are C too
+(lapse._lapse.lines_figures and lines_render: src/analyze/line_stats.c and
+src/render/line_stats_*.c).
 """
 
 from __future__ import annotations
 
 import contextlib
-import html
 import linecache
 import os
 import sys
@@ -32,7 +33,6 @@ from . import _lapse
 from ._imports import ImportHook, functions_of
 
 StrPath = Union[str, "os.PathLike[str]"]
-_SORTS = ("line", "time", "hits")
 _owner: LineProfiler | None = None  # the profiler whose counts the engine holds
 _LAPSE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -40,16 +40,17 @@ _LAPSE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 @dataclass(frozen=True)
 class LineStats:
     """One line of one function in one region: times run, and time billed to it
-    (nanoseconds, inclusive of the functions it called)."""
+    (nanoseconds, inclusive of the functions it called), in microseconds, per hit
+    (None: no hit) and as a percentage of the function's time. The figures are
+    computed in C (src/analyze/line_stats.c)."""
 
     lineno: int
     hits: int
     time_ns: int
+    time_us: float
+    per_hit_us: float | None
+    share: float
     source: str
-
-    @property
-    def time_us(self) -> float:
-        return self.time_ns / 1e3
 
 
 @dataclass(frozen=True)
@@ -218,24 +219,28 @@ class LineProfiler:
             return _lapse.lines_lost()
         return 0 if self._kept is None else _lapse.lines_lost(self._kept)
 
-    def get_stats(self) -> list[FunctionStats]:
-        """Every function (code object) with a line run, per region, in source order:
-        by file, first line, then region (outside every region first)."""
-        out = []
+    def _rows(self) -> tuple[list, dict[str, tuple[str, list[str]]]]:
+        """The engine's rows and, per file, its display name and source lines: what
+        the C model (lapse._lapse.lines_figures / lines_render) is made of."""
         if _owner is self:
             rows = _lapse.lines_stats()
         else:
             rows = [] if self._kept is None else _lapse.lines_stats(self._kept)
-        for region, code, first_line, lines, total in rows:
-            filename = code.co_filename
-            out.append(FunctionStats(
-                name=code.co_qualname if hasattr(code, "co_qualname") else code.co_name,
-                filename=filename, first_line=first_line, region=region or None,
-                total_ns=total,
-                lines=tuple(LineStats(n, hits, ns, linecache.getline(filename, n).rstrip("\n"))
-                            for n, hits, ns in lines)))
-        out.sort(key=lambda f: (f.filename, f.first_line, f.region or "", f.name))
-        return out
+        files: dict[str, tuple[str, list[str]]] = {}
+        for row in rows:
+            filename = row[1].co_filename
+            if filename not in files:
+                files[filename] = (self._display_name(filename),
+                                   [line.rstrip("\n") for line in linecache.getlines(filename)])
+        return rows, files
+
+    def get_stats(self) -> list[FunctionStats]:
+        """Every function (code object) with a line run, per region, in source order:
+        by file, first line, then region (outside every region first)."""
+        return [FunctionStats(name, filename, first_line, region, total,
+                              tuple(LineStats(*line) for line in lines))
+                for name, filename, first_line, region, total, lines
+                in _lapse.lines_figures(*self._rows())]
 
     def _display_name(self, filename: str) -> str:
         path = os.path.abspath(filename)
@@ -246,107 +251,21 @@ class LineProfiler:
         """Per function in source order: each line's hits, time, time per hit and
         share of the function's time. sort_by "time" or "hits" orders the lines of
         each function that way; top_n_lines keeps the first N of them."""
-        _check_sort(sort_by)
-        out = sys.stdout if file is None else file
-        self._write_lost(out)
-        for f in self.get_stats():
-            lines = [line for line in f.lines if line.time_ns / 1e3 >= min_time_us]
-            if not lines:
-                continue
-            lines = _sorted(lines, sort_by)[:top_n_lines]
-            region = f" [region {f.region}]" if f.region else ""
-            out.write(f"\n{f.name} at {self._display_name(f.filename)}:{f.first_line}{region}"
-                      f"   total {_ms(f.total_ns)} ms\n")
-            out.write(f"{'Line':>6} {'Hits':>10} {'Time (ms)':>12} {'Per hit (us)':>13} "
-                      f"{'% func':>7}  Source\n")
-            for line in lines:
-                share = 100.0 * line.time_ns / f.total_ns if f.total_ns else 0.0
-                out.write(f"{line.lineno:>6} {line.hits:>10} {_ms(line.time_ns):>12} "
-                          f"{_per_hit(line):>13} {share:>6.1f}%  {line.source}\n")
+        (sys.stdout if file is None else file).write(_lapse.lines_render(
+            *self._rows(), "stats", min_time_us, top_n_lines, sort_by, self.lost_events))
 
     def print_global_top_stats(self, top_n: int = 20, min_time_us: float = 0.0,
                                sort_by: str = "time", file: IO[str] | None = None) -> None:
         """The top_n lines of every function and region together, by time (or hits,
         or source order with sort_by="line")."""
-        _check_sort(sort_by)
-        out = sys.stdout if file is None else file
-        self._write_lost(out)
-        rows = [(f, line) for f in self.get_stats() for line in f.lines
-                if line.time_ns / 1e3 >= min_time_us]
-        key = {"time": lambda r: -r[1].time_ns, "hits": lambda r: -r[1].hits,
-               "line": lambda r: (r[0].filename, r[1].lineno)}[sort_by]
-        rows.sort(key=key)
-        out.write(f"{'Hits':>10} {'Time (ms)':>12} {'Per hit (us)':>13}  Where / Source\n")
-        for f, line in rows[:top_n]:
-            region = f" [{f.region}]" if f.region else ""
-            out.write(f"{line.hits:>10} {_ms(line.time_ns):>12} {_per_hit(line):>13}  "
-                      f"{self._display_name(f.filename)}:{line.lineno} {f.name}{region}: "
-                      f"{line.source.strip()}\n")
-
-    def _write_lost(self, out: IO[str]) -> None:
-        lost = self.lost_events
-        if lost:
-            out.write(f"lapse lines: {lost} line events were not counted (a line outside "
-                      "its function's lines, or no memory): the figures below miss them\n")
+        (sys.stdout if file is None else file).write(_lapse.lines_render(
+            *self._rows(), "top", min_time_us, top_n, sort_by, self.lost_events))
 
     def to_html(self, path: StrPath) -> None:
         """Writes one self-contained HTML page: each function's whole source, every
         line that ran shaded by its time (the hottest line of the page darkest)."""
-        stats = self.get_stats()
-        hottest = max((line.time_ns for f in stats for line in f.lines), default=0) or 1
-        parts = [_HTML_HEAD]
-        for f in stats:
-            by_line = {line.lineno: line for line in f.lines}
-            last = max(by_line)
-            region = f" [region {html.escape(f.region)}]" if f.region else ""
-            parts.append(f"<h2>{html.escape(f.name)} <small>{html.escape(self._display_name(f.filename))}"
-                         f":{f.first_line}{region}, total {_ms(f.total_ns)} ms</small></h2>\n"
-                         "<table><tr><th>line</th><th>hits</th><th>time (ms)</th>"
-                         "<th>per hit (us)</th><th>source</th></tr>\n")
-            for n in range(f.first_line, last + 1):
-                line = by_line.get(n)
-                source = html.escape(linecache.getline(f.filename, n).rstrip("\n"))
-                if line is None:
-                    parts.append(f"<tr><td>{n}</td><td></td><td></td><td></td>"
-                                 f"<td><pre>{source}</pre></td></tr>\n")
-                    continue
-                heat = line.time_ns / hottest
-                parts.append(f'<tr style="background:rgba(220,40,20,{0.05 + 0.85 * heat:.3f})">'
-                             f"<td>{n}</td><td>{line.hits}</td><td>{_ms(line.time_ns)}</td>"
-                             f"<td>{_per_hit(line)}</td><td><pre>{source}</pre></td></tr>\n")
-            parts.append("</table>\n")
-        parts.append("</body></html>\n")
+        page = _lapse.lines_render(*self._rows(), "html")
         tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
         with open(tmp, "w", encoding="utf-8") as out:
-            out.write("".join(parts))
+            out.write(page)
         os.replace(tmp, path)
-
-
-_HTML_HEAD = """<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>lapse lines</title>
-<style>body{font-family:sans-serif;margin:1em}table{border-collapse:collapse;margin-bottom:2em}
-td,th{padding:0 .6em;text-align:right;font-size:13px}td:last-child{text-align:left}
-pre{margin:0;font-family:monospace}small{color:#555;font-weight:normal}</style></head><body>
-<h1>lapse lines</h1><p>Time per line is inclusive of the functions the line calls.</p>
-"""
-
-
-def _check_sort(sort_by: str) -> None:
-    if sort_by not in _SORTS:
-        raise ValueError(f"sort_by must be one of {', '.join(_SORTS)}, not {sort_by!r}")
-
-
-def _sorted(lines: list[LineStats], sort_by: str) -> list[LineStats]:
-    if sort_by == "time":
-        return sorted(lines, key=lambda line: -line.time_ns)
-    if sort_by == "hits":
-        return sorted(lines, key=lambda line: -line.hits)
-    return lines
-
-
-def _ms(ns: int) -> str:
-    return f"{ns / 1e6:.3f}"
-
-
-def _per_hit(line: LineStats) -> str:
-    return f"{line.time_ns / 1e3 / line.hits:.2f}" if line.hits else "-"

@@ -1,5 +1,6 @@
-/* The ACTIVITY collector (cupti.h). Attribution: a callback on every runtime and
- * driver API entry (on the launching thread) keeps correlation id -> (thread, the
+/* The ACTIVITY collector (cupti.h). Attribution: a callback at the entry of each
+ * runtime and driver API call that can launch work (cupti_api.h's CUPTI_*_CBIDS; on the
+ * launching thread) keeps correlation id -> (thread, the
  * innermost open span's node) in a ring indexed by the id; the activity records,
  * which come later in CUPTI's buffers, are joined to it by their correlation id. A
  * span itself costs nothing more. */
@@ -42,7 +43,9 @@ static struct {
     pthread_mutex_t mu; /* the records and names: CUPTI's buffer thread vs take */
     cupti_activity *records;
     uint32_t cap, count;
-    uint64_t dropped;
+    uint64_t dropped;       /* records past our bound */
+    uint64_t cupti_dropped; /* records CUPTI dropped (no buffer space), in the note */
+    char note[700];         /* why, and CUPTI's drops: what the file's note says */
     char **names;
     uint32_t name_count;
     uint32_t *name_slots; /* hash of names: index + 1, 0 empty (2 * MAX_NAMES) */
@@ -164,8 +167,6 @@ static void keep(cupti_activity *a, uint32_t correlation)
 static void on_buffer_complete(void *context, uint32_t stream, uint8_t *buffer, size_t size,
                                size_t valid)
 {
-    (void)context;
-    (void)stream;
     (void)size;
     pthread_mutex_lock(&C.mu);
     cupti_record *r = NULL;
@@ -188,6 +189,9 @@ static void on_buffer_complete(void *context, uint32_t stream, uint8_t *buffer, 
             keep(&a, m->correlation_id);
         }
     }
+    size_t lost = 0; /* CUPTI's count for this buffer's queue, reset by the call */
+    if (C.api.ActivityGetNumDroppedRecords(context, stream, &lost) == CUPTI_SUCCESS_)
+        C.cupti_dropped += lost;
     pthread_mutex_unlock(&C.mu);
     free(buffer);
 }
@@ -227,13 +231,14 @@ static int resolve(void)
         {"cuptiGetVersion", offsetof(cupti_api, GetVersion)},
         {"cuptiSubscribe", offsetof(cupti_api, Subscribe)},
         {"cuptiUnsubscribe", offsetof(cupti_api, Unsubscribe)},
-        {"cuptiEnableDomain", offsetof(cupti_api, EnableDomain)},
+        {"cuptiEnableCallback", offsetof(cupti_api, EnableCallback)},
         {"cuptiActivityRegisterCallbacks", offsetof(cupti_api, ActivityRegisterCallbacks)},
         {"cuptiActivityEnable", offsetof(cupti_api, ActivityEnable)},
         {"cuptiActivityDisable", offsetof(cupti_api, ActivityDisable)},
         {"cuptiActivityFlushAll", offsetof(cupti_api, ActivityFlushAll)},
         {"cuptiActivityGetNextRecord", offsetof(cupti_api, ActivityGetNextRecord)},
         {"cuptiGetTimestamp", offsetof(cupti_api, GetTimestamp)},
+        {"cuptiActivityGetNumDroppedRecords", offsetof(cupti_api, ActivityGetNumDroppedRecords)},
     };
     memset(&C.api, 0, sizeof C.api);
     for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
@@ -255,9 +260,7 @@ static void undo(void)
             C.enabled[i] = 0;
         }
     if (C.subscriber) {
-        C.api.EnableDomain(0, C.subscriber, CUPTI_DOMAIN_RUNTIME_API);
-        C.api.EnableDomain(0, C.subscriber, CUPTI_DOMAIN_DRIVER_API);
-        C.api.Unsubscribe(C.subscriber);
+        C.api.Unsubscribe(C.subscriber); /* its callbacks with it */
         C.subscriber = NULL;
     }
 }
@@ -274,6 +277,33 @@ static int failed(const char *call, cupti_result r)
     return missing("%s failed: %s", call, result_text(r));
 }
 
+/* The callback on the calls that can launch work only (cupti_api.h), one id each. */
+static int enable_callbacks(void)
+{
+#define ID(name, id) id,
+    static const uint32_t runtime[] = {CUPTI_RUNTIME_CBIDS(ID)}, driver[] = {CUPTI_DRIVER_CBIDS(ID)};
+#undef ID
+    static const struct {
+        int domain;
+        const uint32_t *ids;
+        size_t n;
+        const char *what;
+    } sets[] = {{CUPTI_DOMAIN_RUNTIME_API, runtime, sizeof runtime / sizeof *runtime, "runtime"},
+                {CUPTI_DOMAIN_DRIVER_API, driver, sizeof driver / sizeof *driver, "driver"}};
+    for (size_t s = 0; s < 2; s++)
+        for (size_t i = 0; i < sets[s].n; i++) {
+            cupti_result r = C.api.EnableCallback(1, C.subscriber, sets[s].domain, sets[s].ids[i]);
+            if (r != CUPTI_SUCCESS_ && r != CUPTI_ERROR_INVALID_PARAMETER_) { /* that: a
+                                                  call of a later CUDA than this CUPTI's */
+                char call[80];
+                snprintf(call, sizeof call, "cuptiEnableCallback(%s API id %u)", sets[s].what,
+                         sets[s].ids[i]);
+                return failed(call, r);
+            }
+        }
+    return 0;
+}
+
 void cupti_reset(void)
 {
     pthread_mutex_lock(&C.mu);
@@ -286,7 +316,7 @@ void cupti_reset(void)
     C.name_slots = NULL;
     C.records = NULL;
     C.name_count = C.cap = C.count = 0;
-    C.dropped = 0;
+    C.dropped = C.cupti_dropped = 0;
     C.state = CUPTI_OFF;
     C.why[0] = 0;
     pthread_mutex_unlock(&C.mu);
@@ -334,10 +364,8 @@ int cupti_start(void)
         C.subscriber = NULL;
         return failed("cuptiSubscribe", r);
     }
-    if ((r = C.api.EnableDomain(1, C.subscriber, CUPTI_DOMAIN_RUNTIME_API)))
-        return failed("cuptiEnableDomain(runtime API)", r);
-    if ((r = C.api.EnableDomain(1, C.subscriber, CUPTI_DOMAIN_DRIVER_API)))
-        return failed("cuptiEnableDomain(driver API)", r);
+    if (enable_callbacks())
+        return -1;
     uint64_t ts = 0, before = core_mono_ns();
     if ((r = C.api.GetTimestamp(&ts)))
         return failed("cuptiGetTimestamp", r);
@@ -363,6 +391,18 @@ static void flush(uint32_t flag)
                  "held are not in the file)", result_text(r));
 }
 
+/* The file's note, with mu held: why (a failed flush), and the records CUPTI itself
+ * dropped, which are not the bound's (dropped_activities) and not in the file either. */
+static const char *note(void)
+{
+    if (!C.cupti_dropped || C.state != CUPTI_COLLECTING)
+        return C.why;
+    snprintf(C.note, sizeof C.note, "%s%sCUPTI dropped %llu records for lack of buffer space "
+             "(cuptiActivityGetNumDroppedRecords)", C.why, C.why[0] ? "; " : "",
+             (unsigned long long)C.cupti_dropped);
+    return C.note;
+}
+
 int cupti_take(cupti_taken *out)
 {
     memset(out, 0, sizeof *out);
@@ -370,7 +410,7 @@ int cupti_take(cupti_taken *out)
         flush(0); /* the completed buffers, delivered before it returns */
     pthread_mutex_lock(&C.mu);
     out->state = C.state;
-    out->why = C.why;
+    out->why = note();
     out->dropped = C.dropped;
     int rc = 0;
     if (C.count) {

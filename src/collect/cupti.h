@@ -30,8 +30,8 @@ typedef struct cupti_activity {
 typedef struct cupti_taken {
     uint32_t state;        /* cupti_state */
     const char *why;       /* CUPTI_MISSING: the reason; CUPTI_COLLECTING: "", or what
-                              was lost (a flush that failed) */
-    uint64_t dropped;      /* records past the bound, and CUPTI's own dropped records */
+                              was lost (a flush that failed, records CUPTI dropped) */
+    uint64_t dropped;      /* records past the bound (dropped_activities) */
     cupti_activity *records;
     uint32_t count;
     char **names;          /* names[0] is ""; the strings stay the collector's */

@@ -8,7 +8,9 @@
 #ifdef LAPSE_HAVE_CUPTI_HEADERS
 #include <cupti_activity.h>
 #include <cupti_callbacks.h>
+#include <cupti_driver_cbid.h>
 #include <cupti_result.h>
+#include <cupti_runtime_cbid.h>
 #include <cupti_version.h>
 
 #define SAME_FIELD(ours, o, theirs, t)                                                       \
@@ -82,6 +84,7 @@ SAME_FIELD(cupti_callback_data, correlation_id, CUpti_CallbackData, correlationI
 _Static_assert(sizeof(cupti_callback_data) == sizeof(CUpti_CallbackData), "CUpti_CallbackData size");
 
 _Static_assert(CUPTI_SUCCESS_ == CUPTI_SUCCESS, "CUPTI_SUCCESS");
+_Static_assert(CUPTI_ERROR_INVALID_PARAMETER_ == CUPTI_ERROR_INVALID_PARAMETER, "INVALID_PARAMETER");
 _Static_assert(CUPTI_ERROR_MAX_LIMIT_REACHED_ == CUPTI_ERROR_MAX_LIMIT_REACHED, "MAX_LIMIT");
 _Static_assert(CUPTI_ERROR_INSUFFICIENT_PRIVILEGES_ == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES, "PRIV");
 _Static_assert(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED_ ==
@@ -96,10 +99,20 @@ _Static_assert(CUPTI_SITE_API_ENTER == CUPTI_API_ENTER, "API_ENTER");
 _Static_assert(CUPTI_FLUSH_FORCED == CUPTI_ACTIVITY_FLAG_FLUSH_FORCED, "FLUSH_FORCED");
 _Static_assert(CUPTI_API_VERSION >= CUPTI_API_VERSION_CUDA12, "toolkit older than CUDA 12");
 
+/* every callback id lapse enables: its name and number are CUDA's */
+#define SAME_RUNTIME_ID(name, id) \
+    _Static_assert((id) == CUPTI_RUNTIME_TRACE_CBID_##name, "runtime callback id " #name);
+#define SAME_DRIVER_ID(name, id) \
+    _Static_assert((id) == CUPTI_DRIVER_TRACE_CBID_##name, "driver callback id " #name);
+CUPTI_RUNTIME_CBIDS(SAME_RUNTIME_ID)
+CUPTI_DRIVER_CBIDS(SAME_DRIVER_ID)
+
+#define ONE(name, id) +1
 int main(void)
 {
-    printf("cupti ABI: our declarations match %s (CUPTI API version %d)\n", LAPSE_CUPTI_HEADER,
-           CUPTI_API_VERSION);
+    printf("cupti ABI: our declarations match %s (CUPTI API version %d), and the %d runtime "
+           "and %d driver callback ids\n", LAPSE_CUPTI_HEADER, CUPTI_API_VERSION,
+           0 CUPTI_RUNTIME_CBIDS(ONE), 0 CUPTI_DRIVER_CBIDS(ONE));
     return 0;
 }
 #else

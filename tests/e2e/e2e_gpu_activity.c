@@ -10,8 +10,15 @@
  *
  * usage: e2e_gpu_activity [REPEAT]  (REPEAT times the whole; default 1)
  *        e2e_gpu_activity fork      (the whole once, then a forked child opens a span
- *                                    and exits: it prints the child's pid) */
+ *                                    and exits: it prints the child's pid)
+ *        e2e_gpu_activity forms     (span forms: one kernel "form" through each API id
+ *                                    lapse enables, cupti_api.h; span queries: 1000 each
+ *                                    of cudaStreamQuery, cudaEventQuery, cudaGetDevice,
+ *                                    cuStreamQuery, cuCtxGetDevice, which launch nothing;
+ *                                    prints "launches N callbacks M", M from the fake) */
 #include "lapse.h"
+
+#include "../../src/collect/cupti_api.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -25,6 +32,41 @@
 static void (*launch)(const char *, uint32_t, uint32_t, uint64_t);
 static void (*memcpy_)(uint32_t, uint64_t, uint32_t, uint32_t, uint64_t);
 static void (*memset_)(uint64_t, uint32_t, uint32_t, uint64_t);
+
+/* launches through every API id lapse enables, then calls that launch nothing */
+static int forms(void *lib)
+{
+    void (*via)(int, uint32_t, const char *, uint32_t, uint32_t, uint64_t);
+    void (*call)(int, uint32_t);
+    uint64_t (*callbacks)(void);
+    *(void **)&via = dlsym(lib, "fake_cupti_launch_via");
+    *(void **)&call = dlsym(lib, "fake_cupti_call");
+    *(void **)&callbacks = dlsym(lib, "fake_cupti_callbacks");
+    if (!via || !call || !callbacks)
+        return 4;
+#define RUNTIME(name, id) via(CUPTI_DOMAIN_RUNTIME_API, id, "form", 0, 7, 1000), n++;
+#define DRIVER(name, id) via(CUPTI_DOMAIN_DRIVER_API, id, "form", 0, 7, 1000), n++;
+    int n = 0;
+    {
+        LAPSE_SCOPE("forms");
+        CUPTI_RUNTIME_CBIDS(RUNTIME)
+        CUPTI_DRIVER_CBIDS(DRIVER)
+    }
+    {
+        LAPSE_SCOPE("queries");
+        /* cupti_runtime_cbid.h: cudaStreamQuery_v3020 132, cudaEventQuery_v3020 138,
+           cudaGetDevice_v3020 17; cupti_driver_cbid.h: cuStreamQuery 125, cuCtxGetDevice 16 */
+        for (int i = 0; i < 1000; i++) {
+            call(CUPTI_DOMAIN_RUNTIME_API, 132);
+            call(CUPTI_DOMAIN_RUNTIME_API, 138);
+            call(CUPTI_DOMAIN_RUNTIME_API, 17);
+            call(CUPTI_DOMAIN_DRIVER_API, 125);
+            call(CUPTI_DOMAIN_DRIVER_API, 16);
+        }
+    }
+    printf("launches %d callbacks %llu\n", n, (unsigned long long)callbacks());
+    return 0;
+}
 
 static void *worker(void *arg)
 {
@@ -50,6 +92,8 @@ int main(int argc, char **argv)
     *(void **)&memset_ = dlsym(lib, "fake_cupti_memset");
     if (!launch || !memcpy_ || !memset_)
         return 4;
+    if (argc > 1 && strcmp(argv[1], "forms") == 0)
+        return forms(lib);
     for (int r = 0; r < repeat; r++) {
         {
             LAPSE_SCOPE("train");

@@ -77,6 +77,48 @@ def test_every_kernel_copy_and_set_is_attributed_to_the_span_that_launched_it(la
     assert rows[1][1:7] == ["2", "6.0ms", "43.2%", "1", "1.0", "MB"]
 
 
+def test_only_calls_that_launch_work_pay_the_callback_and_every_form_is_attributed(lapse, tmp_path):
+    # one kernel through each of the 77 runtime and 117 driver API ids lapse enables
+    # (cupti_api.h, checked against CUDA 13 by tests/abi), then 5,000 calls that launch
+    # nothing (cudaStreamQuery, cudaEventQuery, cudaGetDevice, cuStreamQuery,
+    # cuCtxGetDevice): those get no callback at all (the fake counts the callbacks)
+    r = run_gpu(lapse, tmp_path, "forms")
+    assert r.stdout.split() == ["launches", "194", "callbacks", "194"]
+    doc = lapse.report_json(tmp_path)
+    assert by_span(doc) == {"forms": (194, 194_000, 0, 0, 0, 0, [("form", 194, 194_000)])}
+    assert doc["workers"][0]["gpu_activity"]["records"] == 194
+    assert doc["caveats"] == []
+
+
+def test_an_older_cupti_refusing_the_ids_of_a_later_cuda_still_collects(lapse, tmp_path):
+    # an older CUPTI refuses the ids of a later CUDA's calls (CUDA 12.0-12.7: the
+    # BatchAsync ids of 12.8 and 13.0) with CUPTI_ERROR_INVALID_PARAMETER; the fake refuses
+    # every id from 500 on (16 of ours): lapse enables the 178 others and collects
+    r = run_gpu(lapse, tmp_path, "forms", FAKE_CUPTI_MAX_CBID="500")
+    assert r.stdout.split() == ["launches", "194", "callbacks", "178"]
+    doc = lapse.report_json(tmp_path)
+    assert by_span(doc) == {"forms": (178, 178_000, 0, 0, 0, 0, [("form", 178, 178_000)]),
+                            "(not_seen)": (16, 16_000, 0, 0, 0, 0, [("form", 16, 16_000)])}
+    assert "activity" in doc["workers"][0]["features"]
+
+
+def test_records_cupti_dropped_are_read_and_said_in_a_caveat(lapse, tmp_path):
+    # CUPTI's own count (cuptiActivityGetNumDroppedRecords, per buffer's queue): records
+    # CUPTI had no buffer space for, which are not the bound's dropped_activities
+    run_gpu(lapse, tmp_path, FAKE_CUPTI_DROPPED="7")
+    doc = lapse.report_json(tmp_path)
+    assert by_span(doc) == EXPECTED  # what came is all kept
+    w = doc["workers"][0]["gpu_activity"]
+    assert w == {"state": "collected", "records": 11, "dropped_activities": 0,
+                 "note": "CUPTI dropped 7 records for lack of buffer space "
+                         "(cuptiActivityGetNumDroppedRecords)"}
+    assert role_of(doc, "main")["gpu_activity"]["dropped_activities"] == 0
+    (cav,) = [c for c in doc["caveats"] if c["kind"] == "activity_missing"]
+    assert cav["reason"] == w["note"]
+    assert "GPU activity is incomplete: CUPTI dropped 7 records for lack of buffer space" in \
+        cav["message"]
+
+
 def test_records_past_the_bound_are_counted_not_kept(lapse, tmp_path):
     run_gpu(lapse, tmp_path, LAPSE_MAX_ACTIVITIES="5")
     doc = lapse.report_json(tmp_path)
@@ -114,7 +156,7 @@ def test_a_missing_library_is_a_reason_and_the_program_runs(lapse, tmp_path):
 
 
 @pytest.mark.parametrize("call", ["cuptiGetVersion", "cuptiActivityRegisterCallbacks",
-                                  "cuptiSubscribe", "cuptiEnableDomain", "cuptiGetTimestamp",
+                                  "cuptiSubscribe", "cuptiEnableCallback", "cuptiGetTimestamp",
                                   "cuptiActivityEnable"])
 def test_a_failing_call_at_start_is_a_reason_naming_it(lapse, tmp_path, call):
     run_gpu(lapse, tmp_path, FAKE_CUPTI_FAIL=call)

@@ -1,6 +1,10 @@
 /* A fake libcupti.so for the tests: the functions lapse resolves, and entries a test
- * program calls to "launch" work (fake_cupti_launch, _memcpy, _memset). A launch fires
- * the subscriber's API callback on the calling thread with a new correlation id, then
+ * program calls to "launch" work (fake_cupti_launch, _memcpy, _memset, _launch_via) or
+ * make an API call that launches nothing (fake_cupti_call). Every call gets a new
+ * correlation id; it fires the subscriber's API callback on the calling thread (entry
+ * and exit) only when its (domain, callback id) is enabled, as CUPTI does (cuptiEnableDomain
+ * enables a whole domain, cuptiEnableCallback one id; fake_cupti_callbacks counts the
+ * calls that fired it). A launch then
  * queues the record that CUPTI would write for it (our declared layouts,
  * src/collect/cupti_api.h, which tests/abi checks against CUDA's), on a clock that is
  * CLOCK_MONOTONIC + 10^12 ns. Records reach the collector's buffer callback at
@@ -8,7 +12,11 @@
  *
  * Environment: FAKE_CUPTI_FAIL=cuptiName makes that function fail (CUPTI_ERROR_UNKNOWN);
  * FAKE_CUPTI_OTHER_SUBSCRIBER=1 makes cuptiSubscribe answer as when another tool
- * subscribed; FAKE_CUPTI_VERSION sets what cuptiGetVersion answers (130001). */
+ * subscribed; FAKE_CUPTI_VERSION sets what cuptiGetVersion answers (130001);
+ * FAKE_CUPTI_MAX_CBID=N makes cuptiEnableCallback refuse ids from N on
+ * (CUPTI_ERROR_INVALID_PARAMETER), as an older CUPTI refuses those of a later CUDA;
+ * FAKE_CUPTI_DROPPED=N makes cuptiActivityGetNumDroppedRecords answer N for the queue
+ * of the first buffer delivered (then 0: CUPTI resets the count when it is read). */
 #include "../../src/collect/cupti_api.h"
 
 #include <pthread.h>
@@ -19,10 +27,20 @@
 #define API __attribute__((visibility("default")))
 #define FAKE_OFFSET_NS 1000000000000ull
 #define ERROR_UNKNOWN 999
+#define ERROR_INVALID_PARAMETER 1
+#define MAX_CBID 1024
+
+/* The API ids of the fake's own entries (cupti_runtime_cbid.h's numbers) */
+#define CBID_cudaLaunchKernel_v7000 211
+#define CBID_cudaMemcpyAsync_v3020 41
+#define CBID_cudaMemsetAsync_v3020 51
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static cupti_callback_fn callback;
-static int subscribed, domains, kinds;
+static int subscribed, kinds;
+static uint8_t enabled[3][MAX_CBID]; /* [domain][callback id] */
+static uint64_t callbacks;           /* calls that fired the callback */
+static int dropped_told;
 static cupti_buffer_request_fn request;
 static cupti_buffer_complete_fn complete;
 static uint8_t *buffer;
@@ -84,19 +102,32 @@ static void queue(const void *record, int32_t kind)
     pthread_mutex_unlock(&mu);
 }
 
-/* the API callback of one call, entry and exit, on the calling thread */
-static uint32_t api_call(const char *function)
+static int known(int domain, uint32_t cbid)
+{
+    return (domain == CUPTI_DOMAIN_RUNTIME_API || domain == CUPTI_DOMAIN_DRIVER_API) &&
+           cbid < MAX_CBID;
+}
+
+/* One API call: its correlation id, and its callback, entry and exit, on the calling
+ * thread when its id is enabled. */
+static uint32_t api_call(int domain, uint32_t cbid, const char *function)
 {
     uint32_t id = __atomic_add_fetch(&next_id, 1, __ATOMIC_RELAXED);
-    if (subscribed && (domains & (1 << CUPTI_DOMAIN_RUNTIME_API))) {
+    if (subscribed && known(domain, cbid) && enabled[domain][cbid]) {
+        __atomic_add_fetch(&callbacks, 1, __ATOMIC_RELAXED);
         cupti_callback_data d = {.callback_site = CUPTI_SITE_API_ENTER, .function_name = function,
                                  .correlation_id = id};
-        callback(NULL, CUPTI_DOMAIN_RUNTIME_API, 211, &d);
+        callback(NULL, domain, cbid, &d);
         d.callback_site = 1; /* exit */
-        callback(NULL, CUPTI_DOMAIN_RUNTIME_API, 211, &d);
+        callback(NULL, domain, cbid, &d);
     }
     return id;
 }
+
+/* An API call that launches nothing (cudaStreamQuery: runtime, 132) */
+API void fake_cupti_call(int domain, uint32_t cbid) { api_call(domain, cbid, "call"); }
+
+API uint64_t fake_cupti_callbacks(void) { return __atomic_load_n(&callbacks, __ATOMIC_RELAXED); }
 
 static const char *keep_name(const char *name)
 {
@@ -112,9 +143,11 @@ static const char *keep_name(const char *name)
     return found ? found : "";
 }
 
-API void fake_cupti_launch(const char *name, uint32_t device, uint32_t stream, uint64_t ns)
+/* A kernel launched through the API call (domain, cbid) */
+API void fake_cupti_launch_via(int domain, uint32_t cbid, const char *name, uint32_t device,
+                               uint32_t stream, uint64_t ns)
 {
-    uint32_t id = api_call("cudaLaunchKernel_v7000");
+    uint32_t id = api_call(domain, cbid, name);
     if (!(kinds & (1 << CUPTI_KIND_CONCURRENT_KERNEL)))
         return;
     cupti_kernel_prefix k = {.kind = CUPTI_KIND_CONCURRENT_KERNEL, .device_id = device,
@@ -125,10 +158,16 @@ API void fake_cupti_launch(const char *name, uint32_t device, uint32_t stream, u
     queue(&k, k.kind);
 }
 
+API void fake_cupti_launch(const char *name, uint32_t device, uint32_t stream, uint64_t ns)
+{
+    fake_cupti_launch_via(CUPTI_DOMAIN_RUNTIME_API, CBID_cudaLaunchKernel_v7000, name, device,
+                          stream, ns);
+}
+
 API void fake_cupti_memcpy(uint32_t copy_kind, uint64_t bytes, uint32_t device, uint32_t stream,
                            uint64_t ns)
 {
-    uint32_t id = api_call("cudaMemcpyAsync_v3020");
+    uint32_t id = api_call(CUPTI_DOMAIN_RUNTIME_API, CBID_cudaMemcpyAsync_v3020, "cudaMemcpyAsync_v3020");
     if (!(kinds & (1 << CUPTI_KIND_MEMCPY)))
         return;
     cupti_memcpy_prefix m = {.kind = CUPTI_KIND_MEMCPY, .copy_kind = (uint8_t)copy_kind,
@@ -141,7 +180,7 @@ API void fake_cupti_memcpy(uint32_t copy_kind, uint64_t bytes, uint32_t device, 
 
 API void fake_cupti_memset(uint64_t bytes, uint32_t device, uint32_t stream, uint64_t ns)
 {
-    uint32_t id = api_call("cudaMemsetAsync_v3020");
+    uint32_t id = api_call(CUPTI_DOMAIN_RUNTIME_API, CBID_cudaMemsetAsync_v3020, "cudaMemsetAsync_v3020");
     if (!(kinds & (1 << CUPTI_KIND_MEMSET)))
         return;
     cupti_memset_prefix m = {.kind = CUPTI_KIND_MEMSET, .bytes = bytes, .device_id = device,
@@ -178,7 +217,7 @@ API cupti_result cuptiUnsubscribe(void *subscriber)
 {
     (void)subscriber;
     subscribed = 0;
-    domains = 0;
+    memset(enabled, 0, sizeof enabled); /* CUPTI drops the subscriber's callbacks */
     return CUPTI_SUCCESS_;
 }
 
@@ -187,7 +226,32 @@ API cupti_result cuptiEnableDomain(uint32_t enable, void *subscriber, int domain
     (void)subscriber;
     if (enable && fails("cuptiEnableDomain"))
         return ERROR_UNKNOWN;
-    domains = enable ? domains | (1 << domain) : domains & ~(1 << domain);
+    if (!known(domain, 0))
+        return ERROR_INVALID_PARAMETER;
+    memset(enabled[domain], enable ? 1 : 0, sizeof enabled[domain]);
+    return CUPTI_SUCCESS_;
+}
+
+API cupti_result cuptiEnableCallback(uint32_t enable, void *subscriber, int domain, uint32_t cbid)
+{
+    (void)subscriber;
+    if (enable && fails("cuptiEnableCallback"))
+        return ERROR_UNKNOWN;
+    const char *max = getenv("FAKE_CUPTI_MAX_CBID");
+    if (!known(domain, cbid) || (max && *max && cbid >= strtoul(max, NULL, 10)))
+        return ERROR_INVALID_PARAMETER;
+    enabled[domain][cbid] = enable ? 1 : 0;
+    return CUPTI_SUCCESS_;
+}
+
+API cupti_result cuptiActivityGetNumDroppedRecords(void *context, uint32_t stream, size_t *dropped)
+{
+    (void)context;
+    (void)stream;
+    const char *n = getenv("FAKE_CUPTI_DROPPED");
+    *dropped = n && *n && !__atomic_exchange_n(&dropped_told, 1, __ATOMIC_RELAXED)
+                   ? (size_t)strtoull(n, NULL, 10)
+                   : 0;
     return CUPTI_SUCCESS_;
 }
 

@@ -8,7 +8,12 @@
 # beside a CPU-only sibling of the same run, and checks: the exact kernel count of
 # each span, each span's GPU time within 5% of CUDA events around its kernels, the
 # fill kernel and the memset attributed to step/fill, no GPU record for the sibling.
-# Prints what it measured; exit 0 when every check holds. Under 4 minutes.
+# Then tests/gpu/gpu_spans.py does the same with torch in Python spans (kernel counts
+# per span, GPU time per span within 5% of torch.cuda.Event), with $LAPSE_PYTHON
+# (default python3; it needs torch with CUDA and lapse installed: pip install .); a
+# Python without torch or without a CUDA device is a SKIP line, not a failure.
+# Prints each check on one line, PASS or FAIL with its figures; exit 0 when every check
+# holds. Under 4 minutes.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$repo/build}" && pwd)
@@ -31,7 +36,8 @@ LAPSE_ROLE=gpu "$work/gpu_spans" > "$work/events.txt"
 LAPSE_ROLE=cpu "$work/gpu_spans" cpu
 "$build/lapse" report "$work/runs" | sed -n '/GPU ACTIVITY BY SPAN/,/^$/p'
 "$build/lapse" report "$work/runs" --json > "$work/report.json"
-python3 - "$work/events.txt" "$work/report.json" <<'PY'
+c_rc=0
+python3 - "$work/events.txt" "$work/report.json" <<'PY' || c_rc=$?
 import json, sys
 events = {}
 for line in open(sys.argv[1]):
@@ -43,7 +49,7 @@ roles = {r["role"]: r for r in doc["roles"]}
 fail = 0
 def check(ok, what):
     global fail
-    print(("ok   " if ok else "FAIL ") + what)
+    print(("PASS " if ok else "FAIL ") + what)
     fail |= not ok
 gpu = roles["gpu"]
 check(gpu["gpu_activity_state"] == "measured", f"role gpu: GPU activity measured ({gpu['gpu_activity_state']})")
@@ -67,3 +73,10 @@ print("workers' gpu_activity:", {r: w["gpu_activity"] for r, w in workers.items(
 print("caveats:", [c["kind"] for c in doc["caveats"]])
 sys.exit(1 if fail else 0)
 PY
+py=${LAPSE_PYTHON:-python3}
+echo "torch: $py"
+torch_rc=0
+env -u LAPSE_PROFILE -u LAPSE_RUN_DIR -u LAPSE_RUN_ID -u LAPSE_FEATURES -u LAPSE_ROLE \
+    "$py" "$repo/tests/gpu/gpu_spans.py" "$work/torch-runs" || torch_rc=$?
+[ "$torch_rc" = 77 ] && echo "SKIP torch check (the line above says why)" && torch_rc=0
+[ "$c_rc" = 0 ] && [ "$torch_rc" = 0 ]

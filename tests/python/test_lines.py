@@ -334,6 +334,48 @@ def test_print_and_html_outputs(tmp_path):
     assert "rgba(220,40,20," in text and "<script" not in text and "http" not in text
 
 
+FIGURES = """\
+import json, sys
+from lapse import LineProfiler
+
+def hot():
+    s = 0
+    for i in range(3000):
+        s += i * i
+    return s
+
+with LineProfiler() as profiler:
+    hot()
+for bad in (lambda: profiler.print_stats(top_n_lines=-1),
+            lambda: profiler.print_global_top_stats(top_n=-2)):
+    try:
+        bad()
+    except ValueError as e:
+        print("REFUSED", e)
+(f,) = [f for f in profiler.get_stats() if f.name == "hot"]
+print("FIGURES" + json.dumps([f.total_ns, [[l.lineno, l.hits, l.time_ns, l.time_us, l.per_hit_us,
+                                             l.share] for l in f.lines]]))
+"""
+
+
+def test_get_stats_figures_are_the_models(tmp_path):
+    # time_us, per_hit_us and share come from the C model (src/analyze/line_stats.c)
+    project = tmp_path / "p"
+    (project / ".git").mkdir(parents=True)
+    (project / "job.py").write_text(FIGURES)
+    r = subprocess.run([sys.executable, str(project / "job.py")], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("REFUSED top_n must be None or at least 0") == 2, r.stdout
+    total, lines = json.loads(r.stdout.split("FIGURES")[1])
+    assert [(n, hits) for n, hits, *_ in lines] == [(5, 1), (6, 3001), (7, 3000), (8, 1)]
+    assert sum(ns for _, _, ns, *_ in lines) == total > 0
+    for _, hits, ns, us, per_hit, share in lines:
+        assert us == ns / 1e3 and per_hit == us / hits
+        assert share == 100.0 * ns / total
+    assert abs(sum(line[5] for line in lines) - 100.0) < 1e-9
+
+
 def test_sort_is_checked(tmp_path):
     from lapse import LineProfiler
     with pytest.raises(ValueError, match="sort_by"):

@@ -39,6 +39,8 @@ extern PyMethodDef ext_plain_functions_methods[];
 /* line_monitor.c: the line profiler's engine (lapse.LineProfiler) */
 int ext_line_monitor_init(void);
 extern PyMethodDef ext_line_monitor_methods[];
+/* line_stats.c: the line profiler's figures and outputs, made by analyze and render */
+extern PyMethodDef ext_line_stats_methods[];
 
 /* tags.c: span tags; an opt-in tag's spans are dormant unless the run enables it */
 #define EXT_TAGS_MAX 256
