@@ -42,9 +42,7 @@ static __thread auto_thread *my_thread __attribute__((tls_model("initial-exec"))
 static auto_thread *threads;
 
 static Py_ssize_t extra_index = -1; /* a chosen code object's span name id (0: not chosen) */
-static PyObject *monitoring;        /* sys.monitoring */
 static PyObject *chosen;            /* list of the chosen code objects */
-static int tool_id = -1;
 static long local_events;
 static uint64_t lost; /* entries not kept (no memory) */
 
@@ -151,83 +149,34 @@ static const char *const callback_events[] = {"PY_START",  "PY_RESUME", "PY_RETU
 static const int callback_index[] = {0, 0, 1, 1, 2, 3};
 #define AUTO_NCALLBACKS (sizeof callback_index / sizeof callback_index[0])
 
-static long event_bit(const char *name)
-{
-    PyObject *events = PyObject_GetAttrString(monitoring, "events");
-    PyObject *v = events ? PyObject_GetAttrString(events, name) : NULL;
-    long bit = v ? PyLong_AsLong(v) : -1;
-    Py_XDECREF(v);
-    Py_XDECREF(events);
-    return bit;
-}
-
-static int register_callback(const char *event, PyMethodDef *def)
-{
-    PyObject *fn = def ? PyCFunction_New(def, NULL) : Py_NewRef(Py_None);
-    if (!fn)
-        return -1;
-    long bit = event_bit(event);
-    PyObject *r = bit < 0 ? NULL
-                          : PyObject_CallMethod(monitoring, "register_callback", "ilO", tool_id,
-                                                bit, fn);
-    Py_DECREF(fn);
-    Py_XDECREF(r);
-    return r ? 0 : -1;
-}
+/* PROFILER_ID (2) if free, else 3 to 5 (the line profiler may hold one) */
+static ext_monitor_tool tool = {"lapse auto", "lapse: auto spans", 2, 5, -1, callback_defs,
+                                callback_events, callback_index, AUTO_NCALLBACKS};
 
 static int set_local(PyObject *code, long events)
 {
-    PyObject *r = PyObject_CallMethod(monitoring, "set_local_events", "iOl", tool_id, code, events);
-    Py_XDECREF(r);
-    return r ? 0 : -1;
+    return ext_monitor_set_local(&tool, code, events);
 }
 
-static int stop_events(void);
+static int stop_events(void)
+{
+    return ext_monitor_release(&tool);
+}
 
 static int start_events(void)
 {
-    if (!monitoring) {
-        PyObject *sys = PyImport_ImportModule("sys");
-        monitoring = sys ? PyObject_GetAttrString(sys, "monitoring") : NULL;
-        Py_XDECREF(sys);
-        if (!monitoring)
-            return -1;
-    }
-    /* PROFILER_ID (2) if free, else 3 to 5 (the line profiler may hold one) */
-    for (int id = 2; id <= 5 && tool_id < 0; id++) {
-        PyObject *r = PyObject_CallMethod(monitoring, "use_tool_id", "is", id, "lapse auto");
-        if (r) {
-            tool_id = id;
-            Py_DECREF(r);
-        } else if (PyErr_ExceptionMatches(PyExc_ValueError)) {
-            PyErr_Clear();
-        } else {
-            return -1;
-        }
-    }
-    if (tool_id < 0) {
-        PyErr_SetString(PyExc_RuntimeError,
-                        "lapse: auto spans: sys.monitoring tools 2 to 5 are all in use by other "
-                        "tools (another profiler or debugger)");
-        return -1;
-    }
+    if (ext_monitor_acquire(&tool) < 0)
+        goto fail;
     local_events = 0;
     const char *locals[] = {"PY_START", "PY_RESUME", "PY_RETURN", "PY_YIELD"};
     for (size_t i = 0; i < sizeof locals / sizeof locals[0]; i++) {
-        long bit = event_bit(locals[i]);
+        long bit = ext_monitor_event(locals[i]);
         if (bit < 0)
             goto fail;
         local_events |= bit;
     }
-    long unwind = event_bit("PY_UNWIND"), thrown = event_bit("PY_THROW");
-    if (unwind < 0 || thrown < 0)
-        goto fail;
-    for (size_t i = 0; i < AUTO_NCALLBACKS; i++)
-        if (register_callback(callback_events[i], &callback_defs[callback_index[i]]) < 0)
-            goto fail;
-    PyObject *r = PyObject_CallMethod(monitoring, "set_events", "il", tool_id, unwind | thrown);
-    Py_XDECREF(r);
-    if (r)
+    long unwind = ext_monitor_event("PY_UNWIND"), thrown = ext_monitor_event("PY_THROW");
+    if (unwind >= 0 && thrown >= 0 && ext_monitor_set_events(&tool, unwind | thrown) == 0)
         return 0;
 fail:
     {
@@ -237,24 +186,6 @@ fail:
         PyErr_Restore(type, value, tb);
     }
     return -1;
-}
-
-static int stop_events(void)
-{
-    if (tool_id < 0)
-        return 0;
-    int rc = 0;
-    PyObject *r = PyObject_CallMethod(monitoring, "set_events", "il", tool_id, 0L);
-    rc |= r ? 0 : -1;
-    Py_XDECREF(r);
-    for (size_t i = 0; i < AUTO_NCALLBACKS; i++)
-        if (register_callback(callback_events[i], NULL) < 0)
-            rc = -1;
-    r = PyObject_CallMethod(monitoring, "free_tool_id", "i", tool_id);
-    rc |= r ? 0 : -1;
-    Py_XDECREF(r);
-    tool_id = -1;
-    return rc;
 }
 
 /* The span name of a function's code: its qualified name after the last "<locals>."
@@ -294,7 +225,7 @@ static int add_code(PyObject *code)
         if (rc < 0 || PyUnstable_Code_SetExtra(code, extra_index, (void *)(uintptr_t)id) < 0 ||
             PyList_Append(chosen, code) < 0)
             return -1;
-        if (tool_id >= 0 && set_local(code, local_events) < 0)
+        if (tool.id >= 0 && set_local(code, local_events) < 0)
             return -1;
     }
     PyObject *consts = co->co_consts;
@@ -329,7 +260,7 @@ static PyObject *py_remove(PyObject *self, PyObject *arg)
     }
     if (!id_of(arg))
         Py_RETURN_NONE;
-    if ((tool_id >= 0 && set_local(arg, 0) < 0) ||
+    if ((tool.id >= 0 && set_local(arg, 0) < 0) ||
         PyUnstable_Code_SetExtra(arg, extra_index, NULL) < 0)
         return NULL;
     Py_RETURN_NONE;
@@ -339,7 +270,7 @@ static PyObject *py_enable(PyObject *self, PyObject *unused)
 {
     (void)self;
     (void)unused;
-    if (tool_id >= 0) {
+    if (tool.id >= 0) {
         PyErr_SetString(PyExc_RuntimeError, "lapse: auto spans are already on");
         return NULL;
     }
@@ -368,7 +299,7 @@ static PyObject *py_disable(PyObject *self, PyObject *unused)
     int rc = 0;
     for (Py_ssize_t i = 0; chosen && i < PyList_GET_SIZE(chosen); i++) {
         PyObject *code = PyList_GET_ITEM(chosen, i);
-        if (tool_id >= 0 && set_local(code, 0) < 0)
+        if (tool.id >= 0 && set_local(code, 0) < 0)
             rc = -1;
         if (PyUnstable_Code_SetExtra(code, extra_index, NULL) < 0)
             rc = -1;

@@ -95,4 +95,26 @@ int ext_annotate_name(uint32_t id, PyObject *name);
 int ext_annotate_set(PyObject *record_function);
 extern PyMethodDef ext_annotate_methods[];
 
+#if PY_VERSION_HEX >= 0x030C0000
+/* A sys.monitoring tool of the extension's own (monitor_tool.c). */
+typedef struct ext_monitor_tool {
+    const char *name, *who; /* its name for use_tool_id; who says it in an error */
+    int first_id, last_id;  /* the ids it may take, the first free one */
+    int id;                 /* -1: none held */
+    PyMethodDef *defs;      /* its callbacks (METH_FASTCALL C functions) */
+    const char *const *callback_events; /* callback i is defs[callback_def[i]] for that event */
+    const int *callback_def;
+    size_t callback_count;
+} ext_monitor_tool;
+/* Takes the first free id of the tool and registers its callbacks; 0, or -1 with an
+ * exception (RuntimeError when every id is in use). */
+int ext_monitor_acquire(ext_monitor_tool *t);
+/* sys.monitoring.events.NAME, or -1 with an exception. After an acquire. */
+long ext_monitor_event(const char *name);
+int ext_monitor_set_local(const ext_monitor_tool *t, PyObject *code, long events);
+int ext_monitor_set_events(const ext_monitor_tool *t, long events);
+/* Its global events off, its callbacks unregistered, its id freed; 0 or -1. */
+int ext_monitor_release(ext_monitor_tool *t);
+#endif
+
 #endif

@@ -268,15 +268,14 @@ static int line_range(PyObject *code, int *first, int *count)
 }
 
 #if LM_MONITORING
-static int tool_id = -1;
-static PyObject *monitoring; /* sys.monitoring */
+/* PROFILER_ID (2) if free, else the unnamed 3 and 4; its callbacks (defined below) are
+ * set by engine_start */
+static ext_monitor_tool tool = {"lapse lines", "LineProfiler", 2, 4, -1, NULL, NULL, NULL, 0};
 static long local_events, global_events;
 
 static int set_local(PyObject *code, long events)
 {
-    PyObject *r = PyObject_CallMethod(monitoring, "set_local_events", "iOl", tool_id, code, events);
-    Py_XDECREF(r);
-    return r ? 0 : -1;
+    return ext_monitor_set_local(&tool, code, events);
 }
 #endif
 
@@ -429,30 +428,6 @@ static PyMethodDef callback_defs[] = {
     {"leave", (PyCFunction)(void (*)(void))on_leave, METH_FASTCALL, NULL},
 };
 
-static long event_bit(const char *name)
-{
-    PyObject *events = PyObject_GetAttrString(monitoring, "events");
-    PyObject *v = events ? PyObject_GetAttrString(events, name) : NULL;
-    long bit = v ? PyLong_AsLong(v) : -1;
-    Py_XDECREF(v);
-    Py_XDECREF(events);
-    return bit;
-}
-
-static int register_callback(const char *event, PyMethodDef *def)
-{
-    PyObject *fn = def ? PyCFunction_New(def, NULL) : Py_NewRef(Py_None);
-    if (!fn)
-        return -1;
-    long bit = event_bit(event);
-    PyObject *r = bit < 0 ? NULL
-                          : PyObject_CallMethod(monitoring, "register_callback", "ilO", tool_id,
-                                                bit, fn);
-    Py_DECREF(fn);
-    Py_XDECREF(r);
-    return r ? 0 : -1;
-}
-
 static const char *const callback_events[] = {"LINE",      "PY_START", "PY_RESUME", "PY_THROW",
                                               "PY_RETURN", "PY_YIELD", "PY_UNWIND"};
 static const int callback_index[] = {0, 1, 2, 2, 3, 3, 3};
@@ -460,72 +435,39 @@ static const int callback_index[] = {0, 1, 2, 2, 3, 3, 3};
 
 static int engine_start(void)
 {
-    if (!monitoring) {
-        PyObject *sys = PyImport_ImportModule("sys");
-        monitoring = sys ? PyObject_GetAttrString(sys, "monitoring") : NULL;
-        Py_XDECREF(sys);
-        if (!monitoring)
-            return -1;
-    }
-    /* PROFILER_ID (2) if free, else the unnamed 3 and 4 */
-    for (int id = 2; id <= 4 && tool_id < 0; id++) {
-        PyObject *r = PyObject_CallMethod(monitoring, "use_tool_id", "is", id, "lapse lines");
-        if (r) {
-            tool_id = id;
-            Py_DECREF(r);
-        } else if (PyErr_ExceptionMatches(PyExc_ValueError)) {
-            PyErr_Clear();
-        } else {
-            return -1;
-        }
-    }
-    if (tool_id < 0) {
-        PyErr_SetString(PyExc_RuntimeError,
-                        "LineProfiler: sys.monitoring tools 2, 3 and 4 are all in use by other "
-                        "tools (another profiler or debugger)");
+    tool.defs = callback_defs;
+    tool.callback_events = callback_events;
+    tool.callback_def = callback_index;
+    tool.callback_count = LM_NCALLBACKS;
+    if (ext_monitor_acquire(&tool) < 0)
         return -1;
-    }
     local_events = 0;
     const char *locals[] = {"LINE", "PY_START", "PY_RESUME", "PY_RETURN", "PY_YIELD"};
     for (size_t i = 0; i < sizeof locals / sizeof locals[0]; i++) {
-        long bit = event_bit(locals[i]);
+        long bit = ext_monitor_event(locals[i]);
         if (bit < 0)
             return -1;
         local_events |= bit;
     }
-    long unwind = event_bit("PY_UNWIND"), thrown = event_bit("PY_THROW");
+    long unwind = ext_monitor_event("PY_UNWIND"), thrown = ext_monitor_event("PY_THROW");
     if (unwind < 0 || thrown < 0)
         return -1;
     global_events = unwind | thrown;
-    for (size_t i = 0; i < LM_NCALLBACKS; i++)
-        if (register_callback(callback_events[i], &callback_defs[callback_index[i]]) < 0)
-            return -1;
     for (size_t i = 0; i < table_cap; i++)
         if (table[i] && set_local(table[i]->code, local_events) < 0)
             return -1;
-    PyObject *r = PyObject_CallMethod(monitoring, "set_events", "il", tool_id, global_events);
-    Py_XDECREF(r);
-    return r ? 0 : -1;
+    return ext_monitor_set_events(&tool, global_events);
 }
 
 static int engine_stop(void)
 {
-    if (tool_id < 0)
+    if (tool.id < 0)
         return 0;
-    int rc = 0;
-    PyObject *r = PyObject_CallMethod(monitoring, "set_events", "il", tool_id, 0L);
-    rc |= r ? 0 : -1;
-    Py_XDECREF(r);
+    int rc = ext_monitor_set_events(&tool, 0);
     for (size_t i = 0; i < table_cap; i++)
         if (table[i] && set_local(table[i]->code, 0) < 0)
             rc = -1;
-    for (size_t i = 0; i < LM_NCALLBACKS; i++)
-        if (register_callback(callback_events[i], NULL) < 0)
-            rc = -1;
-    r = PyObject_CallMethod(monitoring, "free_tool_id", "i", tool_id);
-    rc |= r ? 0 : -1;
-    Py_XDECREF(r);
-    tool_id = -1;
+    rc |= ext_monitor_release(&tool);
     return rc;
 }
 
