@@ -1,6 +1,7 @@
 #include "run_model.h"
 #include "run_join.h"
 #include "causality.h"
+#include "u64_map.h"
 
 #include "core/hash.h"
 #include "lapse.h"
@@ -19,12 +20,6 @@
 #include <time.h>
 
 /* ---- loading index: open addressing maps ---- */
-
-typedef struct u64_map { /* key -> u32, keys != UINT64_MAX */
-    uint64_t *keys;
-    uint32_t *vals;
-    uint32_t mask, used;
-} u64_map;
 
 typedef struct str_map { /* string id by content */
     uint32_t *ids; /* RM_NONE: empty */
@@ -45,65 +40,6 @@ typedef struct rm_index {
     u64_map counters; /* (path << 32 | name) -> counter */
     u64_map rank_slots; /* (role << 32 | rank) -> the role's rank slot */
 } rm_index;
-
-static inline uint32_t mix64(uint64_t k, uint32_t mask)
-{
-    return (uint32_t)hash_mix(k) & mask;
-}
-
-static int u64_map_grow(u64_map *m)
-{
-    uint32_t cap = m->mask ? (m->mask + 1u) * 2u : 1024u;
-    uint64_t *keys = malloc((size_t)cap * sizeof *keys);
-    uint32_t *vals = malloc((size_t)cap * sizeof *vals);
-    if (!keys || !vals) {
-        free(keys);
-        free(vals);
-        return -ENOMEM;
-    }
-    memset(keys, 0xff, (size_t)cap * sizeof *keys);
-    uint32_t mask = cap - 1u;
-    if (m->keys)
-        for (uint32_t i = 0; i <= m->mask; i++) {
-            if (m->keys[i] == UINT64_MAX)
-                continue;
-            uint32_t s = mix64(m->keys[i], mask);
-            while (keys[s] != UINT64_MAX)
-                s = (s + 1u) & mask;
-            keys[s] = m->keys[i];
-            vals[s] = m->vals[i];
-        }
-    free(m->keys);
-    free(m->vals);
-    m->keys = keys;
-    m->vals = vals;
-    m->mask = mask;
-    return 0;
-}
-
-/* Slot of key; *found says whether it holds key (else it is the empty slot to use). */
-static uint32_t u64_map_slot(const u64_map *m, uint64_t key, int *found)
-{
-    uint32_t s = mix64(key, m->mask);
-    for (;;) {
-        if (m->keys[s] == key) {
-            *found = 1;
-            return s;
-        }
-        if (m->keys[s] == UINT64_MAX) {
-            *found = 0;
-            return s;
-        }
-        s = (s + 1u) & m->mask;
-    }
-}
-
-static void u64_map_free(u64_map *m)
-{
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof *m);
-}
 
 static uint32_t str_hash(const char *s)
 {
@@ -344,7 +280,7 @@ static int add_counter(run_model *m, rm_index *ix, uint32_t path, uint32_t name,
                        uint64_t updates)
 {
     u64_map *cm = &ix->counters;
-    if ((cm->used + 1u) * 2u > cm->mask + 1u && u64_map_grow(cm))
+    if (u64_map_full(cm) && u64_map_grow(cm))
         return -ENOMEM;
     uint64_t key = ((uint64_t)path << 32) | name;
     int found;
@@ -393,7 +329,7 @@ static int64_t rank_slot(run_model *m, rm_index *ix, uint32_t r, int64_t rank)
     if (rank < 0 || rank >= (int64_t)RM_NONE)
         return RM_NONE;
     u64_map *sm = &ix->rank_slots;
-    if ((sm->used + 1u) * 2u > sm->mask + 1u && u64_map_grow(sm))
+    if (u64_map_full(sm) && u64_map_grow(sm))
         return -ENOMEM;
     uint64_t key = ((uint64_t)r << 32) | (uint64_t)rank;
     int found;

@@ -1,6 +1,6 @@
 #include "timeline.h"
+#include "u64_map.h"
 
-#include "core/hash.h"
 #include "lapse.h"
 
 #include <errno.h>
@@ -12,56 +12,23 @@ uint64_t timeline_clock_offset(const store_file *f)
     return f->meta.anchor_real_ns - f->meta.anchor_mono_ns;
 }
 
-/* (parent path + 1, name) -> path: open addressing, grown at half full. */
-typedef struct path_index {
-    uint64_t *keys; /* 0: empty */
-    uint32_t *ids;
-    uint32_t mask, used;
-} path_index;
-
+/* (parent path + 1, name) + 1 -> path (u64_map's keys are never UINT64_MAX) */
 static uint64_t path_key(uint32_t parent, uint32_t name)
 {
-    return ((uint64_t)(parent + 1u) << 32 | name) + 1u; /* never 0 */
-}
-
-static int index_grow(path_index *ix)
-{
-    uint32_t cap = ix->mask ? (ix->mask + 1) * 2 : 64;
-    uint64_t *keys = calloc(cap, sizeof *keys);
-    uint32_t *ids = malloc(cap * sizeof *ids);
-    if (!keys || !ids) {
-        free(keys);
-        free(ids);
-        return -ENOMEM;
-    }
-    for (uint32_t i = 0; ix->mask && i <= ix->mask; i++) {
-        if (!ix->keys[i])
-            continue;
-        uint32_t h = hash_index(ix->keys[i], cap - 1);
-        while (keys[h])
-            h = (h + 1) & (cap - 1);
-        keys[h] = ix->keys[i];
-        ids[h] = ix->ids[i];
-    }
-    free(ix->keys);
-    free(ix->ids);
-    ix->keys = keys;
-    ix->ids = ids;
-    ix->mask = cap - 1;
-    return 0;
+    return ((uint64_t)(parent + 1u) << 32 | name) + 1u;
 }
 
 /* parent: a path, or UINT32_MAX for none; the name's text is prefix + "/" + name. */
-static uint32_t intern_path(timeline_file *t, path_index *ix, uint32_t parent, uint32_t name,
+static uint32_t intern_path(timeline_file *t, u64_map *ix, uint32_t parent, uint32_t name,
                             const char *text)
 {
-    if ((ix->used + 1) * 2 > ix->mask + 1 && index_grow(ix))
+    if (u64_map_full(ix) && u64_map_grow(ix))
         return UINT32_MAX;
     uint64_t key = path_key(parent, name);
-    uint32_t h = hash_index(key, ix->mask);
-    for (; ix->keys[h]; h = (h + 1) & ix->mask)
-        if (ix->keys[h] == key)
-            return ix->ids[h];
+    int found;
+    uint32_t h = u64_map_slot(ix, key, &found);
+    if (found)
+        return ix->vals[h];
     if (t->path_count == t->path_cap) {
         uint32_t cap = t->path_cap ? t->path_cap * 2 : 16;
         char **paths = realloc(t->paths, cap * sizeof *paths);
@@ -82,7 +49,7 @@ static uint32_t intern_path(timeline_file *t, path_index *ix, uint32_t parent, u
     memcpy(s + k, text, nl + 1);
     t->paths[t->path_count] = s;
     ix->keys[h] = key;
-    ix->ids[h] = t->path_count;
+    ix->vals[h] = t->path_count;
     ix->used++;
     return t->path_count++;
 }
@@ -210,7 +177,7 @@ int timeline_build(const store_file *f, uint64_t base_real_ns, timeline_file *t)
     uint64_t *order = malloc((n ? n : 1) * sizeof *order);
     open_span *open = NULL;
     uint32_t open_n = 0, open_cap = 0;
-    path_index ix = {0};
+    u64_map ix = {0};
     t->spans = malloc((n ? n : 1) * sizeof *t->spans);
     t->threads = calloc(f->thread_count ? f->thread_count : 1, sizeof *t->threads);
     if (!order || !t->spans || !t->threads)
@@ -278,14 +245,12 @@ int timeline_build(const store_file *f, uint64_t base_real_ns, timeline_file *t)
         goto fail;
     free(order);
     free(open);
-    free(ix.keys);
-    free(ix.ids);
+    u64_map_free(&ix);
     return 0;
 fail:
     free(order);
     free(open);
-    free(ix.keys);
-    free(ix.ids);
+    u64_map_free(&ix);
     timeline_free(t);
     return -ENOMEM;
 }
