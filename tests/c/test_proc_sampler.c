@@ -6,6 +6,7 @@
 #include "../../src/store/codec.h"
 #include "../../src/store/file_io.h"
 #include "check.h"
+#include "session_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,17 +29,6 @@ static void start(uint32_t sample_ms)
     o.handle_signals = 0;
     if (lapse_start(&o) != 0) {
         fprintf(stderr, "lapse_start: %s\n", lapse_last_error());
-        exit(1);
-    }
-}
-
-static void stop_and_read(store_file *f)
-{
-    char path[4096], err[256];
-    snprintf(path, sizeof path, "%s", lapse_file_path());
-    CHECK(lapse_stop() == 0);
-    if (store_read_file(path, 0, f, err, sizeof err)) {
-        fprintf(stderr, "read %s: %s\n", path, err);
         exit(1);
     }
 }

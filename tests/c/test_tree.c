@@ -7,6 +7,7 @@
 #include "../../src/store/codec.h"
 #include "../../src/store/file_io.h"
 #include "check.h"
+#include "session_file.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -31,19 +32,6 @@ static void start(uint32_t max_depth, uint32_t max_paths, uint64_t max_spans)
     o.handle_signals = 0;
     if (lapse_start(&o) != 0) {
         fprintf(stderr, "lapse_start: %s\n", lapse_last_error());
-        exit(1);
-    }
-}
-
-/* Stops the session and reads its file into f. */
-static void stop_and_read(store_file *f)
-{
-    char path[4096], err[256];
-    snprintf(path, sizeof path, "%s", lapse_file_path());
-    CHECK(lapse_stop() == 0);
-    int rc = store_read_file(path, 0, f, err, sizeof err);
-    if (rc) {
-        fprintf(stderr, "read %s: %s\n", path, err);
         exit(1);
     }
 }
