@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import enum
 import os
 import tempfile
@@ -165,6 +166,13 @@ class Profiler:
             ``torch.profiler`` capture shows them, nested. Without torch importable it
             warns once and adds nothing (``annotate_missing`` says why); off, spans
             cost what they cost.
+        backend, backend_window, window_phase: a heavy profiler (``"torch"``:
+            torch.profiler; ``"viztracer"``) for a window of entries into the span
+            ``window_phase``: it starts on entry ``start`` and stops on entry ``stop`` of
+            ``backend_window=(start, stop)`` (entries count from 1; start .. stop - 1 are
+            inside), and writes its trace into the run directory's ``backend/``
+            (``<backend>-<pid>.json``). Without its package, or when it fails to start or
+            write, the program runs on: ``backend_missing`` and the report say why.
 
     Only one Profiler may be active in a process; starting a second raises
     RuntimeError.
@@ -186,7 +194,9 @@ class Profiler:
                  process_sample_ms: int | None = None, snapshot_ms: int | None = None,
                  python_hz: int = 100, share: bool | None = None,
                  auto: str | Sequence[str] = (),
-                 enable_tags: str | Sequence[str] = (), annotate: bool = False) -> None:
+                 enable_tags: str | Sequence[str] = (), annotate: bool = False,
+                 backend: str | None = None, backend_window: tuple[int, int] | None = None,
+                 window_phase: str | None = None) -> None:
         # what was asked for, as opposed to left to the default: a session this
         # Profiler joins (inherited from a parent) takes the one, keeps its own for the other
         given = {"features": features, "run_dir": run_dir, "max_spans": max_spans,
@@ -255,6 +265,7 @@ class Profiler:
         self.annotate_missing: str | None = None  #: why annotate=True adds nothing, or None
         if annotate:
             self._record_function, self.annotate_missing = _record_function()
+        self._init_backend(backend, backend_window, window_phase)
         self._python_sampler = None
         self._launcher = False  # run_target runs the program: its launcher frames are left out
         self._file: str | None = None
@@ -264,6 +275,40 @@ class Profiler:
         from .live import LiveExport
 
         self._live = LiveExport()
+
+    def _init_backend(self, backend: str | None, window: Any, phase: str | None) -> None:
+        """backend=, backend_window=, window_phase= (checked: ValueError)."""
+        from . import _backend
+
+        self.backend = backend
+        self.backend_window = _backend.check(backend, window, phase)
+        self.window_phase = phase
+        if self.backend_window is not None and Feature.SPANS not in self.features:
+            raise ValueError("lapse: backend= counts entries of a span: it needs Feature.SPANS")
+        #: why the backend's window adds nothing (its package missing, it failed to start
+        #: or to write), or None
+        self.backend_missing: str | None = None
+        #: what the window did, once the session stopped (state, entries, trace, ...)
+        self.backend_result: dict[str, Any] | None = None
+
+    def _window_argument(self) -> tuple[Any, ...] | None:
+        """start()'s window=: (backend, phase, start, stop, runner, why)."""
+        if self.backend is None or self.backend_window is None:
+            return None
+        from . import _backend
+
+        why = _backend.unavailable(self.backend)
+        self.backend_missing = why
+        runner = None if why else _backend.runner(self.backend)
+        return (self.backend, self.window_phase, *self.backend_window, runner, why)
+
+    def _window_finish(self) -> None:
+        """Before the session's final file: a window still open is closed (its trace
+        written), and what it did is the file's and ``backend_result``."""
+        result = _lapse.window_finish()
+        if result is not None:
+            self.backend_result = result
+            self.backend_missing = result["error"]
 
     # ---- session ----
 
@@ -315,12 +360,15 @@ class Profiler:
                                       device=Feature.DEVICE in self.features,
                                       markers=Feature.MARKERS in self.features,
                                       annotate=self._record_function,
-                                      activity=Feature.ACTIVITY in self.features)
+                                      activity=Feature.ACTIVITY in self.features,
+                                      window=self._window_argument())
         except OSError as e:
             # the host program carries on without profiling
             warnings.warn(f"{e} (profiling is off)", RuntimeWarning, stacklevel=2)
             self._file = None
             return self
+        if self.backend_window is not None:  # a run that ends inside the window writes its trace
+            atexit.register(self._window_finish)
         self._began()
         if Feature.MARKERS in self.missing and os.environ.get("NVTX_INJECTION64_PATH"):
             # a tool the user named that did not attach is said, not dropped in silence
@@ -364,6 +412,8 @@ class Profiler:
             cannot.append(f"run_dir={self.run_dir!r} (the session writes into {session['run_dir']!r})")
         if self._record_function is not None:
             cannot.append("annotate=True (what a span calls is fixed when the session starts)")
+        if self.backend is not None:
+            cannot.append("backend= (what a span calls is fixed when the session starts)")
         if cannot:
             raise RuntimeError("lapse: this process joins the session it inherited from its parent, "
                                "which cannot take " + "; ".join(cannot) +
@@ -511,6 +561,9 @@ class Profiler:
         _lapse.enable_tags(environment_tags())
         if self.strict_names:
             _names.strict = False
+        if self.backend_window is not None:
+            atexit.unregister(self._window_finish)
+            self._window_finish()
         self._file = _lapse.stop() or self._file
         sync_environment()  # as the C environment: restored
         self._active = False

@@ -34,6 +34,7 @@ typedef struct ring_slot {
 static struct {
     uint32_t state;
     int live; /* CUPTI enabled: records may still come */
+    int yielded; /* cupti_yield let CUPTI go: cupti_resume takes it back */
     char why[512];
     cupti_api api;
     void *lib;
@@ -304,6 +305,32 @@ static int enable_callbacks(void)
     return 0;
 }
 
+/* Registers the buffers, subscribes, enables the callbacks and kinds: 0, or -1 (undone,
+ * the state CUPTI_MISSING with why). */
+static int subscribe(void)
+{
+    cupti_result r;
+    if ((r = C.api.ActivityRegisterCallbacks(on_buffer_request, on_buffer_complete)))
+        return failed("cuptiActivityRegisterCallbacks", r);
+    if ((r = C.api.Subscribe(&C.subscriber, on_api, NULL))) {
+        C.subscriber = NULL;
+        return failed("cuptiSubscribe", r);
+    }
+    if (enable_callbacks())
+        return -1;
+    uint64_t ts = 0, before = core_mono_ns();
+    if ((r = C.api.GetTimestamp(&ts)))
+        return failed("cuptiGetTimestamp", r);
+    uint64_t after = core_mono_ns();
+    C.offset_ns = (int64_t)(before + (after - before) / 2) - (int64_t)ts;
+    for (int i = 0; i < 3; i++) {
+        if ((r = C.api.ActivityEnable(kinds[i])))
+            return failed("cuptiActivityEnable", r);
+        C.enabled[i] = 1;
+    }
+    return 0;
+}
+
 void cupti_reset(void)
 {
     pthread_mutex_lock(&C.mu);
@@ -318,6 +345,7 @@ void cupti_reset(void)
     C.name_count = C.cap = C.count = 0;
     C.dropped = C.cupti_dropped = 0;
     C.state = CUPTI_OFF;
+    C.yielded = 0;
     C.why[0] = 0;
     pthread_mutex_unlock(&C.mu);
 }
@@ -358,24 +386,8 @@ int cupti_start(void)
         cupti_reset();
         return missing("out of memory for the activity records");
     }
-    if ((r = C.api.ActivityRegisterCallbacks(on_buffer_request, on_buffer_complete)))
-        return failed("cuptiActivityRegisterCallbacks", r);
-    if ((r = C.api.Subscribe(&C.subscriber, on_api, NULL))) {
-        C.subscriber = NULL;
-        return failed("cuptiSubscribe", r);
-    }
-    if (enable_callbacks())
+    if (subscribe())
         return -1;
-    uint64_t ts = 0, before = core_mono_ns();
-    if ((r = C.api.GetTimestamp(&ts)))
-        return failed("cuptiGetTimestamp", r);
-    uint64_t after = core_mono_ns();
-    C.offset_ns = (int64_t)(before + (after - before) / 2) - (int64_t)ts;
-    for (int i = 0; i < 3; i++) {
-        if ((r = C.api.ActivityEnable(kinds[i])))
-            return failed("cuptiActivityEnable", r);
-        C.enabled[i] = 1;
-    }
     C.state = CUPTI_COLLECTING;
     C.live = 1;
     return 0;
@@ -448,6 +460,36 @@ void cupti_stop(void)
     undo();
     flush(CUPTI_FLUSH_FORCED); /* what the disable completed */
     C.live = 0;
+}
+
+int cupti_yield(void)
+{
+    if (!C.live || C.state != CUPTI_COLLECTING)
+        return 0;
+    cupti_stop();
+    C.yielded = 1;
+    return 1;
+}
+
+int cupti_resume(void)
+{
+    if (!C.yielded)
+        return 0;
+    C.yielded = 0;
+    char why[sizeof C.why];
+    snprintf(why, sizeof why, "%s", C.why);
+    if (subscribe() == 0) {
+        C.state = CUPTI_COLLECTING;
+        C.live = 1;
+        return 0;
+    }
+    /* the records kept are still the file's: collecting, with the reason in its note */
+    char failure[sizeof C.why];
+    snprintf(failure, sizeof failure, "%s", C.why);
+    snprintf(C.why, sizeof C.why, "%s%scould not subscribe again after a torch.profiler window "
+             "(nothing after it was collected): %.300s", why, why[0] ? "; " : "", failure);
+    C.state = CUPTI_COLLECTING;
+    return -1;
 }
 
 void cupti_fork_child(void)

@@ -11,6 +11,7 @@
 #include "../collect/io.h"
 #include "../store/file_io.h"
 #include "fork_children.h"
+#include "backend_window.h"
 #include "gpu_phase.h"
 #include "launcher.h"
 #include "snapshot.h"
@@ -344,6 +345,7 @@ static void fill_meta(store_meta *m, int final, const char *reason)
     m->thread_names = S.opts.thread_names ? 1u : 0u;
     m->missing = S.missing;
     m->absent = S.absent;
+    session_window_fill(m, S.start_mono_ns);
 }
 
 static int write_locked(int final, const char *reason);
@@ -706,6 +708,7 @@ static int collectors_start(int hooked)
 static void collectors_fork_child(void)
 {
     int ticks = 0;
+    session_window_fork_child(); /* the parent's window is the parent's */
     for (unsigned i = 0; collectors[i]; i++) {
         if (!S.collecting[i])
             continue;
@@ -923,6 +926,7 @@ int lapse_start(const lapse_options *options)
     S.features = (o.features & ~(uint32_t)(LAPSE_FEATURE_TIMELINE | LAPSE_FEATURE_CPU)) |
                  (o.max_spans ? LAPSE_FEATURE_TIMELINE : 0) | (S.cpu_sample_ms ? LAPSE_FEATURE_CPU : 0);
     session_gpu_time_reset();
+    session_window_reset();
     /* the collectors with a span hook first (MARKERS, when an NVTX tool attaches: else
      * every span would pay for nothing), their hooks then the binding's */
     S.missing[0] = S.absent[0] = 0;

@@ -64,6 +64,23 @@ LAPSE_API void lapse_session_wake_snapshot_waiters(void);
  * the value end is given; called on the span's thread). NULL, NULL: none. */
 LAPSE_API void lapse_session_set_span_hook(uint64_t (*begin)(uint32_t name),
                                            void (*end)(uint64_t value));
+/* For the Python extension (backend_window=): what a heavy backend's window did, for
+ * the META window_* keys of the session's files from now on (docs/format.md). event:
+ * SESSION_WINDOW_OPENED stamps its opening now, SESSION_WINDOW_CLOSED its closing
+ * (after an opening), 0 neither. The strings are copied; NULL reads as "". */
+typedef struct session_window {
+    const char *backend, *phase, *trace, *error;
+    uint64_t start, stop, entries, opened_entry, closed_entry;
+    int activity_paused;
+} session_window;
+enum { SESSION_WINDOW_OPENED = 1, SESSION_WINDOW_CLOSED = 2 };
+LAPSE_API void lapse_session_window_note(const session_window *w, int event);
+/* For a torch window (Kineto needs the process's one CUPTI subscription): the
+ * ACTIVITY collector, when it collects, flushes its records, disables and
+ * unsubscribes (1), else does nothing (0); resume subscribes again (0, or -1 when
+ * CUPTI refused: the collector's note says why, what it had is kept). */
+LAPSE_API int lapse_session_activity_yield(void);
+LAPSE_API int lapse_session_activity_resume(void);
 /* Takes a snapshot of the active session (as a write does, between writes) and
  * hands it to fn. 0, -EINVAL without a session, or -ENOMEM. */
 #include "../store/model.h"

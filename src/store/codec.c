@@ -79,6 +79,18 @@ static const meta_field meta_fields[] = {
     M("missing", META_STR, missing),
     M("absent", META_STR, absent),
     M("gpu_time_missing", META_STR, gpu_time_missing),
+    M("window_backend", META_STR, window_backend),
+    M("window_phase", META_STR, window_phase),
+    M("window_start", META_U64, window_start),
+    M("window_stop", META_U64, window_stop),
+    M("window_entries", META_U64, window_entries),
+    M("window_opened_entry", META_U64, window_opened_entry),
+    M("window_closed_entry", META_U64, window_closed_entry),
+    M("window_open_ns", META_U64, window_open_ns),
+    M("window_close_ns", META_U64, window_close_ns),
+    M("window_trace", META_STR, window_trace),
+    M("window_error", META_STR, window_error),
+    M("window_activity_paused", META_U32, window_activity_paused),
 };
 #undef M
 #define META_FIELD_COUNT (sizeof meta_fields / sizeof meta_fields[0])

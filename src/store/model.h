@@ -52,6 +52,19 @@ typedef struct store_meta {
     char *absent;  /* features asked for whose vendor library this machine does not have
                       (a GPU collector without a driver), with why, as missing */
     char *gpu_time_missing;    /* why a gpu_time phase had no GPU time (the first); "" or NULL */
+    /* a heavy backend's window (Python's backend=, backend_window=, window_phase=):
+     * window_backend "" (or NULL) when none was asked for */
+    char *window_backend;          /* "torch" or "viztracer" */
+    char *window_phase;            /* the span whose entries are counted */
+    uint64_t window_start, window_stop; /* entries asked: opens at start, closes at stop */
+    uint64_t window_entries;       /* entries counted when the record was last updated */
+    uint64_t window_opened_entry;  /* the entry it opened on; 0: it did not open */
+    uint64_t window_closed_entry;  /* the entry it closed on; 0: not on an entry (the
+                                      session stopped inside it, or it did not open) */
+    uint64_t window_open_ns, window_close_ns; /* ns into the session; close 0: still open */
+    char *window_trace;            /* the trace written; "" when none */
+    char *window_error;            /* why the backend did not run or write; "" when none */
+    uint32_t window_activity_paused; /* 1: ACTIVITY yielded CUPTI for the window */
 } store_meta;
 
 typedef struct store_thread {

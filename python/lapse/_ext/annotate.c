@@ -1,8 +1,8 @@
 /* annotate=True: every span of Python code is also a torch.profiler.record_function
  * of its name, so a torch.profiler (Kineto) capture shows lapse's spans, nested.
  *
- * It is a span hook of the core (core.h): set for the next session only when asked
- * for, so that without it spans cost what they cost (no check on their path). The
+ * It is a span hook of the core (core.h), through the extension's one (span_hook.c):
+ * set for the next session only when asked for, so that without it spans cost what they cost (no check on their path). The
  * hook runs on the thread of the span; it annotates the spans of threads that hold
  * the GIL (Python's own, and C spans called from Python), never calls Python
  * without it, and never raises into the program: a failing record_function is
@@ -10,8 +10,6 @@
 #include "ext.h"
 
 #include "lapse.h"
-
-#include "session/session.h"
 
 static PyObject *factory;   /* torch.profiler.record_function, while a session uses it */
 static PyObject *id_names;  /* int name id -> str */
@@ -28,7 +26,9 @@ int ext_annotate_name(uint32_t id, PyObject *name)
     return rc;
 }
 
-static uint64_t annotate_begin(uint32_t id)
+int ext_annotate_on(void) { return factory != NULL; }
+
+uint64_t ext_annotate_begin(uint32_t id)
 {
     if (inside || !factory || !PyGILState_Check())
         return 0;
@@ -54,7 +54,7 @@ static uint64_t annotate_begin(uint32_t id)
     return (uint64_t)(uintptr_t)rf;
 }
 
-static void annotate_end(uint64_t value)
+void ext_annotate_end(uint64_t value)
 {
     PyObject *rf = (PyObject *)(uintptr_t)value;
     if (!rf || !PyGILState_Check()) /* the GIL is held where it began: a thread's own spans */
@@ -84,10 +84,6 @@ int ext_annotate_set(PyObject *record_function)
     }
     Py_XINCREF(record_function);
     Py_XSETREF(factory, record_function);
-    if (record_function)
-        lapse_session_set_span_hook(annotate_begin, annotate_end);
-    else
-        lapse_session_set_span_hook(NULL, NULL);
     return 0;
 }
 

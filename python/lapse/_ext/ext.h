@@ -93,7 +93,22 @@ int ext_name_id(PyObject *name, uint32_t *id);
  * record_function factory of the next session (None: none); its methods. */
 int ext_annotate_name(uint32_t id, PyObject *name);
 int ext_annotate_set(PyObject *record_function);
+int ext_annotate_on(void);
+uint64_t ext_annotate_begin(uint32_t id);
+void ext_annotate_end(uint64_t value);
 extern PyMethodDef ext_annotate_methods[];
+/* window.c: a heavy backend's window (backend_window=) for the next session: the
+ * start()'s window= argument (None: none; -1 with an exception when it is not
+ * one); after the session started, its first record in the file; the entries it
+ * counts (a span hook's begin); its methods. */
+int ext_window_set(PyObject *window);
+void ext_window_started(void);
+int ext_window_on(void);
+void ext_window_begin(uint32_t id);
+extern PyMethodDef ext_window_methods[];
+/* span_hook.c: the session's one span hook of the extension, for annotate=True and
+ * the window together: set for the next session when one of them is on. */
+void ext_span_hook_update(void);
 
 #if PY_VERSION_HEX >= 0x030C0000
 /* A sys.monitoring tool of the extension's own (monitor_tool.c). */

@@ -150,7 +150,7 @@ PyMODINIT_FUNC PyInit__lapse(void)
         ext_causal_init() < 0 || add_methods(m, ext_causal_methods) < 0 ||
         add_methods(m, ext_span_methods) < 0 || add_methods(m, ext_plain_functions_methods) < 0 ||
         add_methods(m, ext_session_methods) < 0 || add_methods(m, ext_read_methods) < 0 ||
-        add_methods(m, ext_live_methods) < 0 || add_methods(m, ext_annotate_methods) < 0 || add_methods(m, ext_line_monitor_methods) < 0 ||
+        add_methods(m, ext_live_methods) < 0 || add_methods(m, ext_annotate_methods) < 0 || add_methods(m, ext_window_methods) < 0 || add_methods(m, ext_line_monitor_methods) < 0 ||
         add_methods(m, ext_line_stats_methods) < 0 ||
         add_methods(m, ext_auto_spans_methods) < 0 ||
         add_methods(m, ext_tags_methods) < 0 ||

@@ -15,21 +15,22 @@ static PyObject *session_start(PyObject *self, PyObject *args, PyObject *kw)
     static char *names[] = {"role", "run_dir", "max_spans", "snapshot_ms", "timeline",
                             "handle_signals", "cpu", "thread_names", "spans", "io",
                             "memory", "process_ms", "share", "device", "markers", "annotate",
-                            "activity", NULL};
+                            "activity", "window", NULL};
     const char *role = NULL, *run_dir = NULL;
     unsigned long long max_spans = 0;
     unsigned int snapshot_ms = 0;
     int timeline = 1, handle_signals = 1, cpu = 0, thread_names = 0, spans = 1, io = 0,
         memory = 0, share = 0, device = 0, markers = 0, activity = 0;
     unsigned int process_ms = 0;
-    PyObject *annotate = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzKIpppppppIpppOp:start", names, &role,
+    PyObject *annotate = Py_None, *window = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzKIpppppppIpppOpO:start", names, &role,
                                      &run_dir, &max_spans, &snapshot_ms, &timeline,
                                      &handle_signals, &cpu, &thread_names, &spans, &io, &memory,
-                                     &process_ms, &share, &device, &markers, &annotate, &activity))
+                                     &process_ms, &share, &device, &markers, &annotate, &activity, &window))
         return NULL;
-    if (ext_annotate_set(annotate) < 0) /* the span hook of this session, or none */
+    if (ext_annotate_set(annotate) < 0 || ext_window_set(window) < 0)
         return NULL;
+    ext_span_hook_update(); /* the span hook of this session, or none */
     lapse_options o;
     lapse_options_init(&o);
     o.role = role;
@@ -46,6 +47,7 @@ static PyObject *session_start(PyObject *self, PyObject *args, PyObject *kw)
     o.share = share;
     int rc = lapse_start(&o);
     if (rc == 0) {
+        ext_window_started();
         ext_session_serial++;
         ext_last_key = NULL; /* the next span notices its context, and names its thread */
     }
@@ -248,10 +250,11 @@ PyMethodDef ext_session_methods[] = {
      "start(role=None, run_dir=None, max_spans=0, snapshot_ms=0, timeline=True, "
      "handle_signals=True, cpu=False, thread_names=False, spans=True, io=False, memory=False, "
      "process_ms=0, "
-     "share=False, device=False, markers=False, annotate=None, activity=False) -> "
+     "share=False, device=False, markers=False, annotate=None, activity=False, window=None) -> "
      "path of this process's "
      ".lapse file; annotate: torch.profiler.record_function, opened by every span of "
-     "the session"},
+     "the session; window: (backend, phase, start, stop, runner, why), a heavy backend's "
+     "window (runner None, why a str: it cannot run, and the file says why)"},
     {"stop", session_stop, METH_NOARGS, "stop() -> path of the final file, or None"},
     {"flush", session_flush, METH_NOARGS, "flush() -> True when the snapshot was written"},
     {"is_active", session_is_active, METH_NOARGS, "is_active() -> bool"},
