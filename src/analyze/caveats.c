@@ -36,6 +36,8 @@ static const char *const kind_names[] = {
     [CAVEAT_DROPPED_ACTIVITIES] = "dropped_activities",
     [CAVEAT_FEATURE_MISSING] = "feature_missing",
     [CAVEAT_GPU_FAILED] = "gpu_failed",
+    [CAVEAT_WINDOW_FAILED] = "window_failed",
+    [CAVEAT_ACTIVITY_PAUSED] = "activity_paused",
 };
 
 const char *caveat_kind_name(caveat_kind k)
@@ -388,6 +390,20 @@ int caveats_build(const run_model *m, const run_ranks *ranks, caveat_list *l)
             c->count = m->workers[i].gpu.failed_calls;
             c->reason = m->workers[i].gpu.error;
         }
+    for (uint32_t i = 0; i < m->worker_count; i++)
+        if (m->workers[i].window.error[0]) {
+            NEW(about_worker(l, CAVEAT_WINDOW_FAILED, m, i));
+            c->reason = m->workers[i].window.error;
+        }
+    for (uint32_t i = 0; i < m->worker_count; i++) {
+        const rm_worker *w = &m->workers[i];
+        if (!w->window.activity_paused || !w->window.opened_entry)
+            continue;
+        NEW(about_worker(l, CAVEAT_ACTIVITY_PAUSED, m, i));
+        c->a = RM_RUN_CLOCK_NS(m, w, w->window.open_ns);
+        c->b = w->window.close_ns ? RM_RUN_CLOCK_NS(m, w, w->window.close_ns) : 0;
+        c->flags = !w->window.close_ns;
+    }
 #undef NEW
     return 0;
 fail:

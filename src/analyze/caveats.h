@@ -4,7 +4,8 @@
  * and JSON reports and both sides of a diff share. The order is fixed: unreadable,
  * duplicate, stale, not_final, signal, write_failed, child_no_file, leftover_tmp, superseded,
  * inconsistent, dropped_spans, folded, unmatched_ends, dropped_counters, overflow,
- * missing_ranks, io_unreadable, sampling, feature_missing, gpu_failed. */
+ * missing_ranks, io_unreadable, sampling, feature_missing, gpu_failed, window_failed,
+ * activity_paused. */
 #ifndef LAPSE_ANALYZE_CAVEATS_H
 #define LAPSE_ANALYZE_CAVEATS_H
 
@@ -39,6 +40,8 @@ typedef enum caveat_kind {
     CAVEAT_DROPPED_CAUSAL, /* signals and waits past the writer's bound */
     CAVEAT_FEATURE_MISSING, /* its session was asked for a feature that could not run */
     CAVEAT_GPU_FAILED,      /* NVML calls failed while the GPU collector ran */
+    CAVEAT_WINDOW_FAILED,   /* a heavy backend's window did not run or write (reason) */
+    CAVEAT_ACTIVITY_PAUSED, /* ACTIVITY yielded CUPTI to a torch window (a .. b) */
 } caveat_kind;
 
 /* The kind as reports name it ("stale", ...). */
@@ -75,6 +78,9 @@ typedef struct caveat {
      *   write_failed: a = failed writes before the one the file holds
  *   feature_missing: reason = the features and why ("device: ...; ...")
  *   gpu_failed: count = the calls that failed, reason = the last failure
+ *   window_failed: reason = why (the worker's window.error)
+ *   activity_paused: a, b = the window's open and close on the run's clock (ns since
+ *     its start); flag 1 = it did not close (paused to the end of the file)
      *   leftover_tmp: a = the writer's pid, b = mtime ns; flag = the file was read
      *   superseded: a = its files, b = its newest mtime ns
      *   missing_ranks: ranks[] the first of them (count = all), world = world size

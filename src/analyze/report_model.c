@@ -448,7 +448,7 @@ int report_model_build(const run_model *m, const report_inputs *in, report_model
     r->run_paths_built = in && in->run_paths;
     if (caveats_build(m, &r->ranks, &r->caveats) || (r->run_paths_built && report_run_paths_build(r)))
         goto oom;
-    if (causality_build(m, &r->causal))
+    if (causality_build(m, &r->causal) || report_windows_build(m, &r->windows, &r->window_count))
         goto oom;
     return 0;
 oom:
@@ -473,6 +473,7 @@ void report_model_free(report_model *r)
     run_stats_free(&r->stats);
     run_ranks_free(&r->ranks);
     causality_free(&r->causal);
+    free(r->windows);
     const run_model *m = r->m;
     memset(r, 0, sizeof *r);
     r->m = m;

@@ -265,6 +265,32 @@ typedef struct report_run_path {
     uint32_t counters_first, counter_count; /* report_model.run_counters[...], by name */
 } report_run_path;
 
+/* ---- a heavy backend's window (Python's backend=), one per process that asked ---- */
+
+typedef enum report_window_state {
+    REPORT_WINDOW_NOT_RUN = 0,     /* its backend could not run (the error says why) */
+    REPORT_WINDOW_NOT_REACHED = 1, /* fewer entries than its start: it did not open */
+    REPORT_WINDOW_OPEN = 2,        /* open when its file was written (a snapshot, or the
+                                      process ended without stopping it) */
+    REPORT_WINDOW_CLOSED = 3,      /* closed on its stop entry */
+    REPORT_WINDOW_CUT = 4,         /* the session stopped inside it, and closed it then */
+} report_window_state;
+
+/* The state's name in the JSON report: "not_run", "not_reached", ... */
+const char *report_window_state_name(report_window_state s);
+
+typedef struct report_window {
+    uint32_t worker;
+    const rm_window *w;
+    report_window_state state;
+    uint64_t first_entry, last_entry; /* the entries inside it (opened); else 0, 0 */
+    uint64_t open_at_ns, close_at_ns; /* on the run's clock (since its start); opened */
+    int has_close;                    /* CLOSED, CUT: close_at_ns holds */
+} report_window;
+
+/* The windows of m's workers, in worker order (report_windows.c): 0 or -ENOMEM. */
+int report_windows_build(const run_model *m, report_window **out, uint32_t *count);
+
 typedef struct report_model {
     const run_model *m;
     unsigned top;
@@ -284,6 +310,8 @@ typedef struct report_model {
     report_run_counter *run_counters;
     uint32_t run_counter_count;
     causality causal; /* signals, waits, the critical path (present: some file has them) */
+    report_window *windows; /* the processes that asked for a backend's window */
+    uint32_t window_count;
 } report_model;
 
 /* Builds the report of m. 0, or -ENOMEM (r is then empty: no partial report). */

@@ -539,6 +539,10 @@ static void worker_free(rm_worker *w)
     free(w->job_id);
     free(w->write_error);
     free(w->gpu_time_missing);
+    free(w->window.backend);
+    free(w->window.phase);
+    free(w->window.trace);
+    free(w->window.error);
     free(w->proc.series);
     free(w->children);
     free(w->activity_note);
@@ -724,6 +728,22 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     w->missing = dup_or_empty(mt->missing);
     w->absent = dup_or_empty(mt->absent);
     w->gpu_time_missing = dup_or_empty(mt->gpu_time_missing);
+    w->window.backend = dup_or_empty(mt->window_backend);
+    w->window.phase = dup_or_empty(mt->window_phase);
+    w->window.trace = dup_or_empty(mt->window_trace);
+    w->window.error = dup_or_empty(mt->window_error);
+    if (!w->window.backend || !w->window.phase || !w->window.trace || !w->window.error) {
+        worker_free(w);
+        return -ENOMEM;
+    }
+    w->window.start = mt->window_start;
+    w->window.stop = mt->window_stop;
+    w->window.entries = mt->window_entries;
+    w->window.opened_entry = mt->window_opened_entry;
+    w->window.closed_entry = mt->window_closed_entry;
+    w->window.open_ns = mt->window_open_ns;
+    w->window.close_ns = mt->window_close_ns;
+    w->window.activity_paused = mt->window_activity_paused;
     if (!w->file || !w->host || !w->role || !w->run_id || !w->end_reason || !w->launcher ||
         !w->job_id || !w->write_error || !w->missing || !w->absent || !w->gpu_time_missing ||
         (f->samples && !(w->samples = sample_set_from_store(f->samples)))) {

@@ -130,6 +130,14 @@ typedef struct rm_gpu {
     uint32_t device_count;
 } rm_gpu;
 
+/* A heavy backend's window (META window_*): backend "" when none was asked for. */
+typedef struct rm_window {
+    char *backend, *phase, *trace, *error; /* "" when none */
+    uint64_t start, stop, entries, opened_entry, closed_entry;
+    uint64_t open_ns, close_ns; /* ns into its session; close 0: not closed */
+    uint32_t activity_paused;
+} rm_window;
+
 typedef struct rm_worker {
     char *file, *host, *role, *run_id, *end_reason, *launcher, *job_id;
     char *write_error; /* the last failed write before this file's, "" when none */
@@ -171,7 +179,14 @@ typedef struct rm_worker {
     rm_gpu gpu;
     char *missing; /* features its session was asked for that failed to start, with why; "" */
     char *absent;  /* those whose library its machine does not have, with why; "" */
+    rm_window window;
 } rm_worker;
+
+/* ns_into_session (a worker's window_open_ns, ...) on the run's clock: since the
+ * run's earliest session start (m->start_real_ns). */
+#define RM_RUN_CLOCK_NS(m, w, ns_into_session) \
+    ((w)->start_real_ns > (m)->start_real_ns ? (w)->start_real_ns - (m)->start_real_ns + (ns_into_session) \
+                                             : (ns_into_session))
 
 typedef struct rm_role {
     char *name;

@@ -295,6 +295,20 @@ char *caveat_text(const run_model *m, const caveat *c, char *buf, size_t n)
             caveat_worker_name(name, sizeof name, w), fmt_count(a, sizeof a, c->count),
             c->reason && c->reason[0] ? c->reason : "no reason recorded");
         break;
+    case CAVEAT_WINDOW_FAILED:
+        add(&t, "%s: the %s window (backend=) wrote no trace: %s; the program ran on without it",
+            caveat_worker_name(name, sizeof name, w), w->window.backend, c->reason);
+        break;
+    case CAVEAT_ACTIVITY_PAUSED: {
+        char from[32], to[32];
+        fmt_duration(from, sizeof from, (double)c->a);
+        fmt_duration(to, sizeof to, (double)c->b);
+        add(&t, "%s: ACTIVITY was paused for the torch window, from %s to %s after the run's "
+                "start (torch.profiler held CUPTI): GPU ACTIVITY BY SPAN has no kernels of that "
+                "interval (they are in the window's trace), which is not \"no kernels\"",
+            caveat_worker_name(name, sizeof name, w), from, c->flags ? "the end of its file" : to);
+        break;
+    }
     }
     return buf;
 }
@@ -321,8 +335,15 @@ void caveat_list_json(json_out *j, const run_model *m, const caveat_list *l, con
         }
         if (c->count)
             json_u64(j, "count", c->count);
-        if (c->kind == CAVEAT_ACTIVITY_MISSING)
+        if (c->kind == CAVEAT_ACTIVITY_MISSING || c->kind == CAVEAT_WINDOW_FAILED)
             json_str(j, "reason", c->reason);
+        if (c->kind == CAVEAT_ACTIVITY_PAUSED) {
+            json_ns(j, "from_ns", (double)c->a);
+            if (c->flags)
+                json_null(j, "to_ns");
+            else
+                json_ns(j, "to_ns", (double)c->b);
+        }
         if (c->processes)
             json_u64(j, "processes", c->processes);
         if (c->kind == CAVEAT_CHILD_NO_FILE) { /* the first of them, as the message */

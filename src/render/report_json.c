@@ -6,6 +6,7 @@
 #include "report_activity.h"
 #include "report_ranks.h"
 #include "report_causality.h"
+#include "report_windows.h"
 #include "report_samples.h"
 
 #include "lapse.h"
@@ -576,6 +577,7 @@ int report_write_json(FILE *out, const report_model *r, const report_options *o)
 
     report_samples_json(&j, r);
     report_causality_json(&j, r);
+    report_windows_json(&j, r);
 
     json_begin_array(&j, "caveats");
     caveat_list_json(&j, m, &r->caveats, NULL);

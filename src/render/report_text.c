@@ -3,6 +3,7 @@
 #include "report_render.h"
 
 #include "caveat_text.h"
+#include "report_windows.h"
 #include "format.h"
 #include "report_activity.h"
 #include "report_ranks.h"
@@ -671,6 +672,7 @@ int report_write_text(FILE *out, const report_model *r, const report_options *o)
         fputs("\nNo file of this run could be read.\n", out);
     report_samples_text(out, r);
     report_causality_text(out, r);
+    report_windows_text(out, r);
     fputc('\n', out);
     caveats_block(out, r);
     fflush(out);
