@@ -228,6 +228,50 @@ static void rewrite(const bytes_out *file, int (*keep)(uint32_t type), uint32_t 
     bytes_patch_u32(out, 28, store_crc32(out->data, 28));
 }
 
+/* A backend window's record (META window_*) comes back as written; a file without
+ * one reads as none ("" and 0). */
+static void test_backend_window(void)
+{
+    store_file in, out;
+    char err[256];
+    sample_model(&in);
+    bytes_out none = {0};
+    CHECK(store_encode(&in, &none) == 0);
+    CHECK(store_decode(none.data, none.len, 0, &out, err, sizeof err) == 0);
+    CHECK(!out.meta.window_backend || !out.meta.window_backend[0]);
+    CHECK_EQ_U64(out.meta.window_opened_entry, 0);
+    store_file_free(&out);
+    in.meta.window_backend = "torch";
+    in.meta.window_phase = "iteration";
+    in.meta.window_start = 100;
+    in.meta.window_stop = 110;
+    in.meta.window_entries = 110;
+    in.meta.window_opened_entry = 100;
+    in.meta.window_closed_entry = 110;
+    in.meta.window_open_ns = 5000000;
+    in.meta.window_close_ns = 9000000;
+    in.meta.window_trace = "/run/host/backend/torch-42.json";
+    in.meta.window_error = "";
+    in.meta.window_activity_paused = 1;
+    bytes_out buf = {0};
+    CHECK(store_encode(&in, &buf) == 0);
+    CHECK(store_decode(buf.data, buf.len, 0, &out, err, sizeof err) == 0);
+    CHECK(strcmp(out.meta.window_backend, "torch") == 0);
+    CHECK(strcmp(out.meta.window_phase, "iteration") == 0);
+    CHECK_EQ_U64(out.meta.window_start, 100);
+    CHECK_EQ_U64(out.meta.window_stop, 110);
+    CHECK_EQ_U64(out.meta.window_entries, 110);
+    CHECK_EQ_U64(out.meta.window_opened_entry, 100);
+    CHECK_EQ_U64(out.meta.window_closed_entry, 110);
+    CHECK_EQ_U64(out.meta.window_open_ns, 5000000);
+    CHECK_EQ_U64(out.meta.window_close_ns, 9000000);
+    CHECK(strcmp(out.meta.window_trace, "/run/host/backend/torch-42.json") == 0);
+    CHECK_EQ_U64(out.meta.window_activity_paused, 1);
+    store_file_free(&out);
+    free(buf.data);
+    free(none.data);
+}
+
 /* GPU time of gpu_time phases: per node, with the entries whose time is missing and
  * the reason; a file without any has no GPU_TIME section; GPU time without a timed
  * entry is rejected. */
@@ -892,6 +936,7 @@ int main(void)
     test_cpu_ticks();
     test_gpu_device();
     test_gpu_time();
+    test_backend_window();
     test_children();
     test_gpu_activity();
     test_causality();
