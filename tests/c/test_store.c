@@ -256,8 +256,8 @@ static void test_backend_window(void)
     bytes_out buf = {0};
     CHECK(store_encode(&in, &buf) == 0);
     CHECK(store_decode(buf.data, buf.len, 0, &out, err, sizeof err) == 0);
-    CHECK(strcmp(out.meta.window_backend, "torch") == 0);
-    CHECK(strcmp(out.meta.window_phase, "iteration") == 0);
+    CHECK(out.meta.window_backend && strcmp(out.meta.window_backend, "torch") == 0);
+    CHECK(out.meta.window_phase && strcmp(out.meta.window_phase, "iteration") == 0);
     CHECK_EQ_U64(out.meta.window_start, 100);
     CHECK_EQ_U64(out.meta.window_stop, 110);
     CHECK_EQ_U64(out.meta.window_entries, 110);
@@ -265,7 +265,7 @@ static void test_backend_window(void)
     CHECK_EQ_U64(out.meta.window_closed_entry, 110);
     CHECK_EQ_U64(out.meta.window_open_ns, 5000000);
     CHECK_EQ_U64(out.meta.window_close_ns, 9000000);
-    CHECK(strcmp(out.meta.window_trace, "/run/host/backend/torch-42.json") == 0);
+    CHECK(out.meta.window_trace && strcmp(out.meta.window_trace, "/run/host/backend/torch-42.json") == 0);
     CHECK_EQ_U64(out.meta.window_activity_paused, 1);
     store_file_free(&out);
     free(buf.data);
