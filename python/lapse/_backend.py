@@ -8,7 +8,12 @@ import importlib.util
 import os
 from typing import Any
 
+from . import _lapse
+
 BACKENDS = ("torch", "viztracer")
+
+# a forked child runs none of its parent's window (its session's file has none)
+os.register_at_fork(after_in_child=_lapse.window_forget)
 
 
 def check(backend: str | None, window: Any, phase: str | None) -> tuple[int, int] | None:
@@ -46,8 +51,6 @@ def unavailable(backend: str) -> str | None:
 
 def trace_path(backend: str) -> str:
     """Beside the process's .lapse file (of the session now): its run directory's backend/."""
-    from . import _lapse
-
     return os.path.join(os.path.dirname(_lapse.file_path() or ""), "backend",
                         f"{backend}-{os.getpid()}.json")
 

@@ -213,6 +213,34 @@ def test_entries_on_other_threads_count(tmp_path) -> None:
     assert (p.backend_result["opened_entry"], p.backend_result["closed_entry"]) == (6, 8)
 
 
+def test_a_forked_child_runs_none_of_its_parents_window(tmp_path) -> None:
+    if importlib.util.find_spec("viztracer") is None:
+        pytest.fail("viztracer is not installed (requirements-dev.txt pins it)")
+    program = textwrap.dedent("""
+        import os, sys, lapse
+        with lapse.Profiler(run_dir=sys.argv[1], backend="viztracer", backend_window=(3, 5),
+                            window_phase="step") as p:
+            with lapse.phase("step"):
+                pass
+            pid = os.fork()
+            for i in range(6):
+                with lapse.phase("step"):
+                    pass
+            if pid == 0:
+                os._exit(0)
+            os.waitpid(pid, 0)
+        print(os.getpid())
+    """)
+    out = subprocess.run([sys.executable, "-c", program, str(tmp_path / "run")],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    parent = int(out.stdout.split()[-1])
+    traces = glob.glob(str(tmp_path / "run" / "**" / "backend" / "*.json"), recursive=True)
+    assert [os.path.basename(t) for t in traces] == [f"viztracer-{parent}.json"]
+    doc = lapse.Profile.load(str(tmp_path / "run")).to_dict()
+    assert [w["pid"] for w in doc["backend_windows"]] == [parent]
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"backend": "perf", "backend_window": (1, 2), "window_phase": "x"}, "unknown backend"),
     ({"backend": "torch", "backend_window": (5, 5), "window_phase": "x"}, "1 <= start < stop"),

@@ -194,7 +194,20 @@ static PyObject *window_finish(PyObject *self, PyObject *unused)
                          "error", error[0] ? error : NULL);
 }
 
+static PyObject *window_forget(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    __atomic_store_n(&state, W_DONE, __ATOMIC_RELEASE);
+    backend[0] = 0;
+    Py_CLEAR(runner);
+    Py_RETURN_NONE;
+}
+
 PyMethodDef ext_window_methods[] = {
+    {"window_forget", window_forget, METH_NOARGS,
+     "window_forget() -> None: in a forked child, the parent's window is forgotten (it\n"
+     "neither opens nor closes there, and the child's file has none)"},
     {"window_finish", window_finish, METH_NOARGS,
      "window_finish() -> None without a window; else closes it if it is open (the trace\n"
      "written), updates the file's record, and returns {state, entries, opened_entry,\n"
