@@ -180,14 +180,19 @@ static PyObject *window_finish(PyObject *self, PyObject *unused)
     (void)unused;
     if (!backend[0])
         Py_RETURN_NONE;
-    int expected = W_OPEN;
-    if (__atomic_compare_exchange_n(&state, &expected, W_BUSY, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+    int expected = W_OPEN, waiting = 0;
+    if (__atomic_compare_exchange_n(&state, &expected, W_BUSY, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
         close_backend(0); /* the session ends inside the window */
-    else
-        note(0); /* the entries counted so far */
-    int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
-    return Py_BuildValue("{s:s,s:K,s:K,s:K,s:s,s:z}", "state",
-                         st == W_OPEN ? "open" : st == W_WAITING ? "waiting" : "done",
+    } else {
+        /* the session ends before it opened: it will not (a C span after the
+         * interpreter's end must not try to) */
+        expected = W_WAITING;
+        waiting = __atomic_compare_exchange_n(&state, &expected, W_DONE, 0, __ATOMIC_ACQ_REL,
+                                              __ATOMIC_RELAXED);
+        Py_CLEAR(runner);
+        note(0); /* the entries counted */
+    }
+    return Py_BuildValue("{s:s,s:K,s:K,s:K,s:s,s:z}", "state", waiting ? "waiting" : "done",
                          "entries", (unsigned long long)__atomic_load_n(&entries, __ATOMIC_RELAXED),
                          "opened_entry", (unsigned long long)opened_entry, "closed_entry",
                          (unsigned long long)closed_entry, "trace", trace,
@@ -210,7 +215,7 @@ PyMethodDef ext_window_methods[] = {
      "neither opens nor closes there, and the child's file has none)"},
     {"window_finish", window_finish, METH_NOARGS,
      "window_finish() -> None without a window; else closes it if it is open (the trace\n"
-     "written), updates the file's record, and returns {state, entries, opened_entry,\n"
-     "closed_entry, trace, error}"},
+     "written) or ends its wait, updates the file's record, and returns {state ('waiting':\n"
+     "it never opened; 'done'), entries, opened_entry, closed_entry, trace, error}"},
     {NULL, NULL, 0, NULL},
 };
