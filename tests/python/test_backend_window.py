@@ -212,6 +212,52 @@ def test_entries_on_other_threads_count(tmp_path) -> None:
     assert (p.backend_result["opened_entry"], p.backend_result["closed_entry"]) == (6, 8)
 
 
+class Failing:
+    """A backend that raises where asked: on open, or on close (its trace not written)."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def open(self) -> None:
+        if self.where == "open":
+            raise RuntimeError("no profiler today")
+
+    def close(self) -> str:
+        if self.where == "close":
+            raise OSError(28, "No space left on device")
+        return "unused.json"
+
+
+@pytest.mark.parametrize("where", ["open", "close"])
+def test_a_backend_that_fails_never_raises_into_the_program(tmp_path, monkeypatch, where) -> None:
+    from lapse import _backend
+    monkeypatch.setattr(_backend, "runner", lambda backend: Failing(where))
+    monkeypatch.setattr(_backend, "unavailable", lambda backend: None)
+    with Profiler(run_dir=tmp_path, backend="viztracer", backend_window=(2, 4),
+                  window_phase="iteration") as p:
+        for _ in range(6):
+            try:
+                raise KeyError("the program's own")  # an exception set while the hook runs
+            except KeyError:
+                with lapse.phase("iteration"):
+                    pass
+    assert p.backend_missing is not None
+    doc = p.result().to_dict()
+    (window,) = doc["backend_windows"]
+    (caveat,) = [c for c in doc["caveats"] if c["kind"] == "window_failed"]
+    if where == "open":
+        assert p.backend_missing == "viztracer could not start: RuntimeError: no profiler today"
+        assert (window["state"], window["trace"]) == ("not_run", None)
+    else:
+        assert p.backend_missing == ("viztracer could not write its trace: OSError: "
+                                     "[Errno 28] No space left on device")
+        assert (window["state"], window["first_entry"], window["last_entry"]) == ("closed", 2, 3)
+        assert window["trace"] is None
+    assert caveat["reason"] == p.backend_missing
+    assert "wrote no trace" in caveat["message"] and "ran on without it" in caveat["message"]
+    assert doc["roles"][0]["phases"][0]["calls"] == 6
+
+
 def test_a_forked_child_runs_none_of_its_parents_window(tmp_path) -> None:
     if importlib.util.find_spec("viztracer") is None:
         pytest.fail("viztracer is not installed (requirements-dev.txt pins it)")
