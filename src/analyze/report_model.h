@@ -283,9 +283,12 @@ typedef struct report_window {
     uint32_t worker;
     const rm_window *w;
     report_window_state state;
+    uint64_t asked_last;              /* the last entry asked for: stop - 1 */
+    int opened;                       /* OPEN, CLOSED, CUT: the fields below hold */
     uint64_t first_entry, last_entry; /* the entries inside it (opened); else 0, 0 */
     uint64_t open_at_ns, close_at_ns; /* on the run's clock (since its start); opened */
-    int has_close;                    /* CLOSED, CUT: close_at_ns holds */
+    int has_close;                    /* CLOSED, CUT: close_at_ns and open_for_ns hold */
+    uint64_t open_for_ns;             /* close_at_ns - open_at_ns (0 if a file says less) */
 } report_window;
 
 /* The windows of m's workers, in worker order (report_windows.c): 0 or -ENOMEM. */

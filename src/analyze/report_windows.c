@@ -31,10 +31,12 @@ int report_windows_build(const run_model *m, report_window **out, uint32_t *coun
         report_window *r = &ws[(*count)++];
         r->worker = i;
         r->w = w;
+        r->asked_last = w->stop ? w->stop - 1 : 0;
         if (!w->opened_entry) {
             r->state = w->error[0] ? REPORT_WINDOW_NOT_RUN : REPORT_WINDOW_NOT_REACHED;
             continue;
         }
+        r->opened = 1;
         r->first_entry = w->opened_entry;
         r->open_at_ns = RM_RUN_CLOCK_NS(m, wk, w->open_ns);
         if (!w->close_ns) {
@@ -44,8 +46,10 @@ int report_windows_build(const run_model *m, report_window **out, uint32_t *coun
         }
         r->has_close = 1;
         r->close_at_ns = RM_RUN_CLOCK_NS(m, wk, w->close_ns);
+        r->open_for_ns = r->close_at_ns > r->open_at_ns ? r->close_at_ns - r->open_at_ns : 0;
         r->state = w->closed_entry ? REPORT_WINDOW_CLOSED : REPORT_WINDOW_CUT;
-        r->last_entry = w->closed_entry ? w->closed_entry - 1 : w->entries;
+        r->last_entry = w->closed_entry > w->opened_entry ? w->closed_entry - 1
+                        : w->closed_entry ? w->opened_entry : w->entries;
     }
     *out = ws;
     return 0;

@@ -14,7 +14,7 @@ void report_windows_text(FILE *out, const report_model *r)
         const rm_window *w = rw->w;
         fprintf(out, "  %s: %s for entries %llu..%llu of %s\n",
                 caveat_worker_name(name, sizeof name, &r->m->workers[rw->worker]), w->backend,
-                (unsigned long long)w->start, (unsigned long long)(w->stop - 1), w->phase);
+                (unsigned long long)w->start, (unsigned long long)rw->asked_last, w->phase);
         switch (rw->state) {
         case REPORT_WINDOW_NOT_RUN:
             fputs("    did not run (CAVEATS say why); no trace\n", out);
@@ -30,7 +30,7 @@ void report_windows_text(FILE *out, const report_model *r)
         fmt_duration(from, sizeof from, (double)rw->open_at_ns);
         if (rw->has_close) {
             fmt_duration(to, sizeof to, (double)rw->close_at_ns);
-            fmt_duration(len, sizeof len, (double)(rw->close_at_ns - rw->open_at_ns));
+            fmt_duration(len, sizeof len, (double)rw->open_for_ns);
             fprintf(out, "    entries %llu..%llu inside it%s, open from %s to %s after the run's start (%s)\n",
                     (unsigned long long)rw->first_entry, (unsigned long long)rw->last_entry,
                     rw->state == REPORT_WINDOW_CUT ? " (the session stopped inside it)" : "",
@@ -66,8 +66,7 @@ void report_windows_json(json_out *j, const report_model *r)
         json_u64(j, "stop", w->stop);
         json_str(j, "state", report_window_state_name(rw->state));
         json_u64(j, "entries", w->entries);
-        int opened = rw->state >= REPORT_WINDOW_OPEN;
-        if (opened) {
+        if (rw->opened) {
             json_u64(j, "first_entry", rw->first_entry);
             json_u64(j, "last_entry", rw->last_entry);
             json_ns(j, "open_at_ns", (double)rw->open_at_ns);
