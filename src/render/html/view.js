@@ -748,11 +748,11 @@
       var x1 = LABEL + (begin - st.t0) * scale, y1 = lane.y + sel.level * ROW + ROW / 2;
       ctx.save();
       ctx.beginPath(); ctx.rect(LABEL, 0, st.width - LABEL, L.height); ctx.clip();
-      ctx.lineWidth = 1.5;
-      arrow(x0, y0, x1, y1, '#6a1b9a');
-      ctx.restore();
-      st.launch = { x0: x0, y0: y0, x1: x1, y1: y1, lane: sel.lane, op: k, from_lane: L.lanes.indexOf(from.lane),
+      var a = st.launch = { x0: x0, y0: y0, x1: x1, y1: y1, lane: sel.lane, op: k, from_lane: L.lanes.indexOf(from.lane),
         from_level: from.level, from_index: from.index };
+      ctx.lineWidth = 1.5;
+      arrow(a.x0, a.y0, a.x1, a.y1, '#6a1b9a');
+      ctx.restore();
     }
 
     var pending = false;
