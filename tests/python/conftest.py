@@ -59,6 +59,21 @@ def phases(doc: dict, role: str | None = None) -> dict[str, dict]:
     return {p["path"]: p for p in roles[0]["phases"]}
 
 
+@pytest.fixture(scope="session")
+def fake_cupti(tmp_path_factory) -> str:
+    """The fake libcupti (tests/fakes/fake_cupti.c), built once for the whole session:
+    lapse keeps the libcupti it loaded for the life of the process, so every test that
+    drives it must name the same file."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.fail("no C compiler to build the fake libcupti")
+    out = tmp_path_factory.mktemp("fake") / "libcupti.so"
+    repo = pathlib.Path(__file__).resolve().parents[2]
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-fvisibility=hidden", "-o", str(out),
+                    str(repo / "tests" / "fakes" / "fake_cupti.c"), "-lpthread"], check=True)
+    return str(out)
+
+
 @pytest.fixture(autouse=True)
 def no_lapse_environment(monkeypatch):
     """Tests start from an environment without LAPSE_* variables."""

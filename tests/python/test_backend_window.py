@@ -11,8 +11,6 @@ import glob
 import importlib.util
 import json
 import os
-import pathlib
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -23,7 +21,6 @@ import lapse
 from conftest import needs_torch
 from lapse import Feature, Profiler
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
 
 # each entry i of "iteration" calls a function named entry<i> (viztracer), inside a
 # record_function of that name (torch): a trace names the entries it holds
@@ -301,17 +298,6 @@ def test_a_bad_window_is_refused_at_construction(kwargs, message) -> None:
 
 
 # ---- a torch window and ACTIVITY: CUPTI yielded, and taken back (fake libcupti) ----
-
-@pytest.fixture(scope="module")
-def fake_cupti(tmp_path_factory) -> str:
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if not cc:
-        pytest.fail("no C compiler to build the fake libcupti")
-    out = tmp_path_factory.mktemp("fake") / "libcupti.so"
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-fvisibility=hidden", "-o", str(out),
-                    str(REPO / "tests" / "fakes" / "fake_cupti.c"), "-lpthread"], check=True)
-    return str(out)
-
 
 def test_a_torch_window_gets_cupti_and_activity_takes_it_back(tmp_path, monkeypatch, fake_cupti):
     monkeypatch.setenv("LAPSE_CUPTI_PATH", fake_cupti)

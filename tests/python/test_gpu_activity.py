@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import pathlib
-import shutil
 import subprocess
 import sys
 
@@ -16,19 +14,6 @@ import pytest
 import lapse
 from conftest import lapse_command
 from lapse import Feature, Profiler
-
-REPO = pathlib.Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def fake_cupti(tmp_path_factory) -> str:
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if not cc:
-        pytest.fail("no C compiler to build the fake libcupti")
-    out = tmp_path_factory.mktemp("fake") / "libcupti.so"
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-fvisibility=hidden", "-o", str(out),
-                    str(REPO / "tests" / "fakes" / "fake_cupti.c"), "-lpthread"], check=True)
-    return str(out)
 
 
 @pytest.fixture
