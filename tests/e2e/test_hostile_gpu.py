@@ -81,6 +81,7 @@ def test_odd_records_the_reader_accepts_give_a_page(lapse, browser, tmp_path):  
     f = gpu_file(recs, names=names + ["unused"] * 3)
     # the huge launches' span: its end past INT64_MAX on the run's clock
     f.spans.append((0, f.name("step"), 1, (1 << 63) - 10, (1 << 63) - 10 + (1 << 62)))
+    f.spans.append((0, f.name("step"), 2, (1 << 63) + 1000, (1 << 63) + 2000))  # past INT64_MAX
     run = write_run(tmp_path, ("main-4242.lapse", f))
     out = all_outputs(lapse, run, tmp_path)
     gpu, ops = gpu_ops(out["page"])
