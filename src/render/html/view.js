@@ -661,6 +661,7 @@
           var y = lane.y + level * ROW, n = lv.n;
           var i = lowerBoundEnd(lv.reach, n, t0), start = lv.start, end = lv.end;
           var runX0 = 0, runX1 = -1, runStyle = ''; /* adjacent merged columns of one colour: one rectangle */
+          var colPx = -Infinity; /* the last merged column's pixel */
           while (i < n && start[i] < t1) {
             var x0 = LABEL + (start[i] - t0) * scale, x1 = LABEL + (end[i] - t0) * scale;
             if (x1 - x0 >= 1) {
@@ -677,8 +678,10 @@
               }
               pushBar(0, x0, x1, y, ROW, li, level, i, 0, hit);
               i++;
-            } else { /* narrower than a pixel: what falls in this pixel is one merged column */
-              var px = Math.floor(x0), tEnd = t0 + (px + 1 - LABEL) / scale;
+            } else { /* narrower than a pixel: what falls in this pixel is one merged column (a record
+                      * that ended past the last column's pixel: the next pixel's) */
+              var px = Math.max(Math.floor(x0), colPx + 1), tEnd = t0 + (px + 1 - LABEL) / scale;
+              colPx = px;
               var j = lowerBoundFrom(lv.reach, i, n, tEnd);
               if (j <= i) j = i + 1;
               var mhit = searching && lv.match[j] - lv.match[i] > 0;
