@@ -11,6 +11,7 @@ import glob
 import importlib.util
 import json
 import os
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -207,6 +208,60 @@ def test_entries_on_other_threads_count(tmp_path) -> None:
         _backend.runner, _backend.unavailable = original
     assert runner.calls == [("open", "MainThread"), ("close", "MainThread")]
     assert (p.backend_result["opened_entry"], p.backend_result["closed_entry"]) == (6, 8)
+
+
+C_ITERATIONS = r"""
+#include <lapse.h>
+
+void c_iterations(int n)
+{
+    for (int i = 0; i < n; i++) {
+        LAPSE_SCOPE("iteration");
+    }
+}
+"""
+
+
+def test_c_spans_without_the_gil_count_and_the_next_entry_under_it_opens(tmp_path) -> None:
+    # ctypes.CDLL releases the GIL around the call: the C library's entries count, and
+    # the window waits for an entry on a thread that holds the GIL to open
+    import shutil
+
+    package = pathlib.Path(lapse.__file__).resolve().parent
+    libs = sorted(package.glob("liblapse.so.*"))
+    (tmp_path / "citer.c").write_text(C_ITERATIONS)
+    lib_path = tmp_path / "libciter.so"
+    repo = pathlib.Path(__file__).resolve().parents[2]
+    subprocess.run([shutil.which("cc") or "gcc", "-shared", "-fPIC", "-O1", "-o", lib_path,
+                    tmp_path / "citer.c", f"-I{repo / 'include'}", f"-L{package}",
+                    f"-l:{libs[0].name}", f"-Wl,-rpath,{package}"], check=True)
+    lib = ctypes.CDLL(str(lib_path))
+    lib.c_iterations.argtypes = [ctypes.c_int]
+    calls: list[str] = []
+
+    class Runner:
+        def open(self) -> None:
+            calls.append("open")
+
+        def close(self) -> str:
+            calls.append("close")
+            return "trace.json"
+
+    from lapse import _backend
+    original = _backend.runner, _backend.unavailable
+    _backend.runner, _backend.unavailable = (lambda backend: Runner()), (lambda backend: None)
+    try:
+        with Profiler(run_dir=tmp_path / "run", backend="viztracer", backend_window=(3, 6),
+                      window_phase="iteration") as p:
+            lib.c_iterations(4)  # entries 1..4, without the GIL: 3 cannot open it
+            assert calls == []
+            for _ in range(3):  # 5 opens it, 6 closes it, 7 is past it
+                with lapse.phase("iteration"):
+                    pass
+    finally:
+        _backend.runner, _backend.unavailable = original
+    assert calls == ["open", "close"]
+    assert (p.backend_result["opened_entry"], p.backend_result["closed_entry"]) == (5, 6)
 
 
 class Failing:
