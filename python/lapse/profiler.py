@@ -264,6 +264,9 @@ class Profiler:
         from .live import LiveExport
 
         self._live = LiveExport()
+        from ._torch_memory import TorchMemory
+
+        self._vram = TorchMemory()  # VRAM peaks from torch, where it has initialised CUDA
 
     # ---- session ----
 
@@ -462,6 +465,7 @@ class Profiler:
                     self._feature_missing(feature, entry)  # the session runs without it, and says why
         sync_environment()
         self._live.began()
+        self._vram.start()
         if Feature.SPANS in self.features:
             from .instrument import environment_tags
             _lapse.enable_tags(self.enable_tags | environment_tags())
@@ -503,6 +507,7 @@ class Profiler:
         if not self._active:
             return
         self._live.stop()  # a last interval for on_snapshot callbacks, then the final write
+        self._vram.stop()  # a last reading of torch's VRAM peaks for it
         if self._auto is not None:
             auto, self._auto = self._auto, None
             auto.stop()
