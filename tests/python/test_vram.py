@@ -29,7 +29,7 @@ import os
 calls = []
 initialized = os.environ.get("FAKE_CUDA_INIT") == "1"
 fail = os.environ.get("FAKE_CUDA_RAISE") == "1"
-allocated = [256_000_000, 0]
+allocated = [int(os.environ.get("FAKE_ALLOC0", "256000000")), 0]
 reserved = [300_000_000, 0]
 uuids = ["GPU-1111aaaa-0000-0000-0000-000000000000", "GPU-2222bbbb-0000-0000-0000-000000000000"]
 
@@ -193,3 +193,59 @@ def test_calls_that_raise_are_recorded_not_raised(tmp_path) -> None:
     assert role["vram_error"] == ("torch.cuda.max_memory_allocated(0): RuntimeError: CUDA error: "
                                   "an illegal memory access was encountered")
     assert "a reading failed: torch.cuda.max_memory_allocated(0): RuntimeError" in text
+
+
+def test_a_role_shows_its_largest_process_peak_not_a_sum(tmp_path) -> None:
+    """Two worker processes on the same device (uuid): one line, the larger peak."""
+    child = tmp_path / "child.py"
+    child.write_text(textwrap.dedent("""
+        import sys, time
+        import torch
+        from lapse import Profiler
+        with Profiler(role="worker"):
+            time.sleep(0.1)
+    """))
+    prog = tmp_path / "prog.py"
+    prog.write_text(textwrap.dedent(f"""
+        import os, subprocess, sys
+        from lapse import Profiler
+        with Profiler(run_dir=sys.argv[1], role="main"):
+            for alloc in ("100000000", "150000000"):
+                subprocess.run([sys.executable, {str(child)!r}], check=True,
+                               env=dict(os.environ, FAKE_ALLOC0=alloc))
+    """))
+    run = tmp_path / "run"
+    e = dict(os.environ, PYTHONPATH=standin(tmp_path), FAKE_CUDA_INIT="1")
+    out = subprocess.run([sys.executable, str(prog), str(run)], env=e, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    doc = report(run)
+    roles = {r["role"]: r for r in doc["roles"]}
+    assert roles["main"]["gpu_state"] == "not_collected"  # it never imported torch
+    (v,) = roles["worker"]["vram"]
+    assert v["processes"] == 2 and v["allocated_peak_bytes"] == 150 * MB
+    assert v["reserved_peak_bytes"] == 300 * MB
+
+
+def test_a_process_killed_keeps_its_last_snapshots_reading(tmp_path) -> None:
+    """SIGKILL: no stop, no exit; the file is the last periodic snapshot's, which holds
+    the reading taken after the snapshot before it."""
+    prog = tmp_path / "prog.py"
+    prog.write_text(textwrap.dedent("""
+        import os, signal, sys, time
+        import torch
+        from lapse import Profiler
+        p = Profiler(run_dir=sys.argv[1], snapshot_ms=50).start()
+        cuda = torch.cuda
+        while cuda.calls.count("max_memory_allocated") < 4:  # two readings of two devices
+            time.sleep(0.01)
+        time.sleep(0.3)  # a snapshot since
+        os.kill(os.getpid(), signal.SIGKILL)
+    """))
+    run = tmp_path / "run"
+    e = dict(os.environ, PYTHONPATH=standin(tmp_path), FAKE_CUDA_INIT="1")
+    out = subprocess.run([sys.executable, str(prog), str(run)], env=e, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == -9, out.stderr
+    role = report(run)["roles"][0]
+    assert role["vram"][0]["allocated_peak_bytes"] == 256 * MB
