@@ -80,7 +80,7 @@ install:
 test: test-unit test-e2e test-python test-asan fuzz
 	@echo "make test: all passed"
 
-test-unit: build
+test-unit: tools-venv build
 	$(CTEST) --test-dir $(BUILD_DIR)
 
 tools-venv:

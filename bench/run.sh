@@ -31,8 +31,11 @@ echo
 i=1
 while [ "$i" -le "${SPAN_RUNS:-3}" ]; do
     echo "== span_cost (run $i of ${SPAN_RUNS:-3})"
-    # ACTIVITY against the fake libcupti, when it is built
-    if [ -f "$build/fakes/libcupti.so" ]; then
+    # ACTIVITY against the fake libcupti and MARKERS with the test NVTX tool, when built
+    if [ -f "$build/fakes/libcupti.so" ] && [ -f "$build/libfake_nvtx_inject.so" ]; then
+        LAPSE_CUPTI_PATH="$build/fakes/libcupti.so" \
+            NVTX_INJECTION64_PATH="$build/libfake_nvtx_inject.so" "$build/span_cost"
+    elif [ -f "$build/fakes/libcupti.so" ]; then
         LAPSE_CUPTI_PATH="$build/fakes/libcupti.so" "$build/span_cost"
     else
         "$build/span_cost"

@@ -306,8 +306,8 @@ int main(int argc, char **argv)
     /* ACTIVITY, against the fake libcupti */
     const char *cupti = getenv("LAPSE_CUPTI_PATH");
     stat_ns act = {0, 0}, launch_off = {0, 0}, launch_on = {0, 0}, query_off = {0, 0},
-            query_on = {0, 0};
-    int activity = 0;
+            query_on = {0, 0}, both = {0, 0};
+    int activity = 0, both_on = 0;
     if (cupti && *cupti) {
         start(LAPSE_FEATURE_SPANS | LAPSE_FEATURE_ACTIVITY, 0);
         const char *why = lapse_missing();
@@ -324,6 +324,14 @@ int main(int argc, char **argv)
             activity = 0;
         }
         stop();
+        if (activity && markers_on) { /* the two span-side GPU features of DEFAULT at once */
+            start(LAPSE_FEATURE_SPANS | LAPSE_FEATURE_MARKERS | LAPSE_FEATURE_ACTIVITY, 0);
+            uint32_t want = LAPSE_FEATURE_MARKERS | LAPSE_FEATURE_ACTIVITY;
+            both_on = (lapse_features() & want) == want;
+            if (both_on)
+                both = minus(measure(batch_scoped), call);
+            stop();
+        }
         if (activity) { /* the same launches with no subscriber: the fake's own cost */
             start(LAPSE_FEATURE_SPANS, 0);
             launch_off = measure(batch_launch);
@@ -334,6 +342,8 @@ int main(int argc, char **argv)
             line("a launch of the fake in a span, ACTIVITY on", launch_on);
             line("a cudaStreamQuery of the fake in a span, ACTIVITY off", query_off);
             line("a cudaStreamQuery of the fake in a span, ACTIVITY on", query_on);
+            if (both_on)
+                line("active span pair, timeline off, MARKERS and ACTIVITY on", both);
         }
     }
 
@@ -375,7 +385,14 @@ int main(int argc, char **argv)
                act.min - off.min, act.min / off.min, launch_on.min - launch_off.min,
                launch_on.median - launch_off.median, query_on.min - query_off.min,
                query_on.median - query_off.median);
-    else
+    if (both_on)
+        printf("  MARKERS and ACTIVITY on add to a span pair:    %+.2f ns min, %+.2f ns median "
+               "(%.2f x the SPANS-only pair, min; goal <= 2 x)\n",
+               both.min - off.min, both.median - off.median, both.min / off.min);
+    else if (activity)
+        printf("  MARKERS and ACTIVITY together: not measured (no NVTX tool attached: "
+               "NVTX_INJECTION64_PATH=build/fakes/libfake_nvtx_inject.so)\n");
+    if (!activity)
         printf("  ACTIVITY: not measured (LAPSE_CUPTI_PATH=build/fakes/libcupti.so to measure it)\n");
     if (on.min < ref.min || off.min < ref.min)
         printf("  note: a pair measured below its reference: the machine was too noisy for\n"

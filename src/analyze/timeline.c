@@ -1,4 +1,5 @@
 #include "timeline.h"
+#include "gpu_track.h"
 #include "u64_map.h"
 
 #include "lapse.h"
@@ -78,6 +79,48 @@ void timeline_span_order(const store_file *f, uint64_t *order)
     qsort_r(order, (size_t)f->span_count, sizeof *order, cmp_span, (void *)f->spans);
 }
 
+/* The path of a thread's root: its name when the file nests spans so, else none. */
+static uint32_t root_path(timeline_file *t, u64_map *ix, const store_file *f, uint32_t thread)
+{
+    if (!f->meta.thread_names)
+        return UINT32_MAX;
+    const char *tn = *t->threads[thread].name ? t->threads[thread].name : "(unnamed thread)";
+    uint32_t root = intern_path(t, ix, UINT32_MAX, UINT32_MAX - 1 - thread, tn);
+    return root == UINT32_MAX ? UINT32_MAX - 1 : root;
+}
+
+uint32_t timeline_node_path(timeline_file *t, const store_file *f, uint32_t node)
+{
+    u64_map *ix = t->index;
+    if (node >= f->node_count)
+        return UINT32_MAX;
+    /* its depth: the chain up to the thread's root (longer than node_count: a hostile cycle) */
+    uint32_t n = 0, at = node;
+    for (; f->nodes[at].parent >= 0; n++) {
+        if (n == f->node_count || (uint32_t)f->nodes[at].parent >= f->node_count ||
+            f->nodes[at].name >= f->name_count)
+            return UINT32_MAX;
+        at = (uint32_t)f->nodes[at].parent;
+    }
+    if (f->nodes[at].thread >= t->thread_count)
+        return UINT32_MAX;
+    uint32_t *chain = malloc((n ? n : 1) * sizeof *chain);
+    if (!chain)
+        return UINT32_MAX - 1;
+    at = node;
+    for (uint32_t k = n; k-- > 0; at = (uint32_t)f->nodes[at].parent)
+        chain[k] = at;
+    uint32_t p = root_path(t, ix, f, f->nodes[at].thread);
+    for (uint32_t k = 0; k < n && p != UINT32_MAX - 1; k++) {
+        const store_node *x = &f->nodes[chain[k]];
+        p = intern_path(t, ix, p, x->name, f->names[x->name]);
+        if (p == UINT32_MAX)
+            p = UINT32_MAX - 1;
+    }
+    free(chain);
+    return p;
+}
+
 typedef struct open_span {
     uint64_t end_ns;
     uint32_t depth, path;
@@ -85,6 +128,9 @@ typedef struct open_span {
 
 void timeline_free(timeline_file *t)
 {
+    free(t->gpu_ops);
+    free(t->gpu_tracks);
+    free(t->gpu_names);
     for (uint32_t i = 0; i < t->chart_count; i++)
         free(t->charts[i].slices);
     free(t->charts);
@@ -200,14 +246,9 @@ int timeline_build(const store_file *f, uint64_t base_real_ns, timeline_file *t)
             thread = s->thread;
             open_n = 0;
             t->threads[thread].first = kept;
-            root = UINT32_MAX;
-            if (f->meta.thread_names) { /* as run_model.c nests them */
-                const char *tn = *t->threads[thread].name ? t->threads[thread].name
-                                                          : "(unnamed thread)";
-                root = intern_path(t, &ix, UINT32_MAX, UINT32_MAX - 1 - thread, tn);
-                if (root == UINT32_MAX)
-                    goto fail;
-            }
+            root = root_path(t, &ix, f, thread); /* as run_model.c nests them */
+            if (root == UINT32_MAX - 1)
+                goto fail;
         }
         /* close what ended before it began, and what is not shallower than it */
         while (open_n && (open[open_n - 1].end_ns <= s->begin_ns ||
@@ -242,6 +283,11 @@ int timeline_build(const store_file *f, uint64_t base_real_ns, timeline_file *t)
     if (f->samples && build_charts(f->samples, base_real_ns, t))
         goto fail;
     if (build_proc(f, base_real_ns, t))
+        goto fail;
+    t->index = &ix;
+    int gpu = f->activity ? gpu_track_build(f, base_real_ns, t) : 0;
+    t->index = NULL;
+    if (gpu)
         goto fail;
     free(order);
     free(open);

@@ -36,6 +36,34 @@ typedef struct tl_chart {
     size_t count;
 } tl_chart;
 
+/* One kernel, copy or set of the file's GPU activity (section GPU_ACTIVITY) as the view
+ * draws it (gpu_track.c), on the run's clock. */
+typedef struct tl_gpu_op {
+    int64_t begin_ns;  /* its start on the device */
+    uint64_t dur_ns;
+    uint32_t kind;     /* store_gpu_kind */
+    uint32_t name;     /* index in timeline_file.gpu_names: the kernel's, "memcpy HtoD", "memset" */
+    uint32_t row;      /* in its track: ops of one row do not overlap, unless the track
+                          ran out of rows (TL_GPU_ROWS) */
+    uint64_t bytes;    /* copies and sets; 0 for kernels */
+    int64_t launch_ns; /* the launching call, on the run's clock; meaningful when thread is set */
+    int64_t queue_ns;  /* begin_ns - launch_ns: launch to start on the device */
+    uint32_t thread;   /* the launching thread (index in threads), UINT32_MAX: launch not seen */
+    uint32_t path;     /* the span open there (index in paths), UINT32_MAX: none open */
+    uint64_t span;     /* that span's index in its thread's spans (its bar), UINT64_MAX when
+                          the timeline does not hold it (dropped, or none open) */
+} tl_gpu_op;
+
+#define TL_GPU_TRACKS 256u /* (device, stream) pairs past the 255th share the last track */
+#define TL_GPU_ROWS 16u    /* rows a track lays overlapping ops in */
+
+typedef struct tl_gpu_track {
+    uint32_t device, stream; /* its first pair */
+    uint32_t more;           /* pairs past TL_GPU_TRACKS that share it */
+    uint32_t rows;
+    uint32_t first, count;   /* its ops: gpu_ops[first .. first + count), by start */
+} tl_gpu_track;
+
 typedef struct timeline_file {
     tl_span *spans;    /* grouped by thread, in the threads' order */
     uint64_t span_count;
@@ -52,6 +80,12 @@ typedef struct timeline_file {
     uint32_t proc_count;
     int proc_rss, proc_io; /* whether the session read RSS, I/O (else those fields are 0) */
     uint64_t rss_peak, io_peak; /* the largest rss_bytes; of read_per_s and write_per_s */
+    tl_gpu_op *gpu_ops; /* grouped by track, in the tracks' order */
+    uint32_t gpu_op_count;
+    tl_gpu_track *gpu_tracks; /* by device, then stream */
+    uint32_t gpu_track_count;
+    const char **gpu_names; /* the ops' names (borrowed: the section's, or constants) */
+    uint32_t gpu_name_count;
     void *index;       /* building only */
 } timeline_file;
 
@@ -64,6 +98,12 @@ uint64_t timeline_clock_offset(const store_file *f);
  * it holds), then the longer first (viewers nest slices of one thread by their order
  * when start times tie). order gets f->span_count indices into f->spans. */
 void timeline_span_order(const store_file *f, uint64_t *order);
+
+/* The path of f's node (a span's place in the path tree, store_node) as the timeline's
+ * paths name it, interned: an index in t->paths; UINT32_MAX for a thread root of a file
+ * that does not nest spans under thread names (no span open), or a node out of range.
+ * While building only (t->index); UINT32_MAX - 1 when out of memory. */
+uint32_t timeline_node_path(timeline_file *t, const store_file *f, uint32_t node);
 
 /* Builds f's timeline with base_real_ns (CLOCK_REALTIME) as 0. 0, or -ENOMEM (t is
  * then empty). */

@@ -112,14 +112,14 @@ static int nvml_start(const collect_config *cfg, char *why, size_t why_len)
     N.count = 0;
     N.interval_ms = cfg->device_interval_ms;
     int rc = N.interval_ms ? load(why, why_len) : 1;
-    nvml_return r = NVML_SUCCESS;
+    nvml_return r = LAPSE_NVML_SUCCESS;
     unsigned int count = 0;
-    if (rc == 0 && (r = N.f.init()) != NVML_SUCCESS) {
+    if (rc == 0 && (r = N.f.init()) != LAPSE_NVML_SUCCESS) {
         snprintf(why, why_len, "nvmlInit_v2: %s (%d)", nvml_error(r), r);
         rc = -EIO;
     }
     N.inited = rc == 0;
-    if (rc == 0 && (r = N.f.device_count(&count)) != NVML_SUCCESS) {
+    if (rc == 0 && (r = N.f.device_count(&count)) != LAPSE_NVML_SUCCESS) {
         snprintf(why, why_len, "nvmlDeviceGetCount_v2: %s (%d)", nvml_error(r), r);
         rc = -EIO;
     }
@@ -129,12 +129,12 @@ static int nvml_start(const collect_config *cfg, char *why, size_t why_len)
     }
     for (unsigned int i = 0; rc == 0 && i < count && N.count < GPU_DEVICES; i++) {
         gpu_live *d = &N.dev[N.count];
-        if ((r = N.f.device_by_index(i, &d->handle)) != NVML_SUCCESS) {
+        if ((r = N.f.device_by_index(i, &d->handle)) != LAPSE_NVML_SUCCESS) {
             snprintf(why, why_len, "nvmlDeviceGetHandleByIndex_v2(%u): %s (%d)", i, nvml_error(r), r);
             rc = -EIO;
             break;
         }
-        if (N.f.device_name(d->handle, d->name, sizeof d->name) != NVML_SUCCESS)
+        if (N.f.device_name(d->handle, d->name, sizeof d->name) != LAPSE_NVML_SUCCESS)
             snprintf(d->name, sizeof d->name, "GPU %u", i);
         d->name[sizeof d->name - 1] = 0;
         N.count++;
@@ -153,7 +153,7 @@ static void read_device(gpu_live *d, unsigned int pid, const uint32_t *phases, u
 {
     unsigned int n = GPU_PROCESSES;
     nvml_return r = N.f.compute_processes(d->handle, &n, N.procs);
-    if (r != NVML_SUCCESS) {
+    if (r != LAPSE_NVML_SUCCESS) {
         call_failed("nvmlDeviceGetComputeRunningProcesses_v3", r);
         return;
     }
@@ -162,7 +162,7 @@ static void read_device(gpu_live *d, unsigned int pid, const uint32_t *phases, u
     for (unsigned int i = 0; i < n && i < GPU_PROCESSES; i++)
         if (N.procs[i].pid == pid) {
             listed = 1;
-            if (N.procs[i].used_gpu_memory != NVML_VALUE_NOT_AVAILABLE) /* WDDM: unknown */
+            if (N.procs[i].used_gpu_memory != LAPSE_NVML_VALUE_NOT_AVAILABLE) /* WDDM: unknown */
                 mem += N.procs[i].used_gpu_memory;
         }
     if (!listed)
@@ -172,17 +172,17 @@ static void read_device(gpu_live *d, unsigned int pid, const uint32_t *phases, u
     if (mem > a->mem_peak_bytes)
         a->mem_peak_bytes = mem;
     nvml_utilization u;
-    if ((r = N.f.utilization(d->handle, &u)) == NVML_SUCCESS && u.gpu <= 100) {
+    if ((r = N.f.utilization(d->handle, &u)) == LAPSE_NVML_SUCCESS && u.gpu <= 100) {
         a->busy_ticks++;
         a->busy_pct_sum += u.gpu;
-    } else if (r != NVML_ERROR_NOT_SUPPORTED) {
-        call_failed("nvmlDeviceGetUtilizationRates", r == NVML_SUCCESS ? -1 : r);
+    } else if (r != LAPSE_NVML_ERROR_NOT_SUPPORTED) {
+        call_failed("nvmlDeviceGetUtilizationRates", r == LAPSE_NVML_SUCCESS ? -1 : r);
     }
     unsigned int ns = GPU_SAMPLES;
     r = N.f.process_utilization(d->handle, N.samples, &ns, d->last_seen);
-    int own_read = r == NVML_SUCCESS || r == NVML_ERROR_NOT_FOUND;
+    int own_read = r == LAPSE_NVML_SUCCESS || r == LAPSE_NVML_ERROR_NOT_FOUND;
     uint64_t own = 0, seen = 0;
-    if (r == NVML_SUCCESS) {
+    if (r == LAPSE_NVML_SUCCESS) {
         unsigned long long newest = d->last_seen;
         for (unsigned int i = 0; i < ns && i < GPU_SAMPLES; i++) {
             const nvml_process_utilization_sample *s = &N.samples[i];
@@ -195,7 +195,7 @@ static void read_device(gpu_live *d, unsigned int pid, const uint32_t *phases, u
         }
         d->last_seen = newest;
         own = seen ? own / seen : 0;
-    } else if (!own_read && r != NVML_ERROR_NOT_SUPPORTED) {
+    } else if (!own_read && r != LAPSE_NVML_ERROR_NOT_SUPPORTED) {
         call_failed("nvmlDeviceGetProcessUtilization", r);
     }
     if (!own_read)

@@ -1,19 +1,20 @@
 /* The few NVML types and functions the GPU collector uses (libnvidia-ml.so.1, loaded
  * with dlopen), declared here from NVML's documented ABI: no NVIDIA header is
- * included. Layouts as in nvml.h of CUDA 12 and 13 (no nvml.h is installed where
- * this was written; they agree with the ctypes structures of NVIDIA's nvidia-ml-py
- * 13.615: tests/c/test_nvml_api.c checks them against nvml.h where one is). */
+ * included, and our names carry a LAPSE_/nvml_ prefix of their own so that a file can
+ * include both. tests/c/test_nvml_api.c checks every layout, constant and prototype
+ * against NVIDIA's nvml.h (CUDA 12.9's, from the nvidia-nvml-dev-cu12 wheel of the
+ * tools venv, or a toolkit's where one is installed). */
 #ifndef LAPSE_COLLECT_NVML_API_H
 #define LAPSE_COLLECT_NVML_API_H
 
 #include <stdint.h>
 
 typedef int nvml_return;          /* nvmlReturn_t */
-#define NVML_SUCCESS 0
-#define NVML_ERROR_NOT_SUPPORTED 3
-#define NVML_ERROR_NOT_FOUND 6     /* GetProcessUtilization: no sample since the last seen */
-#define NVML_ERROR_INSUFFICIENT_SIZE 7
-#define NVML_VALUE_NOT_AVAILABLE 0xFFFFFFFFFFFFFFFFull /* usedGpuMemory not known */
+#define LAPSE_NVML_SUCCESS 0
+#define LAPSE_NVML_ERROR_NOT_SUPPORTED 3
+#define LAPSE_NVML_ERROR_NOT_FOUND 6     /* GetProcessUtilization: no sample since the last seen */
+#define LAPSE_NVML_ERROR_INSUFFICIENT_SIZE 7
+#define LAPSE_NVML_VALUE_NOT_AVAILABLE 0xFFFFFFFFFFFFFFFFull /* usedGpuMemory not known */
 
 typedef struct nvml_device_st *nvml_device; /* nvmlDevice_t */
 

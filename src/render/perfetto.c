@@ -1,6 +1,7 @@
 /* Chrome trace JSON from .lapse timelines; see perfetto.h. */
 #include "perfetto.h"
 #include "json_out.h"
+#include "analyze/gpu_track.h"
 #include "analyze/proc_track.h"
 #include "analyze/sample_chart.h"
 #include "analyze/timeline.h"
@@ -613,8 +614,6 @@ static int add_activity(perfetto_writer *w, const store_file *f, uint64_t base_n
     if (!tracks)
         return -ENOMEM;
     uint32_t ntracks = 0;
-    static const char *const copies[] = {"", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD",
-                                         "DtoA", "DtoD", "HtoH", "PtoP"};
     for (uint32_t i = 0; i < g->count; i++) {
         const store_gpu_record *r = &g->records[i];
         uint64_t key = (uint64_t)r->device << 32 | r->stream;
@@ -634,8 +633,7 @@ static int add_activity(perfetto_writer *w, const store_file *f, uint64_t base_n
         char label[64];
         const char *name = g->names[r->name];
         if (r->kind == STORE_GPU_MEMCPY) {
-            snprintf(label, sizeof label, "memcpy %s",
-                     r->copy_kind < sizeof copies / sizeof copies[0] ? copies[r->copy_kind] : "?");
+            snprintf(label, sizeof label, "memcpy %s", gpu_copy_kind_name(r->copy_kind));
             name = label;
         } else if (r->kind == STORE_GPU_MEMSET) {
             name = "memset";

@@ -150,6 +150,58 @@ static void proc_json(json_out *j, const timeline_file *t)
     json_end_object(j);
 }
 
+/* The GPU tracks (analyze/gpu_track.h): per (device, stream), columns of its ops, begin
+ * as the difference from the previous op's begin; null where a launch was not seen or
+ * the timeline does not hold the launching span. */
+static void gpu_json(json_out *j, const timeline_file *t, const store_gpu_activity *g)
+{
+    json_begin_object(j, "gpu");
+    json_u64(j, "dropped", g->dropped);
+    json_begin_array(j, "names");
+    for (uint32_t i = 0; i < t->gpu_name_count; i++)
+        json_str(j, NULL, t->gpu_names[i]);
+    json_end_array(j);
+    json_begin_array(j, "tracks");
+    for (uint32_t k = 0; k < t->gpu_track_count; k++) {
+        const tl_gpu_track *tr = &t->gpu_tracks[k];
+        const tl_gpu_op *op = t->gpu_ops + tr->first;
+        json_begin_object(j, NULL);
+        json_u64(j, "device", tr->device);
+        json_u64(j, "stream", tr->stream);
+        json_u64(j, "more", tr->more);
+        json_u64(j, "rows", tr->rows);
+        json_begin_array(j, "begin");
+        int64_t prev = 0;
+        for (uint32_t i = 0; i < tr->count; i++) {
+            json_i64(j, NULL, op[i].begin_ns - prev);
+            prev = op[i].begin_ns;
+        }
+        json_end_array(j);
+#define OP_COLUMN(key, put, value, known)             \
+    json_begin_array(j, key);                         \
+    for (uint32_t i = 0; i < tr->count; i++) {        \
+        if (known)                                    \
+            put(j, NULL, value);                      \
+        else                                          \
+            json_null(j, NULL);                       \
+    }                                                 \
+    json_end_array(j)
+        OP_COLUMN("dur", json_u64, op[i].dur_ns, 1);
+        OP_COLUMN("row", json_u64, op[i].row, 1);
+        OP_COLUMN("kind", json_u64, op[i].kind, 1);
+        OP_COLUMN("name", json_u64, op[i].name, 1);
+        OP_COLUMN("bytes", json_u64, op[i].bytes, 1);
+        OP_COLUMN("thread", json_u64, op[i].thread, op[i].thread != UINT32_MAX);
+        OP_COLUMN("queue_ns", json_i64, op[i].queue_ns, op[i].thread != UINT32_MAX);
+        OP_COLUMN("path", json_u64, op[i].path, op[i].path != UINT32_MAX);
+        OP_COLUMN("span", json_u64, op[i].span, op[i].span != UINT64_MAX);
+#undef OP_COLUMN
+        json_end_object(j);
+    }
+    json_end_array(j);
+    json_end_object(j);
+}
+
 void view_data_add(view_data_writer *w, const char *file, const store_file *f,
                    const timeline_file *t)
 {
@@ -189,6 +241,10 @@ void view_data_add(view_data_writer *w, const char *file, const store_file *f,
         proc_json(j, t);
     else
         json_null(j, "proc");
+    if (t->gpu_op_count)
+        gpu_json(j, t, f->activity);
+    else
+        json_null(j, "gpu");
     json_end_object(j);
 }
 

@@ -1,6 +1,6 @@
 /* Our NVML declarations (src/collect/nvml_api.h) against NVIDIA's nvml.h, where a
- * CUDA toolkit or driver development package installs it (CMake looks in the CUDA
- * include folders: LAPSE_NVML_H). Without one the test is skipped (exit 77) and says
+ * CUDA toolkit or driver development package installs it, or the tools venv's
+ * nvidia-nvml-dev-cu12 wheel (requirements-dev.txt; CMake looks in both: LAPSE_NVML_H). Without one the test is skipped (exit 77) and says
  * so: no NVIDIA header may be included in src/. */
 #include "../../src/collect/nvml_api.h"
 #include "check.h"
@@ -15,6 +15,10 @@
         CHECK_EQ_U64(offsetof(ours, a), offsetof(theirs, b));                          \
         CHECK_EQ_U64(sizeof(((ours *)0)->a), sizeof(((theirs *)0)->b));                \
     } while (0)
+
+/* NVIDIA's declaration of function f has exactly the type proto */
+#define SAME_TYPE(f, proto) \
+    CHECK_EQ_U64(__builtin_types_compatible_p(__typeof__(f), proto), 1)
 
 int main(void)
 {
@@ -32,10 +36,26 @@ int main(void)
     SAME_FIELD(nvml_process_utilization_sample, nvmlProcessUtilizationSample_t, sm_util, smUtil);
     SAME_FIELD(nvml_process_utilization_sample, nvmlProcessUtilizationSample_t, mem_util, memUtil);
     SAME_FIELD(nvml_process_utilization_sample, nvmlProcessUtilizationSample_t, dec_util, decUtil);
-    CHECK_EQ_U64(NVML_SUCCESS, 0);
-    CHECK_EQ_U64(NVML_ERROR_NOT_SUPPORTED, 3);
-    CHECK_EQ_U64(NVML_ERROR_NOT_FOUND, 6);
-    CHECK_EQ_U64(NVML_ERROR_INSUFFICIENT_SIZE, 7);
+    CHECK_EQ_U64(sizeof(nvml_return), sizeof(nvmlReturn_t));
+    CHECK_EQ_U64(LAPSE_NVML_SUCCESS, NVML_SUCCESS);
+    CHECK_EQ_U64(LAPSE_NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NOT_SUPPORTED);
+    CHECK_EQ_U64(LAPSE_NVML_ERROR_NOT_FOUND, NVML_ERROR_NOT_FOUND);
+    CHECK_EQ_U64(LAPSE_NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_INSUFFICIENT_SIZE);
+    CHECK_EQ_U64(LAPSE_NVML_VALUE_NOT_AVAILABLE, (unsigned long long)NVML_VALUE_NOT_AVAILABLE);
+    /* each function's prototype in NVIDIA's header, as nvml_api's field declares it
+     * (the same parameters, spelled in NVIDIA's types: nvml_device is nvmlDevice_t) */
+    SAME_TYPE(nvmlInit_v2, nvmlReturn_t(void));
+    SAME_TYPE(nvmlShutdown, nvmlReturn_t(void));
+    SAME_TYPE(nvmlErrorString, const char *(nvmlReturn_t));
+    SAME_TYPE(nvmlDeviceGetCount_v2, nvmlReturn_t(unsigned int *));
+    SAME_TYPE(nvmlDeviceGetHandleByIndex_v2, nvmlReturn_t(unsigned int, nvmlDevice_t *));
+    SAME_TYPE(nvmlDeviceGetName, nvmlReturn_t(nvmlDevice_t, char *, unsigned int));
+    SAME_TYPE(nvmlDeviceGetUtilizationRates, nvmlReturn_t(nvmlDevice_t, nvmlUtilization_t *));
+    SAME_TYPE(nvmlDeviceGetComputeRunningProcesses_v3,
+              nvmlReturn_t(nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *));
+    SAME_TYPE(nvmlDeviceGetProcessUtilization,
+              nvmlReturn_t(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned int *,
+                           unsigned long long));
     return check_done("test_nvml_api");
 }
 #else

@@ -15,7 +15,10 @@
  *                                    lapse enables, cupti_api.h; span queries: 1000 each
  *                                    of cudaStreamQuery, cudaEventQuery, cudaGetDevice,
  *                                    cuStreamQuery, cuCtxGetDevice, which launch nothing;
- *                                    prints "launches N callbacks M", M from the fake) */
+ *                                    prints "launches N callbacks M", M from the fake)
+ *        e2e_gpu_activity many N    (N kernels of 1 us, 8 a "step" span, on streams 7 and 8
+ *                                    by turns: the view's scale run; with ACTIVITY off
+ *                                    it loads the fake itself and the same spans run) */
 #include "lapse.h"
 
 #include "../../src/collect/cupti_api.h"
@@ -82,7 +85,8 @@ int main(int argc, char **argv)
     int fork_child = argc > 1 && strcmp(argv[1], "fork") == 0;
     int repeat = argc > 1 && !fork_child ? atoi(argv[1]) : 1;
     const char *path = getenv("LAPSE_CUPTI_PATH");
-    void *lib = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    int many = argc > 2 && strcmp(argv[1], "many") == 0;
+    void *lib = path ? dlopen(path, RTLD_NOW | (many ? 0 : RTLD_NOLOAD)) : NULL;
     if (!lib) { /* lapse did not load it (ACTIVITY off, or the library missing) */
         fprintf(stderr, "e2e_gpu_activity: the fake libcupti is not loaded\n");
         return 3;
@@ -94,6 +98,15 @@ int main(int argc, char **argv)
         return 4;
     if (argc > 1 && strcmp(argv[1], "forms") == 0)
         return forms(lib);
+    if (many) {
+        long n = atol(argv[2]);
+        for (long i = 0; i < n;) {
+            LAPSE_SCOPE("step");
+            for (int k = 0; k < 8 && i < n; k++, i++)
+                launch(k % 2 ? "scale_b" : "scale_a", 0, 7 + (uint32_t)(i / 8 % 2), 1000);
+        }
+        return 0;
+    }
     for (int r = 0; r < repeat; r++) {
         {
             LAPSE_SCOPE("train");

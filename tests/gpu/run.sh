@@ -11,8 +11,12 @@
 # Then tests/gpu/gpu_spans.py does the same with torch in Python spans (kernel counts
 # per span, GPU time per span within 5% of torch.cuda.Event), with $LAPSE_PYTHON
 # (default python3; it needs torch with CUDA and lapse installed: pip install .); a
-# Python without torch or without a CUDA device is a SKIP line, not a failure. Then
-# tests/gpu/check_vram.py: torch's VRAM allocated / reserved peaks in the GPU block.
+# Python without torch or without a CUDA device is a SKIP line, not a failure.
+# Then tests/gpu/gpu_device.py (same Python): DEVICE's `this run` > 0 and VRAM held for
+# the torch process and no GPU reading for a CPU-only sibling, a phase that only
+# enqueues a kernel vs the same with sync=True, phase(gpu_time=True) within 5% of
+# torch.cuda.Event, and what DEVICE (nvmlInit) adds to a session's start and stop.
+# Then tests/gpu/check_vram.py: torch's VRAM allocated / reserved peaks in the GPU block.
 # Prints each check on one line, PASS or FAIL with its figures; exit 0 when every check
 # holds. Under 4 minutes.
 set -euo pipefail
@@ -80,5 +84,9 @@ torch_rc=0
 env -u LAPSE_PROFILE -u LAPSE_RUN_DIR -u LAPSE_RUN_ID -u LAPSE_FEATURES -u LAPSE_ROLE \
     "$py" "$repo/tests/gpu/gpu_spans.py" "$work/torch-runs" || torch_rc=$?
 [ "$torch_rc" = 77 ] && echo "SKIP torch check (the line above says why)" && torch_rc=0
+device_rc=0
+env -u LAPSE_PROFILE -u LAPSE_RUN_DIR -u LAPSE_RUN_ID -u LAPSE_FEATURES -u LAPSE_ROLE \
+    "$py" "$repo/tests/gpu/gpu_device.py" "$work/device-runs" || device_rc=$?
+[ "$device_rc" = 77 ] && echo "SKIP device check (the line above says why)" && device_rc=0
 vram_rc=0; env -u LAPSE_PROFILE -u LAPSE_RUN_DIR -u LAPSE_RUN_ID -u LAPSE_FEATURES -u LAPSE_ROLE "$py" "$repo/tests/gpu/check_vram.py" "$work/vram-runs" || vram_rc=$?; [ "$vram_rc" = 77 ] && echo "SKIP VRAM check (the line above says why)" && vram_rc=0
-[ "$c_rc" = 0 ] && [ "$torch_rc" = 0 ] && [ "$vram_rc" = 0 ]
+[ "$c_rc" = 0 ] && [ "$torch_rc" = 0 ] && [ "$device_rc" = 0 ] && [ "$vram_rc" = 0 ]

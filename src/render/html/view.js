@@ -385,6 +385,14 @@
   /* ---- Timeline ---- */
 
   var ROW = 16, HEAD = 18;
+  /* GPU records by kind (store_gpu_kind): their words and colours */
+  var GPU_KINDS = { 1: 'kernel', 2: 'memcpy', 3: 'memset' };
+  var GPU_COLORS = { 1: function (name) { return 'hsl(' + (95 + hue(name) % 60) + ',45%,58%)'; },
+    2: function () { return '#6f9be8'; }, 3: function () { return '#b58ad8'; } };
+  function gpuName(lane, k) { /* its name; a copy's or a set's with its bytes */
+    var tr = lane.track, name = lane.names[tr.name[k]];
+    return tr.kind[k] === 1 ? name : name + ' ' + fmtBytes(tr.bytes[k]);
+  }
 
   function hue(s) {
     var x = 2166136261;
@@ -438,6 +446,7 @@
           if (at < cmin) cmin = at; /* the range is the spans' unless there are none */
           if (at + c.dur[q] > cmax) cmax = at + c.dur[q];
         }
+        levels.forEach(function (lv) { lv.reach = lv.end; });
         var tn = p.samples.strings[c.thread_name] || 'thread';
         lanes.push({ kind: 'samples', y: y, h: Math.max(levels.length, 1) * ROW, proc: p, chart: c, levels: levels,
           names: names, label: 'python ' + tn + ' ' + c.tid + (c.pid !== p.pid ? ' (pid ' + c.pid + ')' : '') + ', merged' });
@@ -451,20 +460,44 @@
           var c = counts[l2] || 0;
           levels.push({ start: new Float64Array(c), end: new Float64Array(c), path: new Uint32Array(c), n: 0, match: null });
         }
+        var pos = new Uint32Array(n); /* each span's index in its level (a launch arrow's bar) */
         for (var k = 0; k < n; k++) {
           at += t.begin[k];
           var L = levels[t.level[k]], j = L.n++;
-          L.start[j] = at; L.end[j] = at + t.dur[k]; L.path[j] = t.path[k];
+          L.start[j] = at; L.end[j] = at + t.dur[k]; L.path[j] = t.path[k]; pos[k] = j;
           if (at < pmin) pmin = at;
           if (at + t.dur[k] > pmax) pmax = at + t.dur[k];
         }
         var rows = Math.max(levels.length, 1);
-        lanes.push({ kind: 'thread', y: y, h: rows * ROW, proc: p, thread: t, levels: levels, spans: n,
+        levels.forEach(function (lv) { lv.reach = lv.end; }); /* ends sorted within a level */
+        lanes.push({ kind: 'thread', y: y, h: rows * ROW, proc: p, thread: t, levels: levels, spans: n, pos: pos,
           label: (t.name || 'thread') + ' ' + t.tid, stats: stats[p.role] });
         y += rows * ROW;
         charts.forEach(function (c, ci) { if (!placed[ci] && c.pid === p.pid && c.tid === t.tid) { placed[ci] = 1; addChart(c); } });
       });
       charts.forEach(function (c, ci) { if (!placed[ci]) addChart(c); }); /* threads with samples, no spans */
+      /* the GPU tracks (analyze/gpu_track.c): per device and stream its kernels, copies
+       * and sets at their device time, in the rows lapse laid them in */
+      ((p.gpu && p.gpu.tracks) || []).forEach(function (tr) {
+        var n = tr.begin.length, counts = [], at = 0, rows = Math.max(tr.rows, 1), levels = [];
+        for (var i = 0; i < n; i++) counts[tr.row[i]] = (counts[tr.row[i]] || 0) + 1;
+        for (var r = 0; r < rows; r++) {
+          var c = counts[r] || 0;
+          levels.push({ start: new Float64Array(c), end: new Float64Array(c), reach: new Float64Array(c), path: new Uint32Array(c),
+            op: new Uint32Array(c), n: 0, match: null });
+        }
+        for (var k = 0; k < n; k++) {
+          at += tr.begin[k];
+          var L = levels[tr.row[k]], j = L.n++;
+          L.start[j] = at; L.end[j] = at + tr.dur[k]; L.path[j] = tr.name[k]; L.op[j] = k;
+          L.reach[j] = j ? Math.max(L.reach[j - 1], L.end[j]) : L.end[j]; /* a row that ran out of rows may overlap */
+          if (at < pmin) pmin = at;
+          if (at + tr.dur[k] > pmax) pmax = at + tr.dur[k];
+        }
+        lanes.push({ kind: 'gpu', y: y, h: rows * ROW, proc: p, track: tr, levels: levels, names: p.gpu.names,
+          label: 'GPU ' + tr.device + ' \u00b7 stream ' + tr.stream + (tr.more ? ' and ' + tr.more + ' more' : '') });
+        y += rows * ROW;
+      });
       /* the process sampler's RSS and I/O over time (analyze/proc_track.h): a line
        * track each, every record one value over its interval */
       var pr = p.proc;
@@ -522,7 +555,8 @@
 
     var L = buildLanes(view, rep);
     var LABEL = 170;
-    var st = { t0: L.t0, t1: L.t1, query: '', bars: [], frameMs: 0, width: 0, causal: true, arrows: [], critical: [], arrowsLeftOut: 0 };
+    var st = { t0: L.t0, t1: L.t1, query: '', bars: [], frameMs: 0, width: 0, causal: true, arrows: [], critical: [], arrowsLeftOut: 0,
+      selectedGpu: null, launch: null };
     var ctx = canvas.getContext('2d');
     var dpr = window.devicePixelRatio || 1;
 
@@ -538,7 +572,7 @@
     function setQuery(q) {
       st.query = q.toLowerCase();
       L.lanes.forEach(function (lane) {
-        if (lane.kind !== 'thread' && lane.kind !== 'samples') return;
+        if (lane.kind !== 'thread' && lane.kind !== 'samples' && lane.kind !== 'gpu') return;
         var paths = lane.names || lane.proc.paths, hit = new Uint8Array(paths.length), any = false;
         for (var i = 0; i < paths.length; i++) if (st.query && paths[i].toLowerCase().indexOf(st.query) >= 0) { hit[i] = 1; any = true; }
         lane.levels.forEach(function (lv) {
@@ -562,7 +596,7 @@
       L.lanes.forEach(function (lane, li) {
         if (lane.y > bottom || lane.y + lane.h < top) return;
         if (lane.kind === 'track') { drawTrack(lane, li, scale, bars); return; }
-        if (lane.kind !== 'thread' && lane.kind !== 'samples') {
+        if (lane.kind !== 'thread' && lane.kind !== 'samples' && lane.kind !== 'gpu') {
           ctx.fillStyle = lane.kind === 'host' ? '#e3e8ee' : '#f4f6f8';
           ctx.fillRect(0, lane.y, st.width, lane.h);
           ctx.fillStyle = '#1d232a';
@@ -584,28 +618,29 @@
         ctx.fillText(lane.label, 10, lane.y + ROW / 2);
         ctx.save();
         ctx.beginPath(); ctx.rect(LABEL, lane.y, st.width - LABEL, lane.h); ctx.clip();
-        var paths = lane.names || lane.proc.paths, sampled = lane.kind === 'samples';
+        var paths = lane.names || lane.proc.paths, sampled = lane.kind === 'samples', gpu = lane.kind === 'gpu';
         lane.levels.forEach(function (lv, level) {
           var y = lane.y + level * ROW, n = lv.n;
-          var i = lowerBoundEnd(lv.end, n, st.t0);
+          var i = lowerBoundEnd(lv.reach, n, st.t0);
           while (i < n && lv.start[i] < st.t1) {
             var x0 = LABEL + (lv.start[i] - st.t0) * scale, x1 = LABEL + (lv.end[i] - st.t0) * scale;
             if (x1 - x0 >= 1) {
               var path = paths[lv.path[i]];
               var hit = searching && lv.match[i + 1] - lv.match[i] > 0;
-              ctx.fillStyle = searching ? (hit ? '#f2b600' : '#dfe3e7') : sampled ? 'hsl(' + (20 + hue(path) % 40) + ',75%,68%)' : 'hsl(' + hue(path) + ',55%,70%)';
+              ctx.fillStyle = searching ? (hit ? '#f2b600' : '#dfe3e7') : sampled ? 'hsl(' + (20 + hue(path) % 40) + ',75%,68%)' :
+                gpu ? (GPU_COLORS[lane.track.kind[lv.op[i]]] || GPU_COLORS[1])(path) : 'hsl(' + hue(path) + ',55%,70%)';
               var bx = Math.max(x0, LABEL - 1), bw = Math.min(x1, st.width + 1) - bx;
               ctx.fillRect(bx, y + 1, bw > 3 ? bw - 1 : bw, ROW - 2); /* a gap between neighbours */
               if (bw > 30) {
                 ctx.fillStyle = '#1d232a';
-                var name = sampled ? path : path.slice(path.lastIndexOf('/') + 1);
+                var name = sampled ? path : gpu ? gpuName(lane, lv.op[i]) : path.slice(path.lastIndexOf('/') + 1);
                 ctx.fillText(name.length * 6 > bw - 6 ? name.slice(0, Math.max(1, Math.floor((bw - 6) / 6))) : name, bx + 3, y + ROW / 2);
               }
-              bars.push({ x0: x0, x1: x1, y: y, h: ROW, lane: li, level: level, index: i, path: path, merged: 0, hit: hit });
+              bars.push({ x0: x0, x1: x1, y: y, h: ROW, lane: li, level: level, index: i, path: path, merged: 0, hit: hit, gpu: gpu ? lv.op[i] : undefined });
               i++;
             } else { /* narrower than a pixel: what falls in this pixel is one merged column */
               var px = Math.floor(x0), tEnd = st.t0 + (px + 1 - LABEL) / scale;
-              var j = lowerBoundEnd(lv.end, n, tEnd);
+              var j = lowerBoundEnd(lv.reach, n, tEnd);
               if (j <= i) j = i + 1;
               var mhit = searching && lv.match[j] - lv.match[i] > 0;
               ctx.fillStyle = searching ? (mhit ? '#f2b600' : '#dfe3e7') : '#8f9aa6';
@@ -618,6 +653,7 @@
         ctx.restore();
       });
       drawCausality(scale);
+      drawLaunch(scale);
       ctx.fillStyle = '#d9dde2';
       ctx.fillRect(LABEL - 1, 0, 1, L.height);
       st.bars = bars;
@@ -689,16 +725,51 @@
         if (st.arrows.length >= MAX_ARROWS) { st.arrowsLeftOut++; return; }
         var x0 = LABEL + (p.signal_ns - st.t0) * scale, x1 = LABEL + (p.wait_end_ns - st.t0) * scale;
         var y0 = a.y + ROW / 2, y1 = b.y + ROW / 2, crit = !!onPath[i];
-        ctx.strokeStyle = crit ? '#c62828' : 'rgba(39,96,168,.75)';
-        ctx.fillStyle = ctx.strokeStyle;
-        ctx.beginPath(); ctx.moveTo(x0, y0); ctx.lineTo(x1, y1); ctx.stroke();
-        var ang = Math.atan2(y1 - y0, x1 - x0);
-        ctx.beginPath(); ctx.moveTo(x1, y1);
-        ctx.lineTo(x1 - 6 * Math.cos(ang - 0.4), y1 - 6 * Math.sin(ang - 0.4));
-        ctx.lineTo(x1 - 6 * Math.cos(ang + 0.4), y1 - 6 * Math.sin(ang + 0.4));
-        ctx.closePath(); ctx.fill();
+        arrow(x0, y0, x1, y1, crit ? '#c62828' : 'rgba(39,96,168,.75)');
         st.arrows.push({ pair: i, name: p.name, x0: x0, y0: y0, x1: x1, y1: y1, critical: crit });
       });
+      ctx.restore();
+    }
+
+    function arrow(x0, y0, x1, y1, color) {
+      ctx.strokeStyle = color;
+      ctx.fillStyle = color;
+      ctx.beginPath(); ctx.moveTo(x0, y0); ctx.lineTo(x1, y1); ctx.stroke();
+      var ang = Math.atan2(y1 - y0, x1 - x0);
+      ctx.beginPath(); ctx.moveTo(x1, y1);
+      ctx.lineTo(x1 - 6 * Math.cos(ang - 0.4), y1 - 6 * Math.sin(ang - 0.4));
+      ctx.lineTo(x1 - 6 * Math.cos(ang + 0.4), y1 - 6 * Math.sin(ang + 0.4));
+      ctx.closePath(); ctx.fill();
+    }
+
+    /* the selected GPU op's launch: an arrow from the launching span's bar, at the
+     * launch, to the op's start */
+    var threadLane = [];
+    L.lanes.forEach(function (l) { if (l.kind === 'thread') threadLane.push(l); });
+    function launchOf(lane, k) { /* the launching span's lane and bar's row, or null */
+      var tr = lane.track, ti = tr.thread[k], sp = tr.span[k];
+      if (ti === null || sp === null) return null;
+      var tl = null;
+      threadLane.forEach(function (l) { if (l.proc === lane.proc && l.thread === lane.proc.threads[ti]) tl = l; });
+      if (!tl || sp >= tl.spans) return null;
+      return { lane: tl, level: tl.thread.level[sp], index: tl.pos[sp] };
+    }
+    function drawLaunch(scale) {
+      st.launch = null;
+      var sel = st.selectedGpu;
+      if (!sel) return;
+      var lane = L.lanes[sel.lane], k = sel.op, tr = lane.track, from = launchOf(lane, k);
+      if (!from) return;
+      var lv = lane.levels[sel.level], begin = lv.start[sel.index];
+      var launch = begin - tr.queue_ns[k];
+      var x0 = LABEL + (launch - st.t0) * scale, y0 = from.lane.y + from.level * ROW + ROW / 2;
+      var x1 = LABEL + (begin - st.t0) * scale, y1 = lane.y + sel.level * ROW + ROW / 2;
+      ctx.save();
+      ctx.beginPath(); ctx.rect(LABEL, 0, st.width - LABEL, L.height); ctx.clip();
+      var a = st.launch = { x0: x0, y0: y0, x1: x1, y1: y1, lane: sel.lane, op: k, from_lane: L.lanes.indexOf(from.lane),
+        from_level: from.level, from_index: from.index };
+      ctx.lineWidth = 1.5;
+      arrow(a.x0, a.y0, a.x1, a.y1, '#6a1b9a');
       ctx.restore();
     }
 
@@ -760,8 +831,9 @@
       var lane = L.lanes[b.lane];
       if (b.dropped) return [fmtCount(b.dropped) + ' spans dropped here (timeline full)'];
       if (b.track) return [trackText(lane, b.index)];
-      if (b.merged) return [fmtCount(b.merged) + ' spans narrower than a pixel, merged: zoom in'];
+      if (b.merged) return [fmtCount(b.merged) + (lane.kind === 'gpu' ? ' GPU records' : ' spans') + ' narrower than a pixel, merged: zoom in'];
       var lv = lane.levels[b.level];
+      if (lane.kind === 'gpu') return gpuLines(lane, b.gpu);
       if (lane.kind === 'samples')
         return [lane.names[lv.path[b.index]], fmtDuration(lv.end[b.index] - lv.start[b.index]) + ' sampled (an estimate; merged: time sampled, not when it ran)'];
       var path = lane.proc.paths[lv.path[b.index]], out = [path, 'this span: ' + fmtDuration(lv.end[b.index] - lv.start[b.index])];
@@ -771,6 +843,18 @@
       out.push('path (role ' + sx.role.role + '): ' + fmtCount(p.calls) + ' calls, total ' + e + fmtDuration(p.total_ns) +
         ', self ' + (p.self_estimated ? '~ ' : '') + fmtDuration(p.self_ns));
       out.push('p50 ' + e + fmtDuration(p.p50_ns) + ', p99 ' + e + fmtDuration(p.p99_ns) + ', wait ~ ' + fmtShare(p.wait_share));
+      return out;
+    }
+    /* a GPU op in words: name, kind, duration, bytes, launching span, launch to start */
+    function gpuLines(lane, k) {
+      var tr = lane.track, p = lane.proc, kind = tr.kind[k];
+      var out = [gpuName(lane, k), (GPU_KINDS[kind] || 'record') + ' on ' + lane.label + ', ' + p.role + ' pid ' + p.pid,
+        'duration ' + fmtDuration(tr.dur[k])];
+      if (kind !== 1) out.push('bytes ' + fmtBytes(tr.bytes[k]));
+      if (tr.thread[k] === null) { out.push('launch not seen (before the session, or past the collector\'s table)'); return out; }
+      var th = p.threads[tr.thread[k]];
+      out.push('launched by ' + (tr.path[k] === null ? '(no span open)' : p.paths[tr.path[k]]) + ' on ' + ((th && th.name) || 'thread') + ' ' + (th ? th.tid : ''));
+      out.push('launch to start ' + (tr.queue_ns[k] < 0 ? fmtDelta(tr.queue_ns[k]) : fmtDuration(tr.queue_ns[k])));
       return out;
     }
     function hover(x, y) {
@@ -793,6 +877,7 @@
     function select(x, y) {
       var b = barAt(x, y);
       detail.textContent = '';
+      if (st.selectedGpu) { st.selectedGpu = null; redraw(); }
       if (!b) { detail.textContent = 'No span there.'; return null; }
       var lane = L.lanes[b.lane];
       if (b.dropped) { detail.textContent = fmtCount(b.dropped) + ' spans of ' + lane.label + ' were not recorded from here on: its timeline was full (max_spans ' + fmtCount(lane.proc.max_spans) + '). The Summary counts them; the timeline cannot show them.'; return b; }
@@ -800,6 +885,15 @@
       var lv = lane.levels[b.level];
       if (b.merged) {
         detail.textContent = fmtCount(b.merged) + ' spans narrower than a pixel, merged (' + lane.label + ', level ' + b.level + '): zoom in to see them.';
+        return b;
+      }
+      if (lane.kind === 'gpu') {
+        st.selectedGpu = { lane: b.lane, level: b.level, index: b.index, op: b.gpu };
+        gpuLines(lane, b.gpu).forEach(function (line, k) { detail.appendChild(h(k ? 'div' : 'b', { text: line })); });
+        if (!launchOf(lane, b.gpu))
+          detail.appendChild(h('div', { text: lane.track.thread[b.gpu] === null ? 'No arrow: its launch was not seen.' :
+            lane.track.path[b.gpu] === null ? 'No arrow: no span was open at its launch.' : 'No arrow: the timeline does not hold the launching span (dropped).' }));
+        draw();
         return b;
       }
       if (lane.kind === 'samples') {
@@ -857,6 +951,21 @@
           return { pid: l.proc.pid, file: l.proc.file, track: l.track, lane: L.lanes.indexOf(l), y: l.y, h: l.h, peak: l.peak, points: pts };
         });
       },
+      gpu: function () { /* the GPU lanes' records, as drawn from the data */
+        return L.lanes.filter(function (l) { return l.kind === 'gpu'; }).map(function (l) {
+          var tr = l.track, ops = [];
+          l.levels.forEach(function (lv, r) {
+            for (var i = 0; i < lv.n; i++) {
+              var k = lv.op[i];
+              ops.push({ t0: lv.start[i], t1: lv.end[i], row: r, index: i, op: k, name: gpuName(l, k), kind: GPU_KINDS[tr.kind[k]],
+                bytes: tr.bytes[k], queue_ns: tr.queue_ns[k], path: tr.path[k] === null ? null : l.proc.paths[tr.path[k]],
+                thread: tr.thread[k], span: tr.span[k] });
+            }
+          });
+          return { pid: l.proc.pid, device: tr.device, stream: tr.stream, label: l.label, lane: L.lanes.indexOf(l), y: l.y, h: l.h, ops: ops };
+        });
+      },
+      launch: function () { return st.launch; },
       hover: hover,
       arrows: function () { return st.arrows; },
       critical: function () { return st.critical; }
