@@ -249,3 +249,24 @@ def test_a_process_killed_keeps_its_last_snapshots_reading(tmp_path) -> None:
     assert out.returncode == -9, out.stderr
     role = report(run)["roles"][0]
     assert role["vram"][0]["allocated_peak_bytes"] == 256 * MB
+
+
+def test_at_exit_without_stop_the_final_write_has_a_last_reading(tmp_path) -> None:
+    """A Profiler never stopped: the reading at exit (atexit, before the C layer's
+    final write) carries a peak reached after the last snapshot."""
+    prog = tmp_path / "prog.py"
+    prog.write_text(textwrap.dedent("""
+        import sys
+        import torch
+        from lapse import Profiler
+        Profiler(run_dir=sys.argv[1], snapshot_ms=600000).start()
+        torch.cuda.allocated[0] = 512_000_000
+    """))
+    run = tmp_path / "run"
+    e = dict(os.environ, PYTHONPATH=standin(tmp_path), FAKE_CUDA_INIT="1")
+    out = subprocess.run([sys.executable, str(prog), str(run)], env=e, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    doc = report(run)
+    assert doc["workers"][0]["end_reason"] == "exit"
+    assert doc["roles"][0]["vram"][0]["allocated_peak_bytes"] == 512 * MB
