@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -48,6 +49,11 @@ int lapse_session_gpu_memory_reading(const store_gpu_memory_device *devices, uin
 {
     if (!lapse_is_active())
         return -EINVAL;
+    /* a terminating signal's write (gpu_memory_take) must not find G.mu held by the
+     * thread it interrupted: none is taken while it is */
+    sigset_t all, saved;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &saved);
     pthread_mutex_lock(&G.mu);
     if (error && *error) {
         snprintf(G.error, sizeof G.error, "%s", error);
@@ -73,6 +79,7 @@ int lapse_session_gpu_memory_reading(const store_gpu_memory_device *devices, uin
         G.resets += (uint64_t)reset;
     }
     pthread_mutex_unlock(&G.mu);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
     return 0;
 }
 
