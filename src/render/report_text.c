@@ -387,7 +387,6 @@ static void gpu_block(FILE *out, const run_model *m, const report_role *rr)
         return;
     fputs("\nGPU  (NVML: busy = the whole device, every process on it; this run = this process;\n"
           "  over the readings taken while the device held the process)\n", out);
-    vram_lines(out, m, rr);
     for (uint32_t i = 0; i < rr->gpu_count; i++) {
         const report_gpu *g = &rr->gpus[i];
         const rm_worker *w = &m->workers[g->worker];
@@ -410,6 +409,7 @@ static void gpu_block(FILE *out, const run_model *m, const report_role *rr)
                     p->ticks == 1 ? "" : "s");
         }
     }
+    vram_lines(out, m, rr);
 }
 
 /* MEMORY: peak RSS (getrusage and the process sampler) and RSS growth of the
