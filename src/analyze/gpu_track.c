@@ -73,6 +73,13 @@ static int build_names(const store_gpu_activity *g, timeline_file *t)
     return 0;
 }
 
+/* Whether span s has ended at t (t >= its begin): exact, where begin + dur would overflow
+ * (the times of a file no writer makes). */
+static int ended_at(const tl_span *s, int64_t t)
+{
+    return (uint64_t)t - (uint64_t)s->begin_ns >= s->dur_ns;
+}
+
 /* Each op's launching span's bar: on its thread, the innermost span open at the launch
  * whose path is the op's (a sweep over the thread's spans, by start, with the stack of
  * those open). */
@@ -95,8 +102,7 @@ static int find_spans(timeline_file *t)
         for (; i < n && t->gpu_ops[idx[i]].thread == th; i++) {
             tl_gpu_op *op = &t->gpu_ops[idx[i]];
             for (; next < count && s[next].begin_ns <= op->launch_ns; next++) {
-                while (open_n && s[open[open_n - 1]].begin_ns + (int64_t)s[open[open_n - 1]].dur_ns <=
-                                     s[next].begin_ns)
+                while (open_n && ended_at(&s[open[open_n - 1]], s[next].begin_ns))
                     open_n--;
                 if (open_n == open_cap) {
                     uint32_t cap = open_cap ? open_cap * 2 : 16;
@@ -114,7 +120,7 @@ static int find_spans(timeline_file *t)
                 break;
             for (uint32_t k = open_n; k-- > 0;) {
                 const tl_span *o = &s[open[k]];
-                if (o->begin_ns + (int64_t)o->dur_ns > op->launch_ns && o->path == op->path) {
+                if (!ended_at(o, op->launch_ns) && o->path == op->path) {
                     op->span = open[k];
                     break;
                 }
@@ -207,7 +213,9 @@ int gpu_track_build(const store_file *f, uint64_t base_real_ns, timeline_file *t
         op->thread = f->nodes[r->node].thread;
         op->path = node_path[r->node];
         op->launch_ns = (int64_t)(r->launch_ns + off);
-        op->queue_ns = op->begin_ns - op->launch_ns;
+        op->queue_ns = (int64_t)(r->start_ns - r->launch_ns); /* mod 2^64, as the clock: a file
+                                                                  no writer makes may hold times
+                                                                  2^63 apart */
     }
     t->gpu_op_count = g->count;
     rc = find_spans(t);

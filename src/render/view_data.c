@@ -13,6 +13,13 @@ void view_data_begin(view_data_writer *w, FILE *out, uint64_t base_real_ns)
     json_begin_array(&w->j, "processes");
 }
 
+/* x - prev, mod 2^64 as the timelines' clock: the columns' begins are differences, and
+ * the times of a file no writer makes may lie 2^63 apart */
+static int64_t delta(int64_t x, int64_t prev)
+{
+    return (int64_t)((uint64_t)x - (uint64_t)prev);
+}
+
 static void rank_json(json_out *j, const char *key, int64_t v)
 {
     if (v >= 0)
@@ -32,7 +39,7 @@ static void thread_json(json_out *j, const timeline_file *t, const tl_thread *th
     json_begin_array(j, "begin");
     int64_t prev = 0;
     for (uint64_t i = 0; i < th->count; i++) {
-        json_i64(j, NULL, s[i].begin_ns - prev);
+        json_i64(j, NULL, delta(s[i].begin_ns, prev));
         prev = s[i].begin_ns;
     }
     json_end_array(j);
@@ -102,7 +109,7 @@ static void chart_json(json_out *j, const tl_chart *c)
     json_begin_array(j, "begin");
     int64_t prev = 0;
     for (size_t i = 0; i < c->count; i++) {
-        json_i64(j, NULL, c->slices[i].ts - prev);
+        json_i64(j, NULL, delta(c->slices[i].ts, prev));
         prev = c->slices[i].ts;
     }
     json_end_array(j);
@@ -133,7 +140,7 @@ static void proc_json(json_out *j, const timeline_file *t)
     json_begin_array(j, "begin");
     int64_t prev = 0;
     for (uint32_t i = 0; i < t->proc_count; i++) {
-        json_i64(j, NULL, t->proc[i].begin_ns - prev);
+        json_i64(j, NULL, delta(t->proc[i].begin_ns, prev));
         prev = t->proc[i].begin_ns;
     }
     json_end_array(j);
@@ -173,7 +180,7 @@ static void gpu_json(json_out *j, const timeline_file *t, const store_gpu_activi
         json_begin_array(j, "begin");
         int64_t prev = 0;
         for (uint32_t i = 0; i < tr->count; i++) {
-            json_i64(j, NULL, op[i].begin_ns - prev);
+            json_i64(j, NULL, delta(op[i].begin_ns, prev));
             prev = op[i].begin_ns;
         }
         json_end_array(j);

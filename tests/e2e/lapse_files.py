@@ -67,6 +67,48 @@ class Node:
 
 
 @dataclass
+class GpuRecord:
+    """One record of section 15 GPU_ACTIVITY (a kernel, memcpy or memset)."""
+
+    kind: int = 1  # 1 kernel, 2 memcpy, 3 memset
+    copy_kind: int = 0
+    device: int = 0
+    stream: int = 7
+    name: int = 0  # index in the section's names
+    node: int = 0xFFFFFFFF  # the launching span's node; 0xFFFFFFFF: launch not seen
+    start_ns: int = 0
+    end_ns: int = 0
+    bytes: int = 0
+    launch_ns: int = 0
+
+    def encode(self) -> bytes:
+        return struct.pack("<IIIIIIQQQQ", self.kind, self.copy_kind, self.device, self.stream,
+                           self.name, self.node, self.start_ns, self.end_ns, self.bytes,
+                           self.launch_ns)
+
+
+@dataclass
+class GpuActivity:
+    """Section 15: `count` and `name_count` default to what it holds; names must start
+    with ""."""
+
+    records: list[GpuRecord] = field(default_factory=list)
+    names: list[str | bytes] = field(default_factory=lambda: [""])
+    state: int = 1
+    note: str = ""
+    dropped: int = 0
+    count: int | None = None
+    name_count: int | None = None
+
+    def section(self) -> bytes:
+        payload = struct.pack("<I", self.state) + _str(self.note) + struct.pack("<Q", self.dropped)
+        names = len(self.names) if self.name_count is None else self.name_count
+        payload += struct.pack("<I", names) + b"".join(_str(n) for n in self.names)
+        payload += b"".join(r.encode() for r in self.records)
+        return _section(15, len(self.records) if self.count is None else self.count, payload)
+
+
+@dataclass
 class LapseFile:
     """One process's file: meta, names, threads, nodes and counters."""
 
@@ -75,7 +117,9 @@ class LapseFile:
     threads: list[tuple[int, str]] = field(default_factory=lambda: [(1, "main")])
     nodes: list[Node] = field(default_factory=list)
     counters: list[tuple[int, int, int, int]] = field(default_factory=list)  # node, name, sum, updates
-    sections: list[tuple[int, int, bytes]] = field(default_factory=list)  # after COUNTERS, in order
+    spans: list[tuple[int, int, int, int, int]] = field(default_factory=list)  # thread, name, depth, begin, end
+    sections: list[tuple[int, int, bytes]] = field(default_factory=list)  # types 7 to 14, in order
+    activity: GpuActivity | None = None
 
     def name(self, s: str) -> int:
         if s not in self.names:
@@ -100,10 +144,19 @@ class LapseFile:
         body += _section(4, len(self.nodes), b"".join(n.encode() for n in self.nodes))
         body += _section(5, len(self.counters),
                          b"".join(struct.pack("<IIqQ", *c) for c in self.counters))
+        sections = 5
+        if self.spans:
+            body += _section(6, len(self.spans),
+                             b"".join(struct.pack("<IIIIQQ", t, n, d, 0, b, e) for t, n, d, b, e in self.spans))
+            sections += 1
         for kind, count, payload in self.sections:
             body += _section(kind, count, payload)
+            sections += 1
+        if self.activity is not None:
+            body += self.activity.section()
+            sections += 1
         total = 32 + len(body)
-        head = FILE_MAGIC + struct.pack("<IIQI", 1, 0, total, 5 + len(self.sections))
+        head = FILE_MAGIC + struct.pack("<IIQI", 1, 0, total, sections)
         head += struct.pack("<I", _crc(head))
         return head + body
 

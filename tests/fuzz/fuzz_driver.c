@@ -415,12 +415,48 @@ static void make_seed(bytes_out *out)
         f.gpu_memory = &vram;
     }
 
+    /* GPU activity (section GPU_ACTIVITY), a third of the time: what the reader accepts,
+     * times anywhere (0, near 2^63, 2^64 - 1), launches on any node or none, streams
+     * past the view's 256 tracks, records overlapping past its 16 rows */
+    store_gpu_activity act;
+    store_gpu_record recs[48];
+    char *act_strs[4] = {strdup(""), rnd_string(), rnd_string(), strdup("")};
+    char *act_names[3] = {act_strs[0], act_strs[1], act_strs[2]};
+    if (one_in(3)) {
+        memset(&act, 0, sizeof act);
+        act.state = one_in(8) ? STORE_GPU_MISSING : STORE_GPU_COLLECTED;
+        act.note = act_strs[3];
+        act.dropped = one_in(2) ? 0 : rnd_value();
+        act.names = act_names;
+        act.name_count = 1 + (uint32_t)below(3);
+        act.count = (uint32_t)below(49);
+        act.records = recs;
+        static const uint64_t at[] = {0, 1000, 1ull << 62, (1ull << 63) - 8, 1ull << 63, UINT64_MAX - 1000};
+        for (uint32_t i = 0; i < act.count; i++) {
+            store_gpu_record *r = &recs[i];
+            r->kind = STORE_GPU_KERNEL + (uint32_t)below(3);
+            r->copy_kind = r->kind == STORE_GPU_MEMCPY ? (uint32_t)below(13) : 0;
+            r->device = (uint32_t)below(3);
+            r->stream = one_in(4) ? (uint32_t)rnd_value() : (uint32_t)below(4);
+            r->name = r->kind == STORE_GPU_KERNEL ? (uint32_t)below(act.name_count) : 0;
+            r->node = f.node_count && !one_in(4) ? (uint32_t)below(f.node_count) : STORE_GPU_NO_NODE;
+            r->start_ns = one_in(2) ? at[below(6)] + below(1000) : rnd_value();
+            uint64_t room = UINT64_MAX - r->start_ns;
+            r->end_ns = r->start_ns + below(room < 1000000 ? room + 1 : 1000000);
+            r->bytes = r->kind == STORE_GPU_KERNEL ? 0 : rnd_value();
+            r->launch_ns = one_in(4) ? 0 : one_in(2) ? r->start_ns - below(2000) : rnd_value();
+        }
+        f.activity = &act;
+    }
+
     if (store_encode(&f, out) != 0) {
         fprintf(stderr, "fuzz_reader: out of memory\n");
         exit(1);
     }
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4; i++) {
         free(gpu_strs[i]);
+        free(act_strs[i]);
+    }
     for (int i = 0; i < 7; i++)
         free(vram_strs[i]);
     for (uint32_t i = 0; i < smp.string_count; i++)

@@ -6,7 +6,9 @@
  * with each other; a file that decodes must survive store_encode and decode again
  * with the same counts, and encoding that second decode must give the same bytes
  * (the reader normalizes once, then round trips exactly). What decodes is also
- * rendered as `lapse export` would (to /dev/null; -DFUZZ_NO_RENDER leaves it out).
+ * rendered as `lapse export` would, and built into `lapse view`'s timeline (its spans,
+ * samples, process records and GPU tracks, analyze/gpu_track.c) and page data (to
+ * /dev/null; -DFUZZ_NO_RENDER leaves them out).
  * A pack (several images in one file, as liblapse_mpi writes) must index cleanly or
  * be rejected with one line, and each member it indexes gets the checks above.
  * Then the input is read as a file (store_read_each, from a descriptor, the header
@@ -21,6 +23,8 @@
 #include "store/pack.h"
 #ifndef FUZZ_NO_RENDER
 #include "render/perfetto.h"
+#include "render/view_data.h"
+#include "analyze/timeline.h"
 #include "analyze/run_model.h"
 #include "analyze/run_stats.h"
 #include "render/report_render.h"
@@ -203,6 +207,33 @@ static int fuzz_image(const uint8_t *data, size_t size)
         FUZZ_ASSERT(perfetto_add_file(w, &f, base, NULL) == 0);
         FUZZ_ASSERT(perfetto_add_file(w, &f, base, NULL) == 0); /* a pid seen before */
         FUZZ_ASSERT(perfetto_finish(w) == 0);
+        /* `lapse view`: the timeline and the page's data, on the clock of the file's start */
+        timeline_file t;
+        memset(&t, 0, sizeof t);
+        int trc = timeline_build(&f, f.meta.start_real_ns, &t);
+        FUZZ_ASSERT(trc == 0 || trc == -ENOMEM);
+        if (trc == 0) {
+            uint64_t ops = 0;
+            for (uint32_t k = 0; k < t.gpu_track_count; k++) {
+                const tl_gpu_track *tr = &t.gpu_tracks[k];
+                FUZZ_ASSERT(tr->rows <= TL_GPU_ROWS && tr->first == ops);
+                for (uint32_t i = tr->first; i < tr->first + tr->count; i++) {
+                    const tl_gpu_op *op = &t.gpu_ops[i];
+                    FUZZ_ASSERT(op->row < tr->rows && op->name < t.gpu_name_count);
+                    FUZZ_ASSERT(op->thread == UINT32_MAX || op->thread < t.thread_count);
+                    FUZZ_ASSERT(op->path == UINT32_MAX || op->path < t.path_count);
+                    FUZZ_ASSERT(op->span == UINT64_MAX || op->span < t.threads[op->thread].count);
+                }
+                ops += tr->count;
+            }
+            FUZZ_ASSERT(t.gpu_track_count <= TL_GPU_TRACKS);
+            FUZZ_ASSERT(ops == t.gpu_op_count && ops == (f.activity ? f.activity->count : 0));
+            view_data_writer vw;
+            view_data_begin(&vw, devnull, f.meta.start_real_ns);
+            view_data_add(&vw, "fuzz.lapse", &f, &t);
+            FUZZ_ASSERT(view_data_finish(&vw) == 0);
+            timeline_free(&t);
+        }
     }
     /* `lapse record`'s outputs render whatever samples the reader accepts */
     if (devnull && f.samples) {

@@ -16,6 +16,9 @@
 # the torch process and no GPU reading for a CPU-only sibling, a phase that only
 # enqueues a kernel vs the same with sync=True, phase(gpu_time=True) within 5% of
 # torch.cuda.Event, and what DEVICE (nvmlInit) adds to a session's start and stop.
+# Then tests/gpu/view_gpu.py (same Python): 131,072 kernels in spans on two streams,
+# `lapse view` of them: every kernel in the page on its stream's track with its
+# launching span, one row a stream (kernels of a stream do not overlap).
 # Then tests/gpu/check_vram.py: torch's VRAM allocated / reserved peaks in the GPU block.
 # Prints each check on one line, PASS or FAIL with its figures; exit 0 when every check
 # holds. Under 4 minutes.
@@ -88,5 +91,9 @@ device_rc=0
 env -u LAPSE_PROFILE -u LAPSE_RUN_DIR -u LAPSE_RUN_ID -u LAPSE_FEATURES -u LAPSE_ROLE \
     "$py" "$repo/tests/gpu/gpu_device.py" "$work/device-runs" || device_rc=$?
 [ "$device_rc" = 77 ] && echo "SKIP device check (the line above says why)" && device_rc=0
+view_rc=0
+env -u LAPSE_PROFILE -u LAPSE_RUN_DIR -u LAPSE_RUN_ID -u LAPSE_FEATURES -u LAPSE_ROLE \
+    "$py" "$repo/tests/gpu/view_gpu.py" "$build/lapse" "$work/view-runs" || view_rc=$?
+[ "$view_rc" = 77 ] && echo "SKIP view check (the line above says why)" && view_rc=0
 vram_rc=0; env -u LAPSE_PROFILE -u LAPSE_RUN_DIR -u LAPSE_RUN_ID -u LAPSE_FEATURES -u LAPSE_ROLE "$py" "$repo/tests/gpu/check_vram.py" "$work/vram-runs" || vram_rc=$?; [ "$vram_rc" = 77 ] && echo "SKIP VRAM check (the line above says why)" && vram_rc=0
-[ "$c_rc" = 0 ] && [ "$torch_rc" = 0 ] && [ "$device_rc" = 0 ] && [ "$vram_rc" = 0 ]
+[ "$c_rc" = 0 ] && [ "$torch_rc" = 0 ] && [ "$device_rc" = 0 ] && [ "$view_rc" = 0 ] && [ "$vram_rc" = 0 ]

@@ -530,7 +530,12 @@
   }
 
   function lowerBoundEnd(end, n, t) { /* first i with end[i] > t */
-    var lo = 0, hi = n;
+    return lowerBoundFrom(end, 0, n, t);
+  }
+  function lowerBoundFrom(end, lo, n, t) { /* first i >= lo with end[i] > t (ends sorted) */
+    var step = 1, hi = lo;
+    while (hi < n && end[hi] <= t) { lo = hi + 1; hi += step; step *= 2; } /* galloping: a pixel holds few */
+    if (hi > n) hi = n;
     while (lo < hi) { var mid = (lo + hi) >> 1; if (end[mid] > t) hi = mid; else lo = mid + 1; }
     return lo;
   }
@@ -555,10 +560,61 @@
 
     var L = buildLanes(view, rep);
     var LABEL = 170;
-    var st = { t0: L.t0, t1: L.t1, query: '', bars: [], frameMs: 0, width: 0, causal: true, arrows: [], critical: [], arrowsLeftOut: 0,
+    var st = { t0: L.t0, t1: L.t1, query: '', frameMs: 0, width: 0, causal: true, arrows: [], critical: [], arrowsLeftOut: 0,
       selectedGpu: null, launch: null };
     var ctx = canvas.getContext('2d');
     var dpr = window.devicePixelRatio || 1;
+
+    /* What this frame drew, for the pointer and the hook: each bar, merged column, track
+     * record and dropped band, kept in typed arrays reused from frame to frame (a frame
+     * allocates nothing per bar: 262,144 GPU records fill their rows with tens of
+     * thousands of columns); barObj(i) gives one as an object. what: 0 a bar, 1 a merged
+     * column (count: how many), 2 a track's record, 3 a dropped band (count: spans). */
+    var B = { n: 0, cap: 0 };
+    var BAR_FIELDS = { x0: Float64Array, x1: Float64Array, y: Float64Array, h: Float64Array, lane: Int32Array,
+      level: Int32Array, index: Int32Array, count: Float64Array, hit: Uint8Array, what: Uint8Array };
+    function barsGrow() {
+      var cap = Math.max(B.cap * 2, 4096);
+      Object.keys(BAR_FIELDS).forEach(function (f) {
+        var a = new BAR_FIELDS[f](cap);
+        if (B[f]) a.set(B[f]);
+        B[f] = a;
+      });
+      B.cap = cap;
+    }
+    barsGrow();
+    function pushBar(what, x0, x1, y, hh, li, level, index, count, hit) {
+      if (B.n === B.cap) barsGrow();
+      var k = B.n++;
+      B.what[k] = what; B.x0[k] = x0; B.x1[k] = x1; B.y[k] = y; B.h[k] = hh; B.lane[k] = li;
+      B.level[k] = level; B.index[k] = index; B.count[k] = count; B.hit[k] = hit ? 1 : 0;
+    }
+    function barObj(k) {
+      var li = B.lane[k], lane = L.lanes[li], b = { x0: B.x0[k], x1: B.x1[k], y: B.y[k], h: B.h[k], lane: li };
+      var what = B.what[k];
+      if (what === 3) { b.dropped = B.count[k]; return b; }
+      b.index = B.index[k];
+      if (what === 2) { b.track = lane.track; return b; }
+      var lv = lane.levels[B.level[k]];
+      b.level = B.level[k];
+      if (what === 0) {
+        b.path = (lane.names || lane.proc.paths)[lv.path[b.index]];
+        b.merged = 0; b.hit = !!B.hit[k]; b.gpu = lane.kind === 'gpu' ? lv.op[b.index] : undefined;
+      } else {
+        b.merged = B.count[k]; b.hit = !!B.hit[k];
+      }
+      return b;
+    }
+    /* a bar's colour (its lane's, by path or name: cached per lane) */
+    function barColor(lane, lv, i) {
+      var c = lane.colors[lv.path[i]];
+      if (c !== undefined) return c;
+      var path = (lane.names || lane.proc.paths)[lv.path[i]];
+      c = lane.kind === 'samples' ? 'hsl(' + (20 + hue(path) % 40) + ',75%,68%)' :
+        lane.kind === 'gpu' ? (GPU_COLORS[lane.track.kind[lv.op[i]]] || GPU_COLORS[1])(path) : 'hsl(' + hue(path) + ',55%,70%)';
+      return (lane.colors[lv.path[i]] = c);
+    }
+    L.lanes.forEach(function (l) { l.colors = []; });
 
     function size() {
       var w = Math.max(wrap.clientWidth - 2, 300);
@@ -590,12 +646,12 @@
       ctx.clearRect(0, 0, st.width, L.height);
       ctx.font = '11px system-ui, sans-serif';
       ctx.textBaseline = 'middle';
-      var bars = [];
-      var scale = (st.width - LABEL) / (st.t1 - st.t0), searching = !!st.query;
+      B.n = 0;
+      var scale = (st.width - LABEL) / (st.t1 - st.t0), searching = !!st.query, t0 = st.t0, t1 = st.t1;
       var top = wrap.scrollTop, bottom = top + wrap.clientHeight;
       L.lanes.forEach(function (lane, li) {
         if (lane.y > bottom || lane.y + lane.h < top) return;
-        if (lane.kind === 'track') { drawTrack(lane, li, scale, bars); return; }
+        if (lane.kind === 'track') { drawTrack(lane, li, scale); return; }
         if (lane.kind !== 'thread' && lane.kind !== 'samples' && lane.kind !== 'gpu') {
           ctx.fillStyle = lane.kind === 'host' ? '#e3e8ee' : '#f4f6f8';
           ctx.fillRect(0, lane.y, st.width, lane.h);
@@ -610,7 +666,7 @@
             ctx.fillRect(xd, lane.y, 2, lane.h);
             var msg = fmtCount(p.dropped) + ' spans dropped here (timeline full, max_spans ' + fmtCount(p.max_spans) + ')';
             ctx.fillText(msg, Math.min(xd + 5, st.width - 300), lane.y + lane.h / 2);
-            bars.push({ x0: xd, x1: st.width, y: lane.y, h: lane.h, lane: li, dropped: p.dropped });
+            pushBar(3, xd, st.width, lane.y, lane.h, li, 0, 0, p.dropped, 0);
           }
           return;
         }
@@ -618,37 +674,46 @@
         ctx.fillText(lane.label, 10, lane.y + ROW / 2);
         ctx.save();
         ctx.beginPath(); ctx.rect(LABEL, lane.y, st.width - LABEL, lane.h); ctx.clip();
-        var paths = lane.names || lane.proc.paths, sampled = lane.kind === 'samples', gpu = lane.kind === 'gpu';
+        var paths = lane.names || lane.proc.paths, gpu = lane.kind === 'gpu';
         lane.levels.forEach(function (lv, level) {
           var y = lane.y + level * ROW, n = lv.n;
-          var i = lowerBoundEnd(lv.reach, n, st.t0);
-          while (i < n && lv.start[i] < st.t1) {
-            var x0 = LABEL + (lv.start[i] - st.t0) * scale, x1 = LABEL + (lv.end[i] - st.t0) * scale;
+          var i = lowerBoundEnd(lv.reach, n, t0), start = lv.start, end = lv.end;
+          var runX0 = 0, runX1 = -1, runStyle = ''; /* adjacent merged columns of one colour: one rectangle */
+          var colPx = -Infinity; /* the last merged column's pixel */
+          while (i < n && start[i] < t1) {
+            var x0 = LABEL + (start[i] - t0) * scale, x1 = LABEL + (end[i] - t0) * scale;
             if (x1 - x0 >= 1) {
-              var path = paths[lv.path[i]];
+              if (runX1 >= 0) { ctx.fillStyle = runStyle; ctx.fillRect(runX0, y + 1, runX1 - runX0, ROW - 2); runX1 = -1; }
               var hit = searching && lv.match[i + 1] - lv.match[i] > 0;
-              ctx.fillStyle = searching ? (hit ? '#f2b600' : '#dfe3e7') : sampled ? 'hsl(' + (20 + hue(path) % 40) + ',75%,68%)' :
-                gpu ? (GPU_COLORS[lane.track.kind[lv.op[i]]] || GPU_COLORS[1])(path) : 'hsl(' + hue(path) + ',55%,70%)';
+              ctx.fillStyle = searching ? (hit ? '#f2b600' : '#dfe3e7') : barColor(lane, lv, i);
               var bx = Math.max(x0, LABEL - 1), bw = Math.min(x1, st.width + 1) - bx;
               ctx.fillRect(bx, y + 1, bw > 3 ? bw - 1 : bw, ROW - 2); /* a gap between neighbours */
               if (bw > 30) {
                 ctx.fillStyle = '#1d232a';
-                var name = sampled ? path : gpu ? gpuName(lane, lv.op[i]) : path.slice(path.lastIndexOf('/') + 1);
+                var path = paths[lv.path[i]];
+                var name = lane.kind === 'samples' ? path : gpu ? gpuName(lane, lv.op[i]) : path.slice(path.lastIndexOf('/') + 1);
                 ctx.fillText(name.length * 6 > bw - 6 ? name.slice(0, Math.max(1, Math.floor((bw - 6) / 6))) : name, bx + 3, y + ROW / 2);
               }
-              bars.push({ x0: x0, x1: x1, y: y, h: ROW, lane: li, level: level, index: i, path: path, merged: 0, hit: hit, gpu: gpu ? lv.op[i] : undefined });
+              pushBar(0, x0, x1, y, ROW, li, level, i, 0, hit);
               i++;
-            } else { /* narrower than a pixel: what falls in this pixel is one merged column */
-              var px = Math.floor(x0), tEnd = st.t0 + (px + 1 - LABEL) / scale;
-              var j = lowerBoundEnd(lv.reach, n, tEnd);
+            } else { /* narrower than a pixel: what falls in this pixel is one merged column (a record
+                      * that ended past the last column's pixel: the next pixel's) */
+              var px = Math.max(Math.floor(x0), colPx + 1), tEnd = t0 + (px + 1 - LABEL) / scale;
+              colPx = px;
+              var j = lowerBoundFrom(lv.reach, i, n, tEnd);
               if (j <= i) j = i + 1;
               var mhit = searching && lv.match[j] - lv.match[i] > 0;
-              ctx.fillStyle = searching ? (mhit ? '#f2b600' : '#dfe3e7') : '#8f9aa6';
-              ctx.fillRect(px, y + 1, 1, ROW - 2);
-              bars.push({ x0: px, x1: px + 1, y: y, h: ROW, lane: li, level: level, index: i, merged: j - i, hit: mhit });
+              var style = searching ? (mhit ? '#f2b600' : '#dfe3e7') : '#8f9aa6';
+              if (runX1 === px && runStyle === style) runX1 = px + 1;
+              else {
+                if (runX1 >= 0) { ctx.fillStyle = runStyle; ctx.fillRect(runX0, y + 1, runX1 - runX0, ROW - 2); }
+                runX0 = px; runX1 = px + 1; runStyle = style;
+              }
+              pushBar(1, px, px + 1, y, ROW, li, level, i, j - i, mhit);
               i = j;
             }
           }
+          if (runX1 >= 0) { ctx.fillStyle = runStyle; ctx.fillRect(runX0, y + 1, runX1 - runX0, ROW - 2); }
         });
         ctx.restore();
       });
@@ -656,17 +721,16 @@
       drawLaunch(scale);
       ctx.fillStyle = '#d9dde2';
       ctx.fillRect(LABEL - 1, 0, 1, L.height);
-      st.bars = bars;
       st.frameMs = performance.now() - t;
       info.textContent = fmtDuration(st.t1 - st.t0) + ' shown, from ' + fmtDuration(Math.max(st.t0, 0)) +
-        ' · ' + bars.length + ' bars' + (st.arrows.length ? ' · ' + st.arrows.length + ' hand-offs' : '') +
+        ' · ' + B.n + ' bars' + (st.arrows.length ? ' · ' + st.arrows.length + ' hand-offs' : '') +
         (st.arrowsLeftOut ? ' (' + st.arrowsLeftOut + ' more: zoom in)' : '') + ' · frame ' + st.frameMs.toFixed(1) + ' ms';
     }
 
     /* A line track: each record a level over its interval, joined to the next one
      * where it starts as this one ends (else a gap: nothing is known there); a bar
      * per record drawn, for the pointer. */
-    function drawTrack(lane, li, scale, bars) {
+    function drawTrack(lane, li, scale) {
       ctx.fillStyle = '#66707a';
       ctx.fillText(lane.label, 10, lane.y + ROW / 2);
       ctx.fillText('max ' + lane.fmt(lane.peak), 10, lane.y + ROW * 1.5);
@@ -692,7 +756,7 @@
       for (; i < lane.n && lane.t0[i] < st.t1; i++) {
         var bx0 = LABEL + (lane.t0[i] - st.t0) * scale, bx1 = LABEL + (lane.t1[i] - st.t0) * scale;
         if (bx1 <= lastPx) continue; /* several records in one pixel: the first is the pointer's */
-        bars.push({ x0: Math.max(bx0, lastPx), x1: bx1, y: lane.y, h: lane.h, lane: li, index: i, track: lane.track });
+        pushBar(2, Math.max(bx0, lastPx), bx1, lane.y, lane.h, li, 0, i, 0, 0);
         lastPx = Math.max(bx1, bx0 + 1);
       }
     }
@@ -810,10 +874,8 @@
     window.addEventListener('resize', function () { if (!root.hidden) { size(); draw(); } });
 
     function barAt(x, y) {
-      for (var i = st.bars.length - 1; i >= 0; i--) {
-        var b = st.bars[i];
-        if (x >= b.x0 && x < Math.max(b.x1, b.x0 + 1) && y >= b.y && y < b.y + b.h) return b;
-      }
+      for (var k = B.n - 1; k >= 0; k--)
+        if (x >= B.x0[k] && x < Math.max(B.x1[k], B.x0[k] + 1) && y >= B.y[k] && y < B.y[k] + B.h[k]) return barObj(k);
       return null;
     }
     /* a record of a line track, in words */
@@ -924,11 +986,15 @@
       range: function () { return { t0: st.t0, t1: st.t1, full0: L.t0, full1: L.t1, label: LABEL, width: st.width }; },
       setRange: function (t0, t1) { st.t0 = t0; st.t1 = t1; draw(); },
       xOf: xOf, tOf: tOf,
-      barsAt: function (x) { return st.bars.filter(function (b) { return x >= b.x0 && x < Math.max(b.x1, b.x0 + 1); }); },
-      bars: function () { return st.bars; },
+      barsAt: function (x) {
+        var out = [];
+        for (var k = 0; k < B.n; k++) if (x >= B.x0[k] && x < Math.max(B.x1[k], B.x0[k] + 1)) out.push(barObj(k));
+        return out;
+      },
+      bars: function () { var out = []; for (var k = 0; k < B.n; k++) out.push(barObj(k)); return out; },
       zoom: function (factor, x) { zoom(factor, x); draw(); return st.frameMs; },
       pan: function (dx) { var dt = dx * (st.t1 - st.t0) / (st.width - LABEL); st.t0 -= dt; st.t1 -= dt; draw(); return st.frameMs; },
-      search: function (q) { search.value = q; setQuery(q); draw(); return st.bars.filter(function (b) { return b.hit; }).length; },
+      search: function (q) { search.value = q; setQuery(q); draw(); var n = 0; for (var k = 0; k < B.n; k++) n += B.hit[k]; return n; },
       select: function (x, y) { var b = select(x, y); return b ? detail.textContent : null; },
       frameMs: function () { return st.frameMs; },
       charts: function () { /* the samples lanes' slices, as drawn from the data */
