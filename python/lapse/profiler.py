@@ -275,6 +275,9 @@ class Profiler:
         from .live import LiveExport
 
         self._live = LiveExport()
+        from ._torch_memory import TorchMemory
+
+        self._vram = TorchMemory()  # VRAM peaks from torch, where it has initialised CUDA
 
     def _init_backend(self, backend: str | None, window: Any, phase: str | None) -> None:
         """backend=, backend_window=, window_phase= (checked: ValueError)."""
@@ -512,6 +515,7 @@ class Profiler:
                     self._feature_missing(feature, entry)  # the session runs without it, and says why
         sync_environment()
         self._live.began()
+        self._vram.start()
         if Feature.SPANS in self.features:
             from .instrument import environment_tags
             _lapse.enable_tags(self.enable_tags | environment_tags())
@@ -553,6 +557,7 @@ class Profiler:
         if not self._active:
             return
         self._live.stop()  # a last interval for on_snapshot callbacks, then the final write
+        self._vram.stop()  # a last reading of torch's VRAM peaks for it
         if self._auto is not None:
             auto, self._auto = self._auto, None
             auto.stop()

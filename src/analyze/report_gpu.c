@@ -1,10 +1,12 @@
 /* The GPU block of a role: per device of each of its processes, the whole device's
- * utilisation (busy, idle), this run's, the memory it held, and GPU BY PHASE. A mean
- * over no reading is not a figure: has_* 0 (n/a), never 0%. */
+ * utilisation (busy, idle), this run's, the memory it held, and GPU BY PHASE; and the
+ * VRAM peaks torch read per device. A mean over no reading is not a figure: has_* 0
+ * (n/a), never 0%. */
 #include "report_model.h"
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int by_ticks(const void *a, const void *b)
 {
@@ -14,13 +16,66 @@ static int by_ticks(const void *a, const void *b)
     return x->name < y->name ? -1 : x->name > y->name; /* the rest (0) first on a tie */
 }
 
+/* VRAM from torch: per device (its uuid), the largest process peaks of the role. */
+static int vram_build(const run_model *m, uint32_t r, report_role *rr)
+{
+    uint32_t n = 0, present = 0;
+    rr->vram_error = "";
+    for (uint32_t i = 0; i < m->worker_count; i++)
+        if (m->workers[i].role_index == r && m->workers[i].gpu_memory.present) {
+            const rm_gpu_memory *g = &m->workers[i].gpu_memory;
+            present++;
+            n += g->device_count;
+            rr->vram_resets += g->resets;
+            if (!*rr->vram_error)
+                rr->vram_error = g->error;
+        }
+    if (!present)
+        return 0;
+    if (n && !(rr->vram = calloc(n, sizeof *rr->vram)))
+        return -ENOMEM;
+    for (uint32_t i = 0; i < m->worker_count; i++) {
+        const rm_worker *w = &m->workers[i];
+        if (w->role_index != r || !w->gpu_memory.present)
+            continue;
+        for (uint32_t k = 0; k < w->gpu_memory.device_count; k++) {
+            const rm_gpu_memory_device *d = &w->gpu_memory.devices[k];
+            if (!d->allocated_peak_bytes && !d->reserved_peak_bytes)
+                continue; /* a device the process never used */
+            report_vram *v = NULL;
+            for (uint32_t j = 0; *d->uuid && j < rr->vram_count && !v; j++)
+                if (!strcmp(rr->vram[j].device->uuid, d->uuid))
+                    v = &rr->vram[j];
+            if (!v) {
+                v = &rr->vram[rr->vram_count++];
+                *v = (report_vram){i, d, 0, 0, 0};
+            }
+            v->processes++;
+            if (d->allocated_peak_bytes > v->allocated_peak_bytes) {
+                v->allocated_peak_bytes = d->allocated_peak_bytes;
+                v->worker = i;
+                v->device = d;
+            }
+            if (d->reserved_peak_bytes > v->reserved_peak_bytes)
+                v->reserved_peak_bytes = d->reserved_peak_bytes;
+        }
+    }
+    rr->vram_state = rr->vram_count ? REPORT_MEASURED
+                     : *rr->vram_error ? REPORT_UNREADABLE : REPORT_NONE_MEASURED;
+    return 0;
+}
+
 int report_gpu_build(const run_model *m, uint32_t r, report_role *rr)
 {
+    int rc = vram_build(m, r, rr);
+    if (rc)
+        return rc;
     uint32_t n = 0;
     for (uint32_t i = 0; i < m->worker_count; i++)
         if (m->workers[i].role_index == r)
             n += m->workers[i].gpu.device_count;
-    rr->gpu_state = n ? REPORT_MEASURED : REPORT_NOT_COLLECTED;
+    rr->gpu_state = n || rr->vram_state == REPORT_MEASURED ? REPORT_MEASURED
+                    : rr->vram_state ? rr->vram_state : REPORT_NOT_COLLECTED;
     if (!n)
         return 0;
     if (!(rr->gpus = calloc(n, sizeof *rr->gpus)))
@@ -65,4 +120,7 @@ void report_gpu_free(report_role *rr)
     free(rr->gpus);
     rr->gpus = NULL;
     rr->gpu_count = 0;
+    free(rr->vram);
+    rr->vram = NULL;
+    rr->vram_count = 0;
 }

@@ -150,6 +150,18 @@ typedef struct report_gpu {
     uint32_t phase_count;
 } report_gpu;
 
+/* VRAM from torch, one device (by its uuid; one without a uuid: of its process alone)
+ * over the processes of the role that read it. A peak is the largest process peak:
+ * a sum of per-process peaks is no peak. Not joined to NVML's readings (report_gpu):
+ * they name no UUID, so NVML's figures for it are unknown ("-"), never 0. */
+typedef struct report_vram {
+    uint32_t worker;                    /* the process with the largest allocated peak */
+    const rm_gpu_memory_device *device; /* its reading: torch index, uuid, name */
+    uint32_t processes;                 /* processes of the role that read it */
+    uint64_t allocated_peak_bytes;      /* the largest max_memory_allocated of them */
+    uint64_t reserved_peak_bytes;       /* the largest max_memory_reserved of them */
+} report_vram;
+
 typedef struct report_role {
     const rm_role *role;
     const rs_role *stats;
@@ -186,6 +198,12 @@ typedef struct report_role {
     report_state gpu_state;        /* MEASURED: gpus below; NOT_COLLECTED: no GPU block */
     report_gpu *gpus;              /* in worker order, each worker's devices in its order */
     uint32_t gpu_count;
+    report_state vram_state;       /* VRAM from torch: MEASURED (vram below), UNREADABLE
+                                      (every reading failed: vram_error), NOT_COLLECTED */
+    report_vram *vram;             /* devices with a peak above 0, in order of first sight */
+    uint32_t vram_count;
+    uint64_t vram_resets;          /* readings of its processes that found a peak reset */
+    const char *vram_error;        /* the first failure of its processes; "" when none */
     int samples_only;              /* every process holds Python samples and no span nor
                                       counter (lapse record's files), and the role has no
                                       I/O nor MEMORY block: its samples say it all */
@@ -324,7 +342,8 @@ void report_model_free(report_model *r);
 /* The run paths of r (r->stats and r->m built): 0 or -ENOMEM (run_paths.c). */
 int report_run_paths_build(report_model *r);
 
-/* The GPU block of role r (report_gpu.c): 0 or -ENOMEM. */
+/* The GPU block of role r (report_gpu.c), NVML's devices and torch's VRAM: 0 or
+ * -ENOMEM. gpu_state is MEASURED when either has figures. */
 int report_gpu_build(const run_model *m, uint32_t r, report_role *rr);
 void report_gpu_free(report_role *rr);
 

@@ -554,6 +554,12 @@ static void worker_free(rm_worker *w)
     }
     free(w->gpu.devices);
     free(w->gpu.error);
+    for (uint32_t i = 0; i < w->gpu_memory.device_count; i++) {
+        free(w->gpu_memory.devices[i].uuid);
+        free(w->gpu_memory.devices[i].name);
+    }
+    free(w->gpu_memory.devices);
+    free(w->gpu_memory.error);
     free(w->missing);
     free(w->absent);
 }
@@ -590,6 +596,32 @@ static int add_gpu(run_model *m, rm_index *ix, rm_worker *w, const store_file *f
             od->phases[k] = (rm_gpu_phase){name, p->ticks, p->own_pct_sum};
         }
         od->phase_count = d->phase_count;
+    }
+    return 0;
+}
+
+/* The file's GPU_MEMORY section (VRAM from torch). */
+static int add_gpu_memory(rm_worker *w, const store_file *f)
+{
+    const store_gpu_memory *g = f->gpu_memory;
+    rm_gpu_memory *o = &w->gpu_memory;
+    if (!g)
+        return 0;
+    o->present = 1;
+    o->readings = g->readings;
+    o->resets = g->resets;
+    if (!(o->error = dup_or_empty(g->error)))
+        return -ENOMEM;
+    if (g->device_count && !(o->devices = calloc(g->device_count, sizeof *o->devices)))
+        return -ENOMEM;
+    for (uint32_t i = 0; i < g->device_count; i++) {
+        const store_gpu_memory_device *d = &g->devices[i];
+        o->device_count = i + 1;
+        o->devices[i] = (rm_gpu_memory_device){d->index, dup_or_empty(d->uuid),
+                                               dup_or_empty(d->name), d->allocated_peak_bytes,
+                                               d->reserved_peak_bytes};
+        if (!o->devices[i].uuid || !o->devices[i].name)
+            return -ENOMEM;
     }
     return 0;
 }
@@ -783,7 +815,7 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
                                       mt->cpu_ticks, mt->cpu_ticks_late, mt->cpu_sampler_ns};
     w->features = file_features(f);
     if (add_proc(w, f) || add_children(w, f) || causal_file_take(f, &w->causal) ||
-        add_gpu(m, ix, w, f)) {
+        add_gpu(m, ix, w, f) || add_gpu_memory(w, f)) {
         worker_free(w);
         return -ENOMEM;
     }

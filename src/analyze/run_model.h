@@ -138,6 +138,21 @@ typedef struct rm_window {
     uint32_t activity_paused;
 } rm_window;
 
+/* A worker's VRAM from torch (store_gpu_memory, its file's GPU_MEMORY section). */
+typedef struct rm_gpu_memory_device {
+    uint32_t index; /* torch's device index */
+    char *uuid, *name;
+    uint64_t allocated_peak_bytes, reserved_peak_bytes;
+} rm_gpu_memory_device;
+
+typedef struct rm_gpu_memory {
+    int present; /* the file has the section */
+    uint64_t readings, resets;
+    char *error; /* "" when none */
+    rm_gpu_memory_device *devices;
+    uint32_t device_count;
+} rm_gpu_memory;
+
 typedef struct rm_worker {
     char *file, *host, *role, *run_id, *end_reason, *launcher, *job_id;
     char *write_error; /* the last failed write before this file's, "" when none */
@@ -177,6 +192,7 @@ typedef struct rm_worker {
     uint64_t activity_records; /* records its file holds */
     struct causal_file *causal; /* its signals, waits and spans (causality.h); NULL: none */
     rm_gpu gpu;
+    rm_gpu_memory gpu_memory;
     char *missing; /* features its session was asked for that failed to start, with why; "" */
     char *absent;  /* those whose library its machine does not have, with why; "" */
     rm_window window;

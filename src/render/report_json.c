@@ -213,6 +213,37 @@ static void memory_json(json_out *j, const run_model *m, const report_role *rr)
     json_end_object(j);
 }
 
+/* VRAM from torch, per device: the largest process peaks; NVML's figures null. */
+static void vram_json(json_out *j, const run_model *m, const report_role *rr)
+{
+    json_str(j, "vram_state", report_state_name(rr->vram_state));
+    json_begin_array(j, "vram");
+    for (uint32_t i = 0; i < rr->vram_count; i++) {
+        const report_vram *v = &rr->vram[i];
+        const rm_worker *w = &m->workers[v->worker];
+        json_begin_object(j, NULL);
+        json_i64(j, "pid", w->pid);
+        json_str(j, "host", w->host);
+        json_u64(j, "torch_index", v->device->index);
+        json_str(j, "uuid", v->device->uuid);
+        json_str(j, "device_name", v->device->name);
+        json_u64(j, "processes", v->processes);
+        json_u64(j, "allocated_peak_bytes", v->allocated_peak_bytes);
+        json_u64(j, "reserved_peak_bytes", v->reserved_peak_bytes);
+        json_null(j, "busy_pct"); /* NVML's figures: not joined, unknown */
+        json_null(j, "idle_pct");
+        json_null(j, "this_run_pct");
+        json_null(j, "vram_held_peak_bytes");
+        json_end_object(j);
+    }
+    json_end_array(j);
+    json_u64(j, "vram_resets", rr->vram_resets);
+    if (*rr->vram_error)
+        json_str(j, "vram_error", rr->vram_error);
+    else
+        json_null(j, "vram_error");
+}
+
 /* GPU: per device of each process; null where not read (n/a is not 0). */
 static void gpu_json(json_out *j, const run_model *m, const report_role *rr)
 {
@@ -364,6 +395,7 @@ static int role_json(json_out *j, const report_model *rep, uint32_t r)
     io_json(j, m, rr);
     memory_json(j, m, rr);
     gpu_json(j, m, rr);
+    vram_json(j, m, rr);
     if (*rr->gpu_missing_why)
         json_str(j, "gpu_time_missing", rr->gpu_missing_why);
     else

@@ -350,6 +350,37 @@ static void process_io_block(FILE *out, const report_role *rr, int ascii)
 
 /* GPU: per device of each process, the whole device's utilisation, this run's (n/a
  * when never read: not 0%), the memory the process held, and GPU BY PHASE. */
+/* VRAM from torch, per device: the largest process peaks; NVML's figures "-" (not
+ * joined: unknown, not 0). */
+static void vram_lines(FILE *out, const run_model *m, const report_role *rr)
+{
+    char a[FMT_BUF], b[FMT_BUF];
+    if (rr->vram_state == REPORT_NOT_COLLECTED)
+        return;
+    fputs("  VRAM from torch (its caching allocator; per device the largest process peak of the\n"
+          "  role: a sum of peaks is no peak; not joined to NVML's readings, which name no UUID)\n",
+          out);
+    if (rr->vram_state == REPORT_NONE_MEASURED)
+        fputs("    no memory allocated through torch\n", out);
+    for (uint32_t i = 0; i < rr->vram_count; i++) {
+        const report_vram *v = &rr->vram[i];
+        const rm_worker *w = &m->workers[v->worker];
+        fprintf(out, "  cuda:%u %s (%s, pid %lld on %s%s): busy -, idle -, this run -;\n"
+                     "    VRAM held peak -; VRAM allocated (peak) %s; VRAM reserved (peak) %s\n",
+                v->device->index, *v->device->name ? v->device->name : "(unnamed)",
+                *v->device->uuid ? v->device->uuid : "no uuid", (long long)w->pid, w->host,
+                v->processes > 1 ? ", the largest of its processes" : "",
+                fmt_bytes(a, sizeof a, v->allocated_peak_bytes),
+                fmt_bytes(b, sizeof b, v->reserved_peak_bytes));
+    }
+    if (rr->vram_resets)
+        fprintf(out, "    torch's peak stats were reset (seen at %llu reading%s): a peak reset "
+                     "before lapse read it (after each snapshot) is missed\n",
+                (unsigned long long)rr->vram_resets, rr->vram_resets == 1 ? "" : "s");
+    if (*rr->vram_error)
+        fprintf(out, "    a reading failed: %s\n", rr->vram_error);
+}
+
 static void gpu_block(FILE *out, const run_model *m, const report_role *rr)
 {
     char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], d[FMT_BUF], e[FMT_BUF], pbuf[512];
@@ -379,6 +410,7 @@ static void gpu_block(FILE *out, const run_model *m, const report_role *rr)
                     p->ticks == 1 ? "" : "s");
         }
     }
+    vram_lines(out, m, rr);
 }
 
 /* MEMORY: peak RSS (getrusage and the process sampler) and RSS growth of the

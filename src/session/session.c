@@ -12,6 +12,7 @@
 #include "../store/file_io.h"
 #include "fork_children.h"
 #include "backend_window.h"
+#include "gpu_memory.h"
 #include "gpu_phase.h"
 #include "launcher.h"
 #include "snapshot.h"
@@ -392,6 +393,8 @@ static int write_locked(int final, const char *reason)
             rc = collectors[i]->take(&f);
     if (rc == 0)
         rc = fork_children_take(&f);
+    if (rc == 0)
+        gpu_memory_take(&f);
     int wrote = rc == 0;
     if (wrote) {
         fill_meta(&f.meta, final, reason);
@@ -778,6 +781,7 @@ static void fork_child(void)
 {
     core_fork_child();
     causal_begin(); /* the parent's signals and waits are not the child's */
+    gpu_memory_reset(1); /* nor its torch readings */
     pthread_mutex_init(&S.write_mu, NULL);
     collect_io_fork_child();
     /* a waiter of the parent may have held it; none of its threads is here */
@@ -951,6 +955,7 @@ int lapse_start(const lapse_options *options)
     getrusage(RUSAGE_SELF, &S.start_usage);
     install_process_hooks();
     fork_children_reset();
+    gpu_memory_reset(0);
     save_and_export_env();
     S.active = 1;
     if (o.handle_signals)

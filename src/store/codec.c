@@ -238,7 +238,8 @@ int store_encode(const store_file *f, bytes_out *out)
         gpu_timed += (f->nodes[i].gpu_timed | f->nodes[i].gpu_untimed) != 0;
     bytes_put_u32(out, 9u + (f->samples ? 1u : 0u) + (children ? 1u : 0u) +
                            (causal ? 1u : 0u) + (gpu ? 1u : 0u) +
-                           (gpu_timed ? 1u : 0u) + (f->activity ? 1u : 0u)); /* section count */
+                           (gpu_timed ? 1u : 0u) + (f->activity ? 1u : 0u) +
+                           (f->gpu_memory ? 1u : 0u)); /* section count */
     bytes_put_u32(out, 0); /* header crc, patched */
 
     encode_meta(&f->meta, out);
@@ -406,6 +407,23 @@ int store_encode(const store_file *f, bytes_out *out)
                 bytes_put_u64(out, dv->phases[k].ticks);
                 bytes_put_u64(out, dv->phases[k].own_pct_sum);
             }
+        }
+        section_end(out, at);
+    }
+    if (f->gpu_memory) {
+        const store_gpu_memory *g = f->gpu_memory;
+        at = section_begin(out, STORE_SECTION_GPU_MEMORY, g->device_count);
+        bytes_put_u64(out, g->readings);
+        bytes_put_u64(out, g->resets);
+        bytes_put_str(out, g->error);
+        for (uint32_t i = 0; i < g->device_count; i++) {
+            const store_gpu_memory_device *dv = &g->devices[i];
+            bytes_put_u32(out, dv->index);
+            bytes_put_u32(out, 0);
+            bytes_put_str(out, dv->uuid);
+            bytes_put_str(out, dv->name);
+            bytes_put_u64(out, dv->allocated_peak_bytes);
+            bytes_put_u64(out, dv->reserved_peak_bytes);
         }
         section_end(out, at);
     }
@@ -1176,6 +1194,45 @@ int store_section_check(const uint8_t *data, uint32_t index, store_section *s, c
     return 0;
 }
 
+/* Section GPU_MEMORY: counts checked against what is left. */
+static int decode_gpu_memory(decoder *d, bytes_in *in, uint32_t count)
+{
+    if (count > GPU_MAX_DEVICES)
+        return fail(d, "GPU memory section: %u devices (at most %u)", count, GPU_MAX_DEVICES);
+    store_gpu_memory *g = arena_alloc(d->f, sizeof *g);
+    if (!g)
+        return -ENOMEM;
+    memset(g, 0, sizeof *g);
+    g->readings = bytes_get_u64(in);
+    g->resets = bytes_get_u64(in);
+    if (!(g->error = get_str(d, in)))
+        return in->failed ? fail(d, "GPU memory section is truncated") : -ENOMEM;
+    if (g->resets > g->readings)
+        return fail(d, "GPU memory section: more resets than readings");
+    if (count) {
+        g->devices = arena_alloc(d->f, (size_t)count * sizeof *g->devices);
+        if (!g->devices)
+            return -ENOMEM;
+        memset(g->devices, 0, (size_t)count * sizeof *g->devices);
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        store_gpu_memory_device *dv = &g->devices[i];
+        dv->index = bytes_get_u32(in);
+        bytes_get_u32(in);
+        if (!(dv->uuid = get_str(d, in)) || !(dv->name = get_str(d, in)))
+            return in->failed ? fail(d, "GPU memory section is truncated") : -ENOMEM;
+        dv->allocated_peak_bytes = bytes_get_u64(in);
+        dv->reserved_peak_bytes = bytes_get_u64(in);
+    }
+    if (in->failed || bytes_left(in))
+        return fail(d, "GPU memory section: its %u devices do not fill its payload", count);
+    if (count && !g->readings)
+        return fail(d, "GPU memory section: devices without a reading");
+    g->device_count = count;
+    d->f->gpu_memory = g;
+    return 0;
+}
+
 /* ---- decoding, one section at a time ---- */
 
 /* Sections must come in this order; later ones refer to earlier ones. Of them, META,
@@ -1186,8 +1243,8 @@ static const uint32_t section_order[] = {
     STORE_SECTION_SPANS,
     STORE_SECTION_ESTIMATES,     STORE_SECTION_CPU_SAMPLES,
     STORE_SECTION_PROCESS_SAMPLES, STORE_SECTION_SAMPLES, STORE_SECTION_CPU_TICKS,
-    STORE_SECTION_CHILDREN,      STORE_SECTION_GPU_DEVICE, STORE_SECTION_GPU_ACTIVITY,
-    STORE_SECTION_GPU_TIME};
+    STORE_SECTION_CHILDREN,      STORE_SECTION_GPU_DEVICE, STORE_SECTION_GPU_MEMORY,
+    STORE_SECTION_GPU_ACTIVITY,  STORE_SECTION_GPU_TIME};
 #define SECTION_KINDS (sizeof section_order / sizeof section_order[0])
 #define REQUIRED_SECTIONS 4u
 
@@ -1249,6 +1306,7 @@ int store_decoder_section(store_decoder *d, const store_section *s, const uint8_
     case STORE_SECTION_CHILDREN: rc = decode_children(d, &in, s->count); break;
     case STORE_SECTION_CAUSALITY: rc = decode_causality(d, &in, s->count); break;
     case STORE_SECTION_GPU_DEVICE: rc = decode_gpu(d, &in, s->count); break;
+    case STORE_SECTION_GPU_MEMORY: rc = decode_gpu_memory(d, &in, s->count); break;
     case STORE_SECTION_GPU_ACTIVITY: rc = decode_activity(d, &in, s->count); break;
     case STORE_SECTION_GPU_TIME: rc = decode_gpu_time(d, &in, s->count); break;
     default: break;

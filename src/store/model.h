@@ -268,6 +268,26 @@ typedef struct store_gpu {
     uint32_t device_count;
 } store_gpu;
 
+/* VRAM from torch (section GPU_MEMORY, docs/format.md): per torch device index, the
+ * caching allocator's peaks as the Python side read them (torch.cuda.max_memory_*),
+ * the largest over the session's readings. */
+typedef struct store_gpu_memory_device {
+    uint32_t index;                /* torch's device index (CUDA_VISIBLE_DEVICES renumbers) */
+    char *uuid;                    /* get_device_properties(i).uuid; "" unknown */
+    char *name;                    /* get_device_properties(i).name */
+    uint64_t allocated_peak_bytes; /* the largest max_memory_allocated read */
+    uint64_t reserved_peak_bytes;  /* the largest max_memory_reserved read */
+} store_gpu_memory_device;
+
+typedef struct store_gpu_memory {
+    uint64_t readings; /* times torch was read */
+    uint64_t resets;   /* readings at which a peak was below the one before: the program
+                          reset torch's peak stats (a peak reset unread is missed) */
+    char *error;       /* the last reading that failed, "call: why"; "" when none */
+    store_gpu_memory_device *devices;
+    uint32_t device_count;
+} store_gpu_memory;
+
 typedef struct store_file {
     store_meta meta;
     char **names; /* names[0] is "" */
@@ -291,6 +311,7 @@ typedef struct store_file {
     uint32_t causal_count;
     uint64_t causal_dropped; /* signals and waits past the writer's bound */
     store_gpu gpu; /* interval_ms 0: no GPU section */
+    store_gpu_memory *gpu_memory; /* NULL: no VRAM from torch (no GPU_MEMORY section) */
     void *owned; /* memory behind the pointers above: the reader's arena, or the
                   * writer's copies of histograms with a pending increment */
 } store_file;

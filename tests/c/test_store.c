@@ -311,6 +311,71 @@ static void test_gpu_time(void)
     bytes_out_free(&none);
 }
 
+static int not_gpu_memory(uint32_t type) { return type != STORE_SECTION_GPU_MEMORY; }
+
+/* GPU_MEMORY (section 14): every figure comes back; more resets than readings, or a
+ * payload its devices do not fill, is rejected; an older reader, which does not know
+ * the type, skips it and reads the rest. */
+static void test_gpu_memory(void)
+{
+    store_file in, out;
+    char err[256];
+    sample_model(&in);
+    store_gpu_memory_device devs[] = {
+        {0, "GPU-1111aaaa-0000-0000-0000-000000000000", "NVIDIA H200", 256000000, 268435456},
+        {3, "", "", 0, 0}};
+    store_gpu_memory g = {12, 1, "", devs, 2};
+    in.gpu_memory = &g;
+    bytes_out buf = {0};
+    CHECK(store_encode(&in, &buf) == 0);
+    CHECK(store_decode(buf.data, buf.len, 0, &out, err, sizeof err) == 0);
+    CHECK(out.gpu_memory != NULL);
+    if (out.gpu_memory) {
+        const store_gpu_memory *o = out.gpu_memory;
+        CHECK_EQ_U64(o->readings, 12);
+        CHECK_EQ_U64(o->resets, 1);
+        CHECK(!strcmp(o->error, ""));
+        CHECK_EQ_U64(o->device_count, 2);
+        CHECK_EQ_U64(o->devices[0].index, 0);
+        CHECK(!strcmp(o->devices[0].uuid, "GPU-1111aaaa-0000-0000-0000-000000000000"));
+        CHECK(!strcmp(o->devices[0].name, "NVIDIA H200"));
+        CHECK_EQ_U64(o->devices[0].allocated_peak_bytes, 256000000);
+        CHECK_EQ_U64(o->devices[0].reserved_peak_bytes, 268435456);
+        CHECK_EQ_U64(o->devices[1].index, 3);
+    }
+    store_file_free(&out);
+
+    bytes_out bad = {0};
+    g.resets = 13;
+    CHECK(store_encode(&in, &bad) == 0);
+    CHECK(store_decode(bad.data, bad.len, 0, &out, err, sizeof err) != 0);
+    CHECK(strstr(err, "GPU memory section: more resets than readings") != NULL);
+    g.resets = 1;
+    bytes_out_free(&bad);
+
+    /* a section where GPU_MEMORY is, one byte short of its devices: rejected */
+    bytes_out other = {0}, payload = {0};
+    bytes_put_u64(&payload, 1);
+    bytes_put_u64(&payload, 0);
+    bytes_put_str(&payload, "");
+    bytes_put_u32(&payload, 0);
+    rewrite(&buf, not_gpu_memory, STORE_SECTION_GPU_MEMORY, STORE_SECTION_GPU_MEMORY, 1, &payload,
+            &other);
+    CHECK(store_decode(other.data, other.len, 0, &out, err, sizeof err) != 0);
+    CHECK(strstr(err, "GPU memory section is truncated") != NULL);
+    bytes_out_free(&other);
+
+    /* an unknown section type where GPU_MEMORY is: skipped, the rest reads */
+    rewrite(&buf, not_gpu_memory, STORE_SECTION_GPU_MEMORY, 99, 1, &payload, &other);
+    CHECK(store_decode(other.data, other.len, 0, &out, err, sizeof err) == 0);
+    CHECK(out.gpu_memory == NULL);
+    CHECK_EQ_U64(out.node_count, 4);
+    store_file_free(&out);
+    bytes_out_free(&other);
+    bytes_out_free(&payload);
+    bytes_out_free(&buf);
+}
+
 static int all_but_ticks(uint32_t type) { return type != STORE_SECTION_CPU_TICKS; }
 static int not_gpu(uint32_t type) { return type != STORE_SECTION_GPU_DEVICE; }
 
@@ -910,8 +975,8 @@ static void test_gpu_activity(void)
     }
     in.activity = NULL;
 
-    /* sections a newer writer adds (14, 16, 99: sections to come) are skipped */
-    static const uint32_t unknown[] = {14, 16, 99};
+    /* sections a newer writer adds (16, 99: sections to come) are skipped */
+    static const uint32_t unknown[] = {16, 99};
     for (size_t u = 0; u < sizeof unknown / sizeof unknown[0]; u++) {
         uint32_t type = unknown[u];
         bytes_out with = {0}, payload = {0};
@@ -935,6 +1000,7 @@ int main(void)
     test_bad_indices_rejected();
     test_cpu_ticks();
     test_gpu_device();
+    test_gpu_memory();
     test_gpu_time();
     test_backend_window();
     test_children();

@@ -118,6 +118,7 @@ class LapseFile:
     nodes: list[Node] = field(default_factory=list)
     counters: list[tuple[int, int, int, int]] = field(default_factory=list)  # node, name, sum, updates
     spans: list[tuple[int, int, int, int, int]] = field(default_factory=list)  # thread, name, depth, begin, end
+    sections: list[tuple[int, int, bytes]] = field(default_factory=list)  # types 7 to 14, in order
     activity: GpuActivity | None = None
 
     def name(self, s: str) -> int:
@@ -148,6 +149,9 @@ class LapseFile:
             body += _section(6, len(self.spans),
                              b"".join(struct.pack("<IIIIQQ", t, n, d, 0, b, e) for t, n, d, b, e in self.spans))
             sections += 1
+        for kind, count, payload in self.sections:
+            body += _section(kind, count, payload)
+            sections += 1
         if self.activity is not None:
             body += self.activity.section()
             sections += 1
@@ -155,6 +159,27 @@ class LapseFile:
         head = FILE_MAGIC + struct.pack("<IIQI", 1, 0, total, sections)
         head += struct.pack("<I", _crc(head))
         return head + body
+
+
+def gpu_device_section(interval_ms: int, devices: list[tuple[int, str, int, int, int, int, int, int]],
+                       failed: int = 0, error: str = "") -> tuple[int, int, bytes]:
+    """Section 13 GPU_DEVICE: devices of (index, name, readings, busy readings, busy
+    sum, own readings, own sum, VRAM held peak), without phases."""
+    b = struct.pack("<IIQ", interval_ms, 0, failed) + _str(error)
+    for index, name, *figures in devices:
+        b += struct.pack("<II", index, 0) + _str(name) + struct.pack("<6Q", *figures)
+    return 13, len(devices), b
+
+
+def gpu_memory_section(readings: int, resets: int, error: str,
+                       devices: list[tuple[int, str, str, int, int]]) -> tuple[int, int, bytes]:
+    """Section 14 GPU_MEMORY: devices of (torch index, uuid, name, allocated peak,
+    reserved peak)."""
+    b = struct.pack("<QQ", readings, resets) + _str(error)
+    for index, uuid, name, allocated, reserved in devices:
+        b += struct.pack("<II", index, 0) + _str(uuid) + _str(name)
+        b += struct.pack("<QQ", allocated, reserved)
+    return 14, len(devices), b
 
 
 def process(pid: int, role: str = "worker", host: str = "testhost", start: int = 10**18,

@@ -401,6 +401,20 @@ static void make_seed(bytes_out *out)
         f.gpu.devices = devices;
     }
 
+    /* VRAM from torch (section GPU_MEMORY), a third of the time */
+    store_gpu_memory_device vram_devs[3];
+    char *vram_strs[7] = {rnd_string(), rnd_string(), rnd_string(), rnd_string(),
+                          rnd_string(), rnd_string(), rnd_string()};
+    store_gpu_memory vram = {1 + below(1000), 0, vram_strs[0], vram_devs, (uint32_t)below(4)};
+    if (one_in(3)) {
+        vram.resets = below(vram.readings + 1);
+        for (uint32_t i = 0; i < vram.device_count; i++)
+            vram_devs[i] = (store_gpu_memory_device){(uint32_t)below(16), vram_strs[1 + 2 * i],
+                                                     vram_strs[2 + 2 * i], rnd_value(),
+                                                     rnd_value()};
+        f.gpu_memory = &vram;
+    }
+
     /* GPU activity (section GPU_ACTIVITY), a third of the time: what the reader accepts,
      * times anywhere (0, near 2^63, 2^64 - 1), launches on any node or none, streams
      * past the view's 256 tracks, records overlapping past its 16 rows */
@@ -443,6 +457,8 @@ static void make_seed(bytes_out *out)
         free(gpu_strs[i]);
         free(act_strs[i]);
     }
+    for (int i = 0; i < 7; i++)
+        free(vram_strs[i]);
     for (uint32_t i = 0; i < smp.string_count; i++)
         free(smp.strings[i]);
     free(smp.strings);

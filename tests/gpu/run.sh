@@ -21,6 +21,7 @@
 # launching span, one row a stream (kernels of a stream do not overlap).
 # Then tests/gpu/gpu_window.py: a torch backend window with ACTIVITY on (its trace holds
 # the window's kernels, lapse's ACTIVITY the others', the report says it was paused).
+# Then tests/gpu/check_vram.py: torch's VRAM allocated / reserved peaks in the GPU block.
 # Prints each check on one line, PASS or FAIL with its figures; exit 0 when every check
 # holds. Under 4 minutes.
 set -euo pipefail
@@ -100,5 +101,9 @@ window_rc=0
 env -u LAPSE_PROFILE -u LAPSE_RUN_DIR -u LAPSE_RUN_ID -u LAPSE_FEATURES -u LAPSE_ROLE \
     "$py" "$repo/tests/gpu/gpu_window.py" "$work/window-runs" || window_rc=$?
 [ "$window_rc" = 77 ] && echo "SKIP torch window check (the line above says why)" && window_rc=0
+vram_rc=0
+env -u LAPSE_PROFILE -u LAPSE_RUN_DIR -u LAPSE_RUN_ID -u LAPSE_FEATURES -u LAPSE_ROLE \
+    "$py" "$repo/tests/gpu/check_vram.py" "$work/vram-runs" || vram_rc=$?
+[ "$vram_rc" = 77 ] && echo "SKIP VRAM check (the line above says why)" && vram_rc=0
 [ "$c_rc" = 0 ] && [ "$torch_rc" = 0 ] && [ "$device_rc" = 0 ] && [ "$view_rc" = 0 ] && \
-    [ "$window_rc" = 0 ]
+    [ "$window_rc" = 0 ] && [ "$vram_rc" = 0 ]

@@ -55,6 +55,9 @@ extern PyMethodDef ext_tags_methods[];
  * when the dormant tags change */
 int ext_plain_functions_retag(void);
 
+/* gpu_memory.c: VRAM peaks from torch, for the session's file */
+extern PyMethodDef ext_gpu_memory_methods[];
+
 /* pause.c: Profiler.pause() and resume() */
 extern PyMethodDef ext_pause_methods[];
 

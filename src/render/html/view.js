@@ -285,7 +285,7 @@
         mrows.push([cell('peak RSS sampled'), fig(M + '/peak_rss_sampled_bytes', mem.peak_rss_sampled_bytes, 'bytes'), cell('')]);
       sec.appendChild(table([{ label: '', text: 1 }, { label: 'bytes' }, { label: 'pid' }], mrows, 'memory'));
     }
-    if (r.gpu_state === 'measured' && r.gpu) {
+    if (r.gpu_state === 'measured' && r.gpu && r.gpu.length) {
       sec.appendChild(h('h3', { text: 'GPU (NVML: busy = the whole device; this run = this process)' }));
       var prow = [];
       sec.appendChild(table([{ label: 'device', text: 1 }, { label: 'pid' }, { label: 'busy' }, { label: 'idle' }, { label: 'this run' },
@@ -305,6 +305,24 @@
         sec.appendChild(h('h3', { text: 'GPU BY PHASE (this run, while each top-level span was open)' }));
         sec.appendChild(table([{ label: 'phase', text: 1 }, { label: 'device', text: 1 }, { label: 'this run' }, { label: 'readings' }], prow, 'gpu-phases'));
       }
+    }
+    if (r.vram_state && r.vram_state !== 'not_collected') {
+      /* VRAM from torch: per device the largest process peak; NVML's figures '-' */
+      sec.appendChild(h('h3', { text: 'VRAM from torch (per device the largest process peak; not joined to NVML)' }));
+      if (r.vram.length)
+        sec.appendChild(table([{ label: 'device', text: 1 }, { label: 'uuid', text: 1 }, { label: 'pid' }, { label: 'processes' },
+          { label: 'busy' }, { label: 'idle' }, { label: 'this run' }, { label: 'VRAM held peak' },
+          { label: 'VRAM allocated (peak)' }, { label: 'VRAM reserved (peak)' }],
+          r.vram.map(function (v, vi) {
+            var V = P + '/vram/' + vi;
+            return [cell('cuda:' + v.torch_index + ' ' + v.device_name), cell(v.uuid || '-'), fig(V + '/pid', v.pid, 'count'),
+              fig(V + '/processes', v.processes, 'count'), cell('-'), cell('-'), cell('-'), cell('-'), /* NVML's: unknown */
+              fig(V + '/allocated_peak_bytes', v.allocated_peak_bytes, 'bytes'), fig(V + '/reserved_peak_bytes', v.reserved_peak_bytes, 'bytes')];
+          }), 'vram'));
+      if (r.vram_resets)
+        sec.appendChild(h('p', { class: 'note', text: "torch's peak stats were reset (seen at " + r.vram_resets + ' readings): a peak reset before lapse read it is missed' }));
+      if (r.vram_error)
+        sec.appendChild(h('p', { class: 'note', text: 'a reading failed: ' + r.vram_error }));
     }
     return sec;
   }
