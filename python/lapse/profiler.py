@@ -516,6 +516,10 @@ class Profiler:
         sync_environment()
         self._live.began()
         self._vram.start()
+        if bits & dict(SESSION_BITS)[Feature.ACTIVITY]:  # the session collects it
+            from . import _torch_profiler  # torch.profiler recording CUDA gets CUPTI
+
+            _torch_profiler.install()
         if Feature.SPANS in self.features:
             from .instrument import environment_tags
             _lapse.enable_tags(self.enable_tags | environment_tags())
@@ -570,6 +574,9 @@ class Profiler:
             atexit.unregister(self._window_finish)
             self._window_finish()
         self._file = _lapse.stop() or self._file
+        from . import _torch_profiler
+
+        _torch_profiler.uninstall()
         sync_environment()  # as the C environment: restored
         self._active = False
         if self._python_sampler is not None:

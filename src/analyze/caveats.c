@@ -397,12 +397,14 @@ int caveats_build(const run_model *m, const run_ranks *ranks, caveat_list *l)
         }
     for (uint32_t i = 0; i < m->worker_count; i++) {
         const rm_worker *w = &m->workers[i];
-        if (!w->window.activity_paused || !w->window.opened_entry)
+        if (!w->activity_pauses)
             continue;
         NEW(about_worker(l, CAVEAT_ACTIVITY_PAUSED, m, i));
-        c->a = RM_RUN_CLOCK_NS(m, w, w->window.open_ns);
-        c->b = w->window.close_ns ? RM_RUN_CLOCK_NS(m, w, w->window.close_ns) : 0;
-        c->flags = !w->window.close_ns;
+        c->count = w->activity_pauses;
+        c->x = (double)w->activity_paused_ns;
+        c->a = RM_RUN_CLOCK_NS(m, w, w->activity_pause_from_ns);
+        c->b = w->activity_pause_to_ns ? RM_RUN_CLOCK_NS(m, w, w->activity_pause_to_ns) : 0;
+        c->flags = !w->activity_pause_to_ns;
     }
 #undef NEW
     return 0;

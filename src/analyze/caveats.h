@@ -79,8 +79,9 @@ typedef struct caveat {
  *   feature_missing: reason = the features and why ("device: ...; ...")
  *   gpu_failed: count = the calls that failed, reason = the last failure
  *   window_failed: reason = why (the worker's window.error)
- *   activity_paused: a, b = the window's open and close on the run's clock (ns since
- *     its start); flag 1 = it did not close (paused to the end of the file)
+ *   activity_paused: count = the times ACTIVITY let CUPTI go to torch.profiler, x = ns
+ *     paused in all, a = the first's start and b = the last's end on the run's clock (ns
+ *     since its start); flag 1 = paused at the file's write (to its end)
      *   leftover_tmp: a = the writer's pid, b = mtime ns; flag = the file was read
      *   superseded: a = its files, b = its newest mtime ns
      *   missing_ranks: ranks[] the first of them (count = all), world = world size

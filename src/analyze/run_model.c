@@ -775,7 +775,12 @@ int run_model_add(run_model *m, const char *file, const store_file *f)
     w->window.closed_entry = mt->window_closed_entry;
     w->window.open_ns = mt->window_open_ns;
     w->window.close_ns = mt->window_close_ns;
-    w->window.activity_paused = mt->window_activity_paused;
+    w->activity_pauses = mt->activity_pauses;
+    w->activity_paused_ns = mt->activity_paused_ns;
+    w->activity_pause_from_ns = mt->activity_pause_from_ns > mt->start_mono_ns
+                                    ? mt->activity_pause_from_ns - mt->start_mono_ns : 0;
+    w->activity_pause_to_ns = mt->activity_pause_to_ns > mt->start_mono_ns
+                                  ? mt->activity_pause_to_ns - mt->start_mono_ns : 0;
     if (!w->file || !w->host || !w->role || !w->run_id || !w->end_reason || !w->launcher ||
         !w->job_id || !w->write_error || !w->missing || !w->absent || !w->gpu_time_missing ||
         (f->samples && !(w->samples = sample_set_from_store(f->samples)))) {

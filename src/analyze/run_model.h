@@ -135,7 +135,6 @@ typedef struct rm_window {
     char *backend, *phase, *trace, *error; /* "" when none */
     uint64_t start, stop, entries, opened_entry, closed_entry;
     uint64_t open_ns, close_ns; /* ns into its session; close 0: not closed */
-    uint32_t activity_paused;
 } rm_window;
 
 /* A worker's VRAM from torch (store_gpu_memory, its file's GPU_MEMORY section). */
@@ -196,6 +195,11 @@ typedef struct rm_worker {
     char *missing; /* features its session was asked for that failed to start, with why; "" */
     char *absent;  /* those whose library its machine does not have, with why; "" */
     rm_window window;
+    /* ACTIVITY let CUPTI go to torch.profiler (META activity_pause*): times, ns in all,
+     * the first's start and the last's end in ns into the session (to 0: paused at the
+     * file's write) */
+    uint32_t activity_pauses;
+    uint64_t activity_paused_ns, activity_pause_from_ns, activity_pause_to_ns;
 } rm_worker;
 
 /* ns_into_session (a worker's window_open_ns, ...) on the run's clock: since the

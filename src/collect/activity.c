@@ -78,6 +78,12 @@ static int activity_take(store_file *f)
                                A.t.name_count ? A.t.names : no_names,
                                A.t.name_count ? A.t.name_count : 1u, A.records, A.t.count};
     f->activity = &A.g;
+    cupti_pause_record p;
+    cupti_pauses(&p);
+    f->meta.activity_pauses = p.count;
+    f->meta.activity_paused_ns = p.paused_ns;
+    f->meta.activity_pause_from_ns = p.first_ns;
+    f->meta.activity_pause_to_ns = p.last_end_ns;
     return 0;
 }
 

@@ -35,6 +35,10 @@ static struct {
     uint32_t state;
     int live; /* CUPTI enabled: records may still come */
     int yielded; /* cupti_yield let CUPTI go: cupti_resume takes it back */
+    /* the yields (cupti_pauses): how many, their time in all, the first's start, the
+     * last's end (CLOCK_MONOTONIC), the start of the one under way (0: none) */
+    uint32_t pauses;
+    uint64_t paused_ns, pause_first_ns, pause_last_end_ns, pause_since_ns;
     char why[512];
     cupti_api api;
     void *lib;
@@ -346,6 +350,8 @@ void cupti_reset(void)
     C.dropped = C.cupti_dropped = 0;
     C.state = CUPTI_OFF;
     C.yielded = 0;
+    C.pauses = 0;
+    C.paused_ns = C.pause_first_ns = C.pause_last_end_ns = C.pause_since_ns = 0;
     C.why[0] = 0;
     pthread_mutex_unlock(&C.mu);
 }
@@ -468,7 +474,18 @@ int cupti_yield(void)
         return 0;
     cupti_stop();
     C.yielded = 1;
+    uint64_t now = core_mono_ns();
+    if (!C.pauses++)
+        C.pause_first_ns = now;
+    C.pause_since_ns = now;
     return 1;
+}
+
+void cupti_pauses(cupti_pause_record *out)
+{
+    uint64_t open = C.pause_since_ns ? core_mono_ns() - C.pause_since_ns : 0;
+    *out = (cupti_pause_record){C.pauses, C.paused_ns + open, C.pause_first_ns,
+                                C.pause_since_ns ? 0 : C.pause_last_end_ns};
 }
 
 int cupti_resume(void)
@@ -476,6 +493,10 @@ int cupti_resume(void)
     if (!C.yielded)
         return 0;
     C.yielded = 0;
+    uint64_t now = core_mono_ns();
+    C.paused_ns += now - C.pause_since_ns;
+    C.pause_last_end_ns = now;
+    C.pause_since_ns = 0;
     char why[sizeof C.why];
     snprintf(why, sizeof why, "%s", C.why);
     if (subscribe() == 0) {
@@ -486,7 +507,7 @@ int cupti_resume(void)
     /* the records kept are still the file's: collecting, with the reason in its note */
     char failure[sizeof C.why];
     snprintf(failure, sizeof failure, "%s", C.why);
-    snprintf(C.why, sizeof C.why, "%s%scould not subscribe again after a torch.profiler window "
+    snprintf(C.why, sizeof C.why, "%s%scould not subscribe again after torch.profiler had it "
              "(nothing after it was collected): %.300s", why, why[0] ? "; " : "", failure);
     C.state = CUPTI_COLLECTING;
     return -1;

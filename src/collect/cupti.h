@@ -52,13 +52,20 @@ void cupti_taken_free(cupti_taken *t);
  * was collected stays for a last cupti_take; cupti_reset forgets it. */
 void cupti_stop(void);
 void cupti_reset(void);
-/* For another CUPTI subscriber for a while (a torch.profiler window): while
+/* For another CUPTI subscriber for a while (torch.profiler recording CUDA): while
  * collecting, flushes every record (forced), disables the kinds and unsubscribes
  * (returns 1; what was collected stays), else returns 0. cupti_resume subscribes and
  * enables again after a yield: 0, or -1 with the reason in the file's note (the
  * records kept stay; nothing more is collected). Not concurrent with start or stop. */
 int cupti_yield(void);
 int cupti_resume(void);
+/* The yields so far: count, their time in all (one under way counted to now), the
+ * first's start and the last's end (CLOCK_MONOTONIC; end 0: one is under way). */
+typedef struct cupti_pause_record {
+    uint32_t count;
+    uint64_t paused_ns, first_ns, last_end_ns;
+} cupti_pause_record;
+void cupti_pauses(cupti_pause_record *out);
 /* In a forked child of a collecting session: CUDA does not carry over fork; the
  * child collects nothing and says so (CUPTI_MISSING, its file's section). */
 void cupti_fork_child(void);

@@ -300,13 +300,16 @@ char *caveat_text(const run_model *m, const caveat *c, char *buf, size_t n)
             caveat_worker_name(name, sizeof name, w), w->window.backend, c->reason);
         break;
     case CAVEAT_ACTIVITY_PAUSED: {
-        char from[32], to[32];
+        char from[32], to[32], paused[32];
         fmt_duration(from, sizeof from, (double)c->a);
         fmt_duration(to, sizeof to, (double)c->b);
-        add(&t, "%s: ACTIVITY was paused for the torch window, from %s to %s after the run's "
-                "start (torch.profiler held CUPTI): GPU ACTIVITY BY SPAN has no kernels of that "
-                "interval (they are in the window's trace), which is not \"no kernels\"",
-            caveat_worker_name(name, sizeof name, w), from, c->flags ? "the end of its file" : to);
+        fmt_duration(paused, sizeof paused, c->x);
+        add(&t, "%s: ACTIVITY was paused %llu time%s while torch.profiler recorded CUDA (it "
+                "needs CUPTI, which has one subscriber), %s in all between %s and %s after the "
+                "run's start: GPU ACTIVITY BY SPAN has no kernels of those intervals (they are in "
+                "torch's trace), which is not \"no kernels\"",
+            caveat_worker_name(name, sizeof name, w), (unsigned long long)c->count,
+            c->count == 1 ? "" : "s", paused, from, c->flags ? "the end of its file" : to);
         break;
     }
     }
@@ -338,6 +341,7 @@ void caveat_list_json(json_out *j, const run_model *m, const caveat_list *l, con
         if (c->kind == CAVEAT_ACTIVITY_MISSING || c->kind == CAVEAT_WINDOW_FAILED)
             json_str(j, "reason", c->reason);
         if (c->kind == CAVEAT_ACTIVITY_PAUSED) {
+            json_ns(j, "paused_ns", c->x);
             json_ns(j, "from_ns", (double)c->a);
             if (c->flags)
                 json_null(j, "to_ns");

@@ -40,8 +40,6 @@ void report_windows_text(FILE *out, const report_model *r)
                          "written (entries %llu..%llu so far)\n",
                     from, (unsigned long long)rw->first_entry, (unsigned long long)rw->last_entry);
         }
-        if (w->activity_paused)
-            fputs("    ACTIVITY paused for it: its kernels are in the trace, not in GPU ACTIVITY BY SPAN\n", out);
         if (w->trace[0])
             fprintf(out, "    trace %s\n", w->trace);
         else
@@ -81,7 +79,6 @@ void report_windows_json(json_out *j, const report_model *r)
             json_null(j, "close_at_ns");
         json_str(j, "trace", w->trace[0] ? w->trace : NULL);
         json_str(j, "error", w->error[0] ? w->error : NULL);
-        json_bool(j, "activity_paused", w->activity_paused != 0);
         json_end_object(j);
     }
     json_end_array(j);

@@ -3,7 +3,6 @@
  * META window_* keys (docs/format.md). */
 #include "backend_window.h"
 
-#include "../collect/cupti.h"
 #include "../collect/io.h"
 #include "../core/clock.h"
 #include "session.h"
@@ -17,7 +16,6 @@ typedef struct window_record {
     char backend[16], phase[256], trace[4096], error[512];
     uint64_t start, stop, entries, opened_entry, closed_entry;
     uint64_t open_mono_ns, close_mono_ns; /* 0: not yet */
-    uint32_t activity_paused;
 } window_record;
 static window_record W;
 static window_record written; /* W as the write in progress took it: writes are one at
@@ -65,7 +63,6 @@ void lapse_session_window_note(const session_window *w, int event)
     W.entries = w->entries;
     W.opened_entry = w->opened_entry;
     W.closed_entry = w->closed_entry;
-    W.activity_paused = w->activity_paused ? 1u : 0u;
     if (event == SESSION_WINDOW_OPENED)
         W.open_mono_ns = core_mono_ns();
     if (event == SESSION_WINDOW_CLOSED && W.open_mono_ns)
@@ -91,9 +88,4 @@ void session_window_fill(store_meta *m, uint64_t start)
     m->window_closed_entry = w->closed_entry;
     m->window_open_ns = w->open_mono_ns > start ? w->open_mono_ns - start : 0;
     m->window_close_ns = w->close_mono_ns > start ? w->close_mono_ns - start : 0;
-    m->window_activity_paused = w->activity_paused;
 }
-
-int lapse_session_activity_yield(void) { return cupti_yield(); }
-
-int lapse_session_activity_resume(void) { return cupti_resume(); }

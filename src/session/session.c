@@ -8,6 +8,7 @@
 #include "../core/core.h"
 #include "../core/names.h"
 #include "../collect/collector.h"
+#include "../collect/cupti.h"
 #include "../collect/io.h"
 #include "../store/file_io.h"
 #include "fork_children.h"
@@ -977,6 +978,11 @@ void lapse_session_set_span_hook(uint64_t (*begin)(uint32_t name), void (*end)(u
 {
     binding_hook = (core_span_hook){begin && end ? begin : NULL, begin && end ? end : NULL};
 }
+
+/* ACTIVITY's CUPTI, let go to torch.profiler and taken back (cupti.h) */
+int lapse_session_activity_yield(void) { return S.active ? cupti_yield() : 0; }
+
+int lapse_session_activity_resume(void) { return S.active ? cupti_resume() : 0; }
 
 uint32_t lapse_features(void) { return S.active ? S.opts.features : 0; }
 

@@ -71,11 +71,10 @@ LAPSE_API void lapse_session_set_span_hook(uint64_t (*begin)(uint32_t name),
 typedef struct session_window {
     const char *backend, *phase, *trace, *error;
     uint64_t start, stop, entries, opened_entry, closed_entry;
-    int activity_paused;
 } session_window;
 enum { SESSION_WINDOW_OPENED = 1, SESSION_WINDOW_CLOSED = 2 };
 LAPSE_API void lapse_session_window_note(const session_window *w, int event);
-/* For a torch window (Kineto needs the process's one CUPTI subscription): the
+/* For torch.profiler recording CUDA (Kineto needs the process's one CUPTI subscription): the
  * ACTIVITY collector, when it collects, flushes its records, disables and
  * unsubscribes (1), else does nothing (0); resume subscribes again (0, or -1 when
  * CUPTI refused: the collector's note says why, what it had is kept). */

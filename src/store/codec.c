@@ -90,7 +90,10 @@ static const meta_field meta_fields[] = {
     M("window_close_ns", META_U64, window_close_ns),
     M("window_trace", META_STR, window_trace),
     M("window_error", META_STR, window_error),
-    M("window_activity_paused", META_U32, window_activity_paused),
+    M("activity_pauses", META_U32, activity_pauses),
+    M("activity_paused_ns", META_U64, activity_paused_ns),
+    M("activity_pause_from_ns", META_U64, activity_pause_from_ns),
+    M("activity_pause_to_ns", META_U64, activity_pause_to_ns),
 };
 #undef M
 #define META_FIELD_COUNT (sizeof meta_fields / sizeof meta_fields[0])

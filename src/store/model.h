@@ -52,6 +52,11 @@ typedef struct store_meta {
     char *absent;  /* features asked for whose vendor library this machine does not have
                       (a GPU collector without a driver), with why, as missing */
     char *gpu_time_missing;    /* why a gpu_time phase had no GPU time (the first); "" or NULL */
+    /* ACTIVITY let CUPTI go to torch.profiler recording CUDA (Kineto needs the one
+     * subscription): how many times, for how long in all, from the first's start to
+     * the last's end (CLOCK_MONOTONIC; to 0: paused at this write) */
+    uint32_t activity_pauses;
+    uint64_t activity_paused_ns, activity_pause_from_ns, activity_pause_to_ns;
     /* a heavy backend's window (Python's backend=, backend_window=, window_phase=):
      * window_backend "" (or NULL) when none was asked for */
     char *window_backend;          /* "torch" or "viztracer" */
@@ -64,7 +69,6 @@ typedef struct store_meta {
     uint64_t window_open_ns, window_close_ns; /* ns into the session; close 0: still open */
     char *window_trace;            /* the trace written; "" when none */
     char *window_error;            /* why the backend did not run or write; "" when none */
-    uint32_t window_activity_paused; /* 1: ACTIVITY yielded CUPTI for the window */
 } store_meta;
 
 typedef struct store_thread {

@@ -252,7 +252,10 @@ static void test_backend_window(void)
     in.meta.window_close_ns = 9000000;
     in.meta.window_trace = "/run/host/backend/torch-42.json";
     in.meta.window_error = "";
-    in.meta.window_activity_paused = 1;
+    in.meta.activity_pauses = 3;
+    in.meta.activity_paused_ns = 7000000;
+    in.meta.activity_pause_from_ns = 5000000;
+    in.meta.activity_pause_to_ns = 19000000;
     bytes_out buf = {0};
     CHECK(store_encode(&in, &buf) == 0);
     CHECK(store_decode(buf.data, buf.len, 0, &out, err, sizeof err) == 0);
@@ -266,7 +269,10 @@ static void test_backend_window(void)
     CHECK_EQ_U64(out.meta.window_open_ns, 5000000);
     CHECK_EQ_U64(out.meta.window_close_ns, 9000000);
     CHECK(out.meta.window_trace && strcmp(out.meta.window_trace, "/run/host/backend/torch-42.json") == 0);
-    CHECK_EQ_U64(out.meta.window_activity_paused, 1);
+    CHECK_EQ_U64(out.meta.activity_pauses, 3);
+    CHECK_EQ_U64(out.meta.activity_paused_ns, 7000000);
+    CHECK_EQ_U64(out.meta.activity_pause_from_ns, 5000000);
+    CHECK_EQ_U64(out.meta.activity_pause_to_ns, 19000000);
     store_file_free(&out);
     free(buf.data);
     free(none.data);

@@ -1,8 +1,9 @@
 """Profiler(backend=, backend_window=(start, stop), window_phase=): a heavy profiler
 (torch.profiler, VizTracer) for entries start .. stop - 1 of a span, its trace beside
 the process's file, what it did in the report (BACKEND WINDOW, backend_windows); a
-missing package, a window never reached, annotate=True beside it, and ACTIVITY's CUPTI
-yielded to a torch window (against the fake libcupti)."""
+missing package, a window never reached, annotate=True beside it. (ACTIVITY letting
+CUPTI go to a torch capture that records CUDA, the window's included, is
+test_torch_profiler_cupti.py's.)"""
 
 from __future__ import annotations
 
@@ -350,50 +351,3 @@ def test_a_forked_child_runs_none_of_its_parents_window(tmp_path) -> None:
 def test_a_bad_window_is_refused_at_construction(kwargs, message) -> None:
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
         Profiler(**kwargs)
-
-
-# ---- a torch window and ACTIVITY: CUPTI yielded, and taken back (fake libcupti) ----
-
-def test_a_torch_window_gets_cupti_and_activity_takes_it_back(tmp_path, monkeypatch, fake_cupti):
-    monkeypatch.setenv("LAPSE_CUPTI_PATH", fake_cupti)
-    fake = None
-
-    class SecondSubscriber:  # stands for Kineto: a CUPTI subscriber of its own
-        def open(self) -> None:
-            handle = ctypes.c_void_p()
-            rc = fake.cuptiSubscribe(ctypes.byref(handle), None, None)
-            if rc != 0:
-                raise RuntimeError(f"cuptiSubscribe: {rc}")
-            self.handle = handle
-
-        def close(self) -> str:
-            fake.cuptiUnsubscribe(self.handle)
-            return "kineto.json"
-
-    from lapse import _backend
-    monkeypatch.setattr(_backend, "runner", lambda backend: SecondSubscriber())
-    monkeypatch.setattr(_backend, "unavailable", lambda backend: None)
-    with Profiler(features=Feature.SPANS | Feature.ACTIVITY, run_dir=tmp_path, backend="torch",
-                  backend_window=(2, 3), window_phase="step") as p:
-        assert Feature.ACTIVITY not in p.missing
-        fake = ctypes.CDLL(fake_cupti, mode=os.RTLD_NOLOAD | os.RTLD_NOW)  # the one lapse loaded
-        fake.cuptiSubscribe.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-        fake.cuptiUnsubscribe.argtypes = [ctypes.c_void_p]
-        launch = fake.fake_cupti_launch
-        launch.argtypes = [ctypes.c_char_p, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint64]
-        for name in (b"before", b"inside", b"after"):
-            with lapse.phase("step"):
-                launch(name, 0, 7, 1_000_000)
-    assert p.backend_missing is None, p.backend_missing
-    assert (p.backend_result["opened_entry"], p.backend_result["closed_entry"]) == (2, 3)
-    doc = p.result().to_dict()
-    (role,) = doc["roles"]
-    rows = [(s["path"], s["kernels"]) for s in role["gpu_activity"]["by_span"]]
-    assert rows == [("step", 2)]  # before and after: the one inside was Kineto's
-    top = {k["name"] for s in role["gpu_activity"]["by_span"] for k in s["top_kernels"]}
-    assert top == {"before", "after"}
-    (window,) = doc["backend_windows"]
-    assert window["activity_paused"] is True
-    (caveat,) = [c for c in doc["caveats"] if c["kind"] == "activity_paused"]
-    assert caveat["from_ns"] == window["open_at_ns"] and caveat["to_ns"] == window["close_at_ns"]
-    assert "ACTIVITY was paused for the torch window" in caveat["message"]

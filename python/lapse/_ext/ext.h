@@ -109,6 +109,7 @@ void ext_window_started(void);
 int ext_window_on(void);
 void ext_window_begin(uint32_t id);
 extern PyMethodDef ext_window_methods[];
+extern PyMethodDef ext_activity_yield_methods[];
 /* span_hook.c: the session's one span hook of the extension, for annotate=True and
  * the window together: set for the next session when one of them is on. */
 void ext_span_hook_update(void);

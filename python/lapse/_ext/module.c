@@ -155,7 +155,8 @@ PyMODINIT_FUNC PyInit__lapse(void)
         add_methods(m, ext_auto_spans_methods) < 0 ||
         add_methods(m, ext_tags_methods) < 0 ||
         add_methods(m, ext_pause_methods) < 0 ||
-        add_methods(m, ext_gpu_memory_methods) < 0) {
+        add_methods(m, ext_gpu_memory_methods) < 0 ||
+        add_methods(m, ext_activity_yield_methods) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -7,9 +7,8 @@
  * (lapse/_backend.py): open() starts it, close() stops it and returns the trace's
  * path; what either raises is the reason the file records (never the program's).
  * What happened goes to the session (session.h, lapse_session_window_note), for the
- * file's META window_* keys. A torch window in a session collecting ACTIVITY first
- * has the collector yield CUPTI (one subscriber per process), and takes it back at
- * the close. Once closed, a span of the phase costs the hook's call and one load. */
+ * file's META window_* keys. (A torch window recording CUDA in a session collecting
+ * ACTIVITY gets CUPTI as every torch.profiler does: lapse/_torch_profiler.py.) Once closed, a span of the phase costs the hook's call and one load. */
 #include "ext.h"
 
 #include "lapse.h"
@@ -26,15 +25,12 @@ static char backend[16], phase[256], trace[4096], error[512];
 static uint32_t phase_id;
 static uint64_t start, stop, entries, opened_entry, closed_entry;
 static int state;                 /* W_*, atomic */
-static int yield_activity;        /* a torch window: ACTIVITY yields CUPTI to it */
-static int activity_paused;       /* it did */
 static __thread int inside;       /* the backend's own calls: their spans do not count */
 
 static void note(int event)
 {
     session_window w = {backend, phase, trace, error, start, stop,
-                        __atomic_load_n(&entries, __ATOMIC_RELAXED), opened_entry, closed_entry,
-                        activity_paused};
+                        __atomic_load_n(&entries, __ATOMIC_RELAXED), opened_entry, closed_entry};
     lapse_session_window_note(&w, event);
 }
 
@@ -62,12 +58,6 @@ static PyObject *call(const char *method, const char *what)
     return r;
 }
 
-static void take_activity_back(void)
-{
-    if (activity_paused && lapse_session_activity_resume() < 0 && !error[0])
-        snprintf(error, sizeof error, "ACTIVITY could not take CUPTI back after the window");
-}
-
 /* With the GIL held and the state W_BUSY: stops the backend (entry: the entry it
  * closes on, 0 at the session's stop) and records its trace or why not. */
 static void close_backend(uint64_t entry)
@@ -83,7 +73,6 @@ static void close_backend(uint64_t entry)
         Py_DECREF(path);
     }
     closed_entry = entry;
-    take_activity_back();
     Py_CLEAR(runner);
     inside = 0;
     __atomic_store_n(&state, W_DONE, __ATOMIC_RELEASE);
@@ -97,11 +86,9 @@ static void try_open(uint64_t n)
         !__atomic_compare_exchange_n(&state, &expected, W_BUSY, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
         return;
     inside = 1;
-    activity_paused = yield_activity && lapse_session_activity_yield() > 0;
     PyObject *r = call("open", "could not start");
     inside = 0;
     if (!r) {
-        take_activity_back();
         Py_CLEAR(runner);
         __atomic_store_n(&state, W_DONE, __ATOMIC_RELEASE);
         note(0);
@@ -138,7 +125,6 @@ int ext_window_set(PyObject *window)
     Py_CLEAR(runner);
     backend[0] = phase[0] = trace[0] = error[0] = 0;
     entries = opened_entry = closed_entry = 0;
-    activity_paused = 0;
     __atomic_store_n(&state, W_OFF, __ATOMIC_RELEASE);
     if (window == Py_None)
         return 0;
@@ -157,7 +143,6 @@ int ext_window_set(PyObject *window)
     start = first;
     stop = last;
     phase_id = lapse_intern(phase);
-    yield_activity = strcmp(backend, "torch") == 0;
     if (r != Py_None && !why) {
         Py_INCREF(r);
         runner = r;
