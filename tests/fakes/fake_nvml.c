@@ -10,14 +10,20 @@
  *                            sample: NVML_ERROR_NOT_FOUND), or n (NOT_SUPPORTED);
  *                            MEM: bytes the target holds.
  *                            Past the last line the target is not on the list.
+ *   FAKE_NVML_GATE=1         device 0's first process list waits (10 s at most) until
+ *                            the program calls fake_nvml_open_gate(), and lists no
+ *                            target: the script's readings all come after the gate.
  * Two devices: "Fake GPU 0" (scripted) and "Fake GPU 1", which only pid 1 uses.
  * Device 0's process list is read once per reading: each call to
  * nvmlDeviceGetComputeRunningProcesses_v3 on it moves to the next line.
  * fake_nvml_readings(): the readings of device 0 so far (the test program waits on
- * it to open its phases in step with the readings); fake_nvml_lines(): the script's. */
+ * it to open its phases in step with the readings); fake_nvml_lines(): the script's.
+ * The gate makes that exact: a reading takes the open phases before it asks the
+ * device, so the reading after the gate's sees what was open before the gate opened. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct { unsigned int gpu, memory; } utilization;
 typedef struct {
@@ -41,6 +47,7 @@ static unsigned int target;
 static process_sample samples[MAX_LINES];
 static int nsamples;
 static int devices[2];
+static int gate_shut; /* FAKE_NVML_GATE: until fake_nvml_open_gate() */
 
 int nvmlInit_v2(void)
 {
@@ -49,6 +56,8 @@ int nvmlInit_v2(void)
         return 9; /* NVML_ERROR_DRIVER_NOT_LOADED */
     const char *pid = getenv("FAKE_NVML_PID");
     target = pid ? (unsigned int)strtoul(pid, NULL, 10) : 0;
+    const char *gate = getenv("FAKE_NVML_GATE");
+    __atomic_store_n(&gate_shut, gate && !strcmp(gate, "1"), __ATOMIC_RELEASE);
     const char *path = getenv("FAKE_NVML_SCRIPT");
     FILE *in = path ? fopen(path, "r") : NULL;
     nlines = 0;
@@ -64,6 +73,16 @@ int nvmlShutdown(void) { return 0; }
 
 int fake_nvml_readings(void) { return __atomic_load_n(&line, __ATOMIC_ACQUIRE) + 1; }
 int fake_nvml_lines(void) { return nlines; }
+void fake_nvml_open_gate(void) { __atomic_store_n(&gate_shut, 0, __ATOMIC_RELEASE); }
+
+/* The gate's reading: waits for the gate (10 s at most); the script does not move. */
+static void wait_for_gate(void)
+{
+    struct timespec ms = {0, 1000000L};
+    for (int i = 0; i < 10000 && __atomic_load_n(&gate_shut, __ATOMIC_ACQUIRE); i++)
+        nanosleep(&ms, NULL);
+    __atomic_store_n(&gate_shut, 0, __ATOMIC_RELEASE);
+}
 
 const char *nvmlErrorString(int rc)
 {
@@ -98,7 +117,9 @@ static int scripted(void *dev) { return dev == &devices[0] && line >= 0 && line 
 
 int nvmlDeviceGetComputeRunningProcesses_v3(void *dev, unsigned int *count, process_info *out)
 {
-    if (dev == &devices[0] && line < nlines)
+    if (dev == &devices[0] && __atomic_load_n(&gate_shut, __ATOMIC_ACQUIRE))
+        wait_for_gate(); /* and line stays before the script: no target listed */
+    else if (dev == &devices[0] && line < nlines)
         __atomic_store_n(&line, line + 1, __ATOMIC_RELEASE);
     unsigned int n = 0;
     if (*count < 2) {

@@ -65,15 +65,31 @@ def test_strict_refuses_to_start_without_nvml(tmp_path):
     assert p.missing == Feature(0)
 
 
+# In step with the fake's readings (its gate, FAKE_NVML_GATE=1): "train" is open before
+# the gate opens, so the script's three readings all see it, and it closes after the
+# third; "idle" lasts until the reading past the script (no target listed). Where NVML
+# did not start (FAKE_NVML_INIT=fail) there is nothing to wait for.
 PROGRAM = textwrap.dedent("""
-    import sys, time
+    import ctypes, sys, time
     from lapse import Feature, Profiler
+
+    def wait_readings(fake, n):
+        for _ in range(10000):
+            if fake.fake_nvml_readings() >= n:
+                return
+            time.sleep(0.001)
+        sys.exit("the fake's readings did not come")
+
     with Profiler(features=Feature.SPANS | Feature.DEVICE, run_dir=sys.argv[1],
                   strict=sys.argv[2] == "strict") as p:
+        fake = None if Feature.DEVICE in p.missing else ctypes.CDLL("libnvidia-ml.so.1")
         with p.phase("train"):
-            time.sleep(0.7)
+            if fake:
+                fake.fake_nvml_open_gate()
+                wait_readings(fake, fake.fake_nvml_lines())
         with p.phase("idle"):
-            time.sleep(0.1)
+            if fake:
+                wait_readings(fake, fake.fake_nvml_lines() + 1)
     print(sorted(f.name for f in Feature if f in p.missing), {f.name: w for f, w in p.missing_why.items()})
 """)
 
@@ -83,7 +99,7 @@ def run_with_fake(fake_nvml, tmp_path, strict="", **env):
     (tmp_path / "script").write_text("50 30 1000000\n70 - 2000000\n90 60 1500000\n")
     full = {k: v for k, v in os.environ.items() if not k.startswith("LAPSE_")}
     full.update(LD_LIBRARY_PATH=str(fake_nvml), FAKE_NVML_SCRIPT=str(tmp_path / "script"),
-                LAPSE_DEVICE_INTERVAL_MS="50", **env)
+                FAKE_NVML_GATE="1", LAPSE_DEVICE_INTERVAL_MS="50", **env)
     cmd = f'FAKE_NVML_PID=$$ exec "{sys.executable}" "{tmp_path / "prog.py"}" "{tmp_path / "runs"}" "{strict}"'
     return subprocess.run(["sh", "-c", cmd], env=full, capture_output=True, text=True, timeout=60)
 
