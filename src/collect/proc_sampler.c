@@ -223,13 +223,23 @@ static int proc_start(const collect_config *cfg, char *why, size_t why_len)
     (void)why, (void)why_len;
     proc_features = cfg->features;
     proc_sampler_reset(cfg->process_sample_ms);
-    return cfg->process_sample_ms ? 0 : 1;
+    if (!cfg->process_sample_ms)
+        return 1;
+    /* the baseline here, on the starting thread: what the program does once
+     * lapse_start returns counts, however late the sampler thread first runs */
+    proc_reading();
+    return 0;
 }
 
-/* Its first reading at once (the baseline), then on its own schedule. */
+/* Its first reading at once where it has none (a forked child: the baseline), then
+ * on its own schedule. */
 static uint64_t proc_tick(uint64_t due_ns)
 {
-    proc_reading();
+    pthread_mutex_lock(&P.mu);
+    int baseline = P.last.mono_ns != 0;
+    pthread_mutex_unlock(&P.mu);
+    if (due_ns || !baseline)
+        proc_reading();
     uint64_t now = core_mono_ns(), interval = (uint64_t)P.interval_ms * 1000000ull;
     uint64_t next = (due_ns ? due_ns : now) + interval;
     return next > now ? next : now + interval;
