@@ -70,13 +70,21 @@ def test_pairs_and_critical_path(lapse, tmp_path, mode):
     crole = "consumer" if mode == "procs" else prole
     ppath, cpath = "produce", "consume"
     produce, consume = phases[(prole, ppath)], phases[(crole, cpath)]
-    # every round's work is on the path, slept at least as long as asked
+    # every round's work is on the path, slept at least as long as asked (a loaded
+    # machine oversleeps, the 1 ms sleeps more than the 2 ms ones, so which of the two
+    # holds more varies: the phases come by time, these two first)
     assert produce["ns"] >= ROUNDS * PRODUCE_US * 1000
     assert consume["ns"] >= ROUNDS * CONSUME_US * 1000
-    assert cp["phases"][0] is produce and cp["phases"][1] is consume
+    by_time = [p["ns"] for p in cp["phases"]]
+    assert by_time == sorted(by_time, reverse=True)
+    assert {id(p) for p in cp["phases"][:2]} == {id(produce), id(consume)}
     on_path = sum(p["ns"] for p in cp["phases"]) + cp["wake_ns"]
     assert on_path == cp["length_ns"]
-    assert produce["share"] + consume["share"] > 0.9
+    # the wake-ups are the hand-offs the path took, from signal to the wait's end
+    # (scheduling delay: large under load); the rest is nearly all the work
+    assert cp["wake_ns"] == sum(pairs[s["from_pair"]]["wait_end_ns"] - pairs[s["from_pair"]]["signal_ns"]
+                                for s in segs[1:])
+    assert produce["ns"] + consume["ns"] > 0.9 * (cp["length_ns"] - cp["wake_ns"])
     assert abs(produce["share"] - produce["ns"] / cp["length_ns"]) < 1e-5
     assert cp["processes"] == (2 if mode == "procs" else 1)
 
