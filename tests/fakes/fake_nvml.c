@@ -10,7 +10,13 @@
  *                            sample: NVML_ERROR_NOT_FOUND), or n (NOT_SUPPORTED);
  *                            MEM: bytes the target holds.
  *                            Past the last line the target is not on the list.
- * Two devices: "Fake GPU 0" (scripted) and "Fake GPU 1", which only pid 1 uses.
+ *   FAKE_NVML_DEVICE=1       the scripted device is device 1 (default 0)
+ *   FAKE_NVML_UUID0=UUID     what nvmlDeviceGetUUID answers for device 0 (default
+ *                            GPU-f0f0f0f0-0000-0000-0000-000000000000), or fail: the
+ *                            call fails (999, Unknown Error); FAKE_NVML_UUID1 for device 1
+ *                            (default ...-000000000001)
+ * Two devices: "Fake GPU 0" and "Fake GPU 1"; the scripted one (device 0, unless
+ * FAKE_NVML_DEVICE=1; "device 0" below) lists the target, the other only pid 1.
  * Device 0's process list is read once per reading: each call to
  * nvmlDeviceGetComputeRunningProcesses_v3 on it moves to the next line.
  * fake_nvml_readings(): the readings of device 0 so far (the test program waits on
@@ -41,6 +47,7 @@ static unsigned int target;
 static process_sample samples[MAX_LINES];
 static int nsamples;
 static int devices[2];
+static int *scripted_dev = &devices[0];
 
 int nvmlInit_v2(void)
 {
@@ -49,6 +56,8 @@ int nvmlInit_v2(void)
         return 9; /* NVML_ERROR_DRIVER_NOT_LOADED */
     const char *pid = getenv("FAKE_NVML_PID");
     target = pid ? (unsigned int)strtoul(pid, NULL, 10) : 0;
+    const char *dev = getenv("FAKE_NVML_DEVICE");
+    scripted_dev = dev && !strcmp(dev, "1") ? &devices[1] : &devices[0];
     const char *path = getenv("FAKE_NVML_SCRIPT");
     FILE *in = path ? fopen(path, "r") : NULL;
     nlines = 0;
@@ -94,11 +103,24 @@ int nvmlDeviceGetName(void *dev, char *name, unsigned int len)
     return 0;
 }
 
-static int scripted(void *dev) { return dev == &devices[0] && line >= 0 && line < nlines && target; }
+int nvmlDeviceGetUUID(void *dev, char *uuid, unsigned int len)
+{
+    int i = dev == &devices[0] ? 0 : 1;
+    const char *u = getenv(i ? "FAKE_NVML_UUID1" : "FAKE_NVML_UUID0");
+    if (u && !strcmp(u, "fail"))
+        return 999;
+    if (u)
+        snprintf(uuid, len, "%s", u);
+    else
+        snprintf(uuid, len, "GPU-f0f0f0f0-0000-0000-0000-00000000000%d", i);
+    return 0;
+}
+
+static int scripted(void *dev) { return dev == scripted_dev && line >= 0 && line < nlines && target; }
 
 int nvmlDeviceGetComputeRunningProcesses_v3(void *dev, unsigned int *count, process_info *out)
 {
-    if (dev == &devices[0] && line < nlines)
+    if (dev == scripted_dev && line < nlines)
         __atomic_store_n(&line, line + 1, __ATOMIC_RELEASE);
     unsigned int n = 0;
     if (*count < 2) {
@@ -131,7 +153,7 @@ int nvmlDeviceGetProcessUtilization(void *dev, process_sample *out, unsigned int
     if (scripted(dev) && !strcmp(lines[line].own, "n"))
         return 3; /* NVML_ERROR_NOT_SUPPORTED */
     unsigned int n = 0;
-    if (dev == &devices[0])
+    if (dev == scripted_dev)
         for (int i = 0; i < nsamples && n < *count; i++)
             if (samples[i].ts > last_seen)
                 out[n++] = samples[i];
