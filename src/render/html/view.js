@@ -288,8 +288,9 @@
     if (r.gpu_state === 'measured' && r.gpu && r.gpu.length) {
       sec.appendChild(h('h3', { text: 'GPU (NVML: busy = the whole device; this run = this process)' }));
       var prow = [];
-      sec.appendChild(table([{ label: 'device', text: 1 }, { label: 'pid' }, { label: 'busy' }, { label: 'idle' }, { label: 'this run' },
-        { label: 'VRAM held peak' }, { label: 'readings' }],
+      /* a torch line joined by uuid is on its device's NVML line (vram_line) */
+      sec.appendChild(table([{ label: 'device', text: 1 }, { label: 'uuid', text: 1 }, { label: 'pid' }, { label: 'busy' }, { label: 'idle' }, { label: 'this run' },
+        { label: 'VRAM held peak' }, { label: 'readings' }, { label: 'torch', text: 1 }, { label: 'VRAM allocated (peak)' }, { label: 'VRAM reserved (peak)' }],
         r.gpu.map(function (g, gi) {
           var G = P + '/gpu/' + gi;
           (g.by_phase || []).forEach(function (ph, k) {
@@ -297,9 +298,12 @@
             prow.push([cell(ph.phase === null ? '(other phases)' : ph.phase), cell(g.device_name), fig(B + '/this_run_pct', ph.this_run_pct, 'pct'),
               fig(B + '/readings', ph.readings, 'count')]);
           });
-          return [cell(g.device_name), fig(G + '/pid', g.pid, 'count'), fig(G + '/busy_pct', g.busy_pct, 'pct'), fig(G + '/idle_pct', g.idle_pct, 'pct'),
+          return [cell(g.device_name), cell(g.uuid || ('unknown' + (g.uuid_error ? ': ' + g.uuid_error : ''))), fig(G + '/pid', g.pid, 'count'),
+            fig(G + '/busy_pct', g.busy_pct, 'pct'), fig(G + '/idle_pct', g.idle_pct, 'pct'),
             fig(G + '/this_run_pct', g.this_run_pct, 'pct'), fig(G + '/vram_held_peak_bytes', g.vram_held_peak_bytes, 'bytes'),
-            fig(G + '/readings', g.readings, 'count')];
+            fig(G + '/readings', g.readings, 'count'), cell(g.vram_line === null || g.vram_line === undefined ? '-' : 'cuda:' + g.torch_index + ' (joined by uuid)'),
+            fig(G + '/vram_allocated_peak_bytes', g.vram_allocated_peak_bytes, 'bytes'),
+            fig(G + '/vram_reserved_peak_bytes', g.vram_reserved_peak_bytes, 'bytes')];
         }), 'gpu'));
       if (prow.length) {
         sec.appendChild(h('h3', { text: 'GPU BY PHASE (this run, while each top-level span was open)' }));
@@ -307,18 +311,24 @@
       }
     }
     if (r.vram_state && r.vram_state !== 'not_collected') {
-      /* VRAM from torch: per device the largest process peak; NVML's figures '-' */
-      sec.appendChild(h('h3', { text: 'VRAM from torch (per device the largest process peak; not joined to NVML)' }));
-      if (r.vram.length)
+      /* VRAM from torch not joined to an NVML line: NVML's figures '-' (unknown) */
+      var NOT_JOINED = { no_torch_uuid: 'torch gave no uuid', no_nvml: 'no NVML reading on its host',
+        no_match: 'no NVML device of its host has its uuid', nvml_uuid_unknown: 'an NVML device of its host has no uuid' };
+      var vrows = [];
+      r.vram.forEach(function (v, vi) {
+        if (v.join === 'uuid') return;
+        var V = P + '/vram/' + vi;
+        vrows.push([cell('cuda:' + v.torch_index + ' ' + v.device_name), cell(v.uuid || '-'), fig(V + '/pid', v.pid, 'count'),
+          fig(V + '/processes', v.processes, 'count'), cell('-'), cell('-'), cell('-'), cell('-'), /* NVML's: unknown */
+          fig(V + '/allocated_peak_bytes', v.allocated_peak_bytes, 'bytes'), fig(V + '/reserved_peak_bytes', v.reserved_peak_bytes, 'bytes'),
+          cell((NOT_JOINED[v.join] || v.join) + (v.join_why ? ' (' + v.join_why + ')' : ''))]);
+      });
+      if (vrows.length || !r.vram.length)
+        sec.appendChild(h('h3', { text: 'VRAM from torch (per device the largest process peak; not joined to an NVML line)' }));
+      if (vrows.length)
         sec.appendChild(table([{ label: 'device', text: 1 }, { label: 'uuid', text: 1 }, { label: 'pid' }, { label: 'processes' },
           { label: 'busy' }, { label: 'idle' }, { label: 'this run' }, { label: 'VRAM held peak' },
-          { label: 'VRAM allocated (peak)' }, { label: 'VRAM reserved (peak)' }],
-          r.vram.map(function (v, vi) {
-            var V = P + '/vram/' + vi;
-            return [cell('cuda:' + v.torch_index + ' ' + v.device_name), cell(v.uuid || '-'), fig(V + '/pid', v.pid, 'count'),
-              fig(V + '/processes', v.processes, 'count'), cell('-'), cell('-'), cell('-'), cell('-'), /* NVML's: unknown */
-              fig(V + '/allocated_peak_bytes', v.allocated_peak_bytes, 'bytes'), fig(V + '/reserved_peak_bytes', v.reserved_peak_bytes, 'bytes')];
-          }), 'vram'));
+          { label: 'VRAM allocated (peak)' }, { label: 'VRAM reserved (peak)' }, { label: 'not joined', text: 1 }], vrows, 'vram'));
       if (r.vram_resets)
         sec.appendChild(h('p', { class: 'note', text: "torch's peak stats were reset (seen at " + r.vram_resets + ' readings): a peak reset before lapse read it is missed' }));
       if (r.vram_error)
