@@ -170,3 +170,24 @@ def test_the_diff_page_counts_both_sides_caveats(browser, tmp_path):  # noqa: F8
     count.click()
     assert shown_list(page) == [c["side"].upper() + " " + c["message"] for c in want]
     page.close()
+
+
+def test_a_window_still_open_and_a_pause_under_way_run_to_the_right_edge(browser, tmp_path):  # noqa: F811
+    f = main_file()
+    f.meta.update(window_closed_entry=0, window_close_ns=0, window_entries=6, activity_pause_to_ns=0)
+    run = write_run(tmp_path / "run", [("main-4242.lapse", f.encode())])
+    doc = json.loads(tv.lapse("report", str(run), "--json").stdout)
+    (w,) = doc["backend_windows"]
+    (pz,) = [c for c in doc["caveats"] if c["kind"] == "activity_paused"]
+    assert w["state"] == "open" and w["close_at_ns"] is None and pz["to_ns"] is None
+    page = page_of(browser, run, tmp_path)
+    page.evaluate("window.lapseView.show('timeline')")
+    rng = page.evaluate(f"{TL}.range()")
+    bands = {b["kind"]: b for b in page.evaluate(f"{TL}.bands()")}
+    assert bands["window"]["t1"] is None and bands["window"]["x1"] == rng["width"]
+    assert bands["paused"]["t1"] is None and bands["paused"]["x1"] == rng["width"]
+    assert bands["window"]["label"] == "torch window: entries 3..6 of step so far (still open when its file was written)"
+    assert "still paused when its file was written" in bands["paused"]["more"]
+    x_open = page.evaluate(f"{TL}.xOf({3 * MS})")
+    assert abs(bands["window"]["x0"] - x_open) < 1
+    page.close()
