@@ -19,24 +19,14 @@ import sys
 import tempfile
 import time
 
+from gpu_check import check, cuda_torch, exit_code
+
 MIB = 1 << 20
-failures = 0
-
-
-def check(ok: bool, what: str) -> None:
-    global failures
-    print(("PASS " if ok else "FAIL ") + what, flush=True)
-    failures += not ok
 
 
 def main(argv: list[str]) -> int:
-    try:
-        import torch
-    except ImportError as e:
-        print(f"check_vram.py: no torch for {sys.executable} ({e}): nothing checked")
-        return 77
-    if not torch.cuda.is_available():
-        print(f"check_vram.py: no CUDA device (torch {torch.__version__}): nothing checked")
+    torch = cuda_torch("check_vram.py")
+    if torch is None:
         return 77
     from lapse import Profile, Profiler
 
@@ -78,7 +68,7 @@ def main(argv: list[str]) -> int:
           "NVML's figures on the torch line: null (not joined)")
     nvml = [g["vram_held_peak_bytes"] for g in role["gpu"]]
     print(f"NVML's VRAM held peak beside it: {nvml} (NVML lines: {len(role['gpu'])})", flush=True)
-    return 1 if failures else 0
+    return exit_code()
 
 
 if __name__ == "__main__":
