@@ -191,3 +191,22 @@ def test_a_window_still_open_and_a_pause_under_way_run_to_the_right_edge(browser
     x_open = page.evaluate(f"{TL}.xOf({3 * MS})")
     assert abs(bands["window"]["x0"] - x_open) < 1
     page.close()
+
+
+def test_the_text_report_says_why_a_window_has_no_trace(tmp_path):
+    """A window still open when its file was written has no trace yet (no caveat to
+    point at); a closed one without a trace points at its caveat only when it has one."""
+    cases = {"open": ({"window_closed_entry": 0, "window_close_ns": 0},
+                      "no trace yet (the backend writes it when the window closes)"),
+             "failed": ({"window_error": "torch could not write its trace: OSError: full"},
+                        "no trace (CAVEATS say why)"),
+             "silent": ({}, "no trace (the backend named none and gave no reason)")}
+    for name, (meta, line) in cases.items():
+        f = main_file()
+        f.meta.update(meta)
+        run = write_run(tmp_path / name, [("main-4242.lapse", f.encode())])
+        text = tv.lapse("report", str(run)).stdout
+        assert f"    {line}\n" in text, (name, text)
+        failed = "window_failed" in [c["kind"] for c in json.loads(
+            tv.lapse("report", str(run), "--json").stdout)["caveats"]]
+        assert failed == (name == "failed"), name
