@@ -20,24 +20,14 @@ import sys
 import tempfile
 import time
 
+from gpu_check import check, cuda_torch, exit_code
+
 MIB = 1 << 20
-failures = 0
-
-
-def check(ok: bool, what: str) -> None:
-    global failures
-    print(("PASS " if ok else "FAIL ") + what, flush=True)
-    failures += not ok
 
 
 def main(argv: list[str]) -> int:
-    try:
-        import torch
-    except ImportError as e:
-        print(f"check_vram.py: no torch for {sys.executable} ({e}): nothing checked")
-        return 77
-    if not torch.cuda.is_available():
-        print(f"check_vram.py: no CUDA device (torch {torch.__version__}): nothing checked")
+    torch = cuda_torch("check_vram.py")
+    if torch is None:
         return 77
     from lapse import Profile, Profiler
 
@@ -89,7 +79,7 @@ def main(argv: list[str]) -> int:
         check(v["vram_held_peak_bytes"] == g["vram_held_peak_bytes"] and
               (v["vram_held_peak_bytes"] or 0) > 0,
               f"the torch line carries NVML's VRAM held peak {v['vram_held_peak_bytes']}")
-    return 1 if failures else 0
+    return exit_code()
 
 
 if __name__ == "__main__":
