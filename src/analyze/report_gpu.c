@@ -1,12 +1,59 @@
 /* The GPU block of a role: per device of each of its processes, the whole device's
  * utilisation (busy, idle), this run's, the memory it held, and GPU BY PHASE; and the
- * VRAM peaks torch read per device. A mean over no reading is not a figure: has_* 0
+ * VRAM peaks torch read per device, joined to NVML's device of the same uuid. A mean over no reading is not a figure: has_* 0
  * (n/a), never 0%. */
 #include "report_model.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+static const char *uuid_body(const char *u)
+{
+    return strncasecmp(u, "GPU-", 4) ? u : u + 4;
+}
+
+int report_uuid_same(const char *a, const char *b)
+{
+    return *a && *b && !strcasecmp(uuid_body(a), uuid_body(b));
+}
+
+/* Each torch line to NVML's line of the same uuid on the same host (its own
+ * process's first), each NVML line to one at most; else why not. */
+static void vram_join(const run_model *m, report_role *rr)
+{
+    for (uint32_t i = 0; i < rr->gpu_count; i++)
+        rr->gpus[i].vram = -1;
+    for (uint32_t i = 0; i < rr->vram_count; i++) {
+        report_vram *v = &rr->vram[i];
+        const char *host = m->workers[v->worker].host;
+        int32_t best = -1, on_host = 0;
+        const rm_gpu_device *no_uuid = NULL;
+        for (uint32_t k = 0; k < rr->gpu_count; k++) {
+            const report_gpu *g = &rr->gpus[k];
+            if (strcmp(m->workers[g->worker].host, host))
+                continue;
+            on_host = 1;
+            if (!*g->device->uuid && !no_uuid)
+                no_uuid = g->device;
+            if (g->vram < 0 && report_uuid_same(g->device->uuid, v->device->uuid) &&
+                (best < 0 || (g->worker == v->worker && rr->gpus[best].worker != v->worker)))
+                best = (int32_t)k;
+        }
+        if (!*v->device->uuid)
+            v->join = REPORT_VRAM_NO_TORCH_UUID;
+        else if (best >= 0) {
+            v->join = REPORT_VRAM_JOINED;
+            v->gpu = (uint32_t)best;
+            rr->gpus[best].vram = (int32_t)i;
+        } else if (no_uuid) {
+            v->join = REPORT_VRAM_NVML_UUID_UNKNOWN;
+            v->join_why = no_uuid->uuid_error;
+        } else
+            v->join = on_host ? REPORT_VRAM_NO_MATCH : REPORT_VRAM_NO_NVML;
+    }
+}
 
 static int by_ticks(const void *a, const void *b)
 {
@@ -48,7 +95,7 @@ static int vram_build(const run_model *m, uint32_t r, report_role *rr)
                     v = &rr->vram[j];
             if (!v) {
                 v = &rr->vram[rr->vram_count++];
-                *v = (report_vram){i, d, 0, 0, 0};
+                *v = (report_vram){i, d, 0, 0, 0, REPORT_VRAM_NO_NVML, 0, ""};
             }
             v->processes++;
             if (d->allocated_peak_bytes > v->allocated_peak_bytes) {
@@ -76,8 +123,10 @@ int report_gpu_build(const run_model *m, uint32_t r, report_role *rr)
             n += m->workers[i].gpu.device_count;
     rr->gpu_state = n || rr->vram_state == REPORT_MEASURED ? REPORT_MEASURED
                     : rr->vram_state ? rr->vram_state : REPORT_NOT_COLLECTED;
-    if (!n)
+    if (!n) {
+        vram_join(m, rr);
         return 0;
+    }
     if (!(rr->gpus = calloc(n, sizeof *rr->gpus)))
         return -ENOMEM;
     for (uint32_t i = 0; i < m->worker_count; i++) {
@@ -110,6 +159,7 @@ int report_gpu_build(const run_model *m, uint32_t r, report_role *rr)
                 qsort(g->phases, g->phase_count, sizeof *g->phases, by_ticks);
         }
     }
+    vram_join(m, rr);
     return 0;
 }
 

@@ -148,19 +148,41 @@ typedef struct report_gpu {
     uint64_t mem_peak_bytes;   /* the most device memory the process held */
     report_gpu_phase *phases;  /* most readings first */
     uint32_t phase_count;
+    int32_t vram;              /* the torch line joined to it (index in vram), -1: none */
 } report_gpu;
+
+/* How a torch device (report_vram) met NVML's (report_gpu). */
+typedef enum report_vram_join {
+    REPORT_VRAM_JOINED = 0,         /* one line: gpu is NVML's line of the same uuid and host */
+    REPORT_VRAM_NO_TORCH_UUID = 1,  /* torch gave no uuid */
+    REPORT_VRAM_NO_NVML = 2,        /* NVML has no line on its host (DEVICE not collected,
+                                       or no device's process list held the process) */
+    REPORT_VRAM_NO_MATCH = 3,       /* NVML's lines of its host, every uuid known: none its */
+    REPORT_VRAM_NVML_UUID_UNKNOWN = 4, /* none matched, and an NVML line of its host has no
+                                          uuid: join_why says why (the failed call; "" when
+                                          its file records none: an older writer) */
+} report_vram_join;
 
 /* VRAM from torch, one device (by its uuid; one without a uuid: of its process alone)
  * over the processes of the role that read it. A peak is the largest process peak:
- * a sum of per-process peaks is no peak. Not joined to NVML's readings (report_gpu):
- * they name no UUID, so NVML's figures for it are unknown ("-"), never 0. */
+ * a sum of per-process peaks is no peak. Joined to NVML's line (report_gpu) of the
+ * device of the same uuid on the same host (torch's index is relative to
+ * CUDA_VISIBLE_DEVICES, NVML's is physical: never by index), that of its own process
+ * first; unjoined, NVML's figures for it are unknown ("-"), never 0. */
 typedef struct report_vram {
     uint32_t worker;                    /* the process with the largest allocated peak */
     const rm_gpu_memory_device *device; /* its reading: torch index, uuid, name */
     uint32_t processes;                 /* processes of the role that read it */
     uint64_t allocated_peak_bytes;      /* the largest max_memory_allocated of them */
     uint64_t reserved_peak_bytes;       /* the largest max_memory_reserved of them */
+    uint32_t join;                      /* report_vram_join */
+    uint32_t gpu;                       /* JOINED: its NVML line, an index in gpus */
+    const char *join_why;               /* NVML_UUID_UNKNOWN: why; else "" */
 } report_vram;
+
+/* The same device: NVML's "GPU-8-4-4-4-12" and torch's str(uuid), which lacks "GPU-"
+ * (torch's uuid_to_string); case aside. "" matches nothing. */
+int report_uuid_same(const char *a, const char *b);
 
 typedef struct report_role {
     const rm_role *role;

@@ -550,6 +550,8 @@ static void worker_free(rm_worker *w)
     causal_file_free(w->causal);
     for (uint32_t i = 0; i < w->gpu.device_count; i++) {
         free(w->gpu.devices[i].name);
+        free(w->gpu.devices[i].uuid);
+        free(w->gpu.devices[i].uuid_error);
         free(w->gpu.devices[i].phases);
     }
     free(w->gpu.devices);
@@ -583,8 +585,9 @@ static int add_gpu(run_model *m, rm_index *ix, rm_worker *w, const store_file *f
         o->device_count = i + 1;
         *od = (rm_gpu_device){d->index, dup_or_empty(d->name), d->ticks, d->busy_ticks,
                               d->busy_pct_sum, d->own_ticks, d->own_pct_sum, d->mem_peak_bytes,
-                              NULL, 0};
-        if (!od->name || (d->phase_count && !(od->phases = calloc(d->phase_count, sizeof *od->phases))))
+                              NULL, 0, dup_or_empty(d->uuid), dup_or_empty(d->uuid_error),
+                              d->uuid != NULL};
+        if (!od->name || !od->uuid || !od->uuid_error || (d->phase_count && !(od->phases = calloc(d->phase_count, sizeof *od->phases))))
             return -ENOMEM;
         for (uint32_t k = 0; k < d->phase_count; k++) {
             const store_gpu_phase *p = &d->phases[k];

@@ -120,6 +120,9 @@ typedef struct rm_gpu_device {
     uint64_t ticks, busy_ticks, busy_pct_sum, own_ticks, own_pct_sum, mem_peak_bytes;
     rm_gpu_phase *phases;
     uint32_t phase_count;
+    char *uuid;       /* nvmlDeviceGetUUID, "GPU-..."; "" unknown */
+    char *uuid_error; /* why the call failed; "" when it did not (or not recorded) */
+    int uuid_recorded; /* the file has its id (GPU_DEVICE_IDS): else an older writer's */
 } rm_gpu_device;
 
 typedef struct rm_gpu {

@@ -4,7 +4,8 @@
  * holds there); if it does, the whole device's utilisation (busy), this process's
  * (nvmlDeviceGetProcessUtilization: the mean of its samples since the last seen, 0
  * when NVML has none: measured idle), and the top-level spans open then (GPU BY
- * PHASE). A device whose list never holds the process is not written: a CPU-only
+ * PHASE). Each device's UUID is read once at start (the file's GPU_DEVICE_IDS: what
+ * joins torch's VRAM readings to it). A device whose list never holds the process is not written: a CPU-only
  * process on a GPU machine gets no GPU section. docs/format.md, GPU_DEVICE. */
 #include "collector.h"
 
@@ -31,6 +32,8 @@ typedef struct gpu_live {
     nvml_device handle;
     unsigned long long last_seen; /* the newest process sample's timestamp */
     char name[96];
+    char uuid[LAPSE_NVML_DEVICE_UUID_BUFFER_SIZE]; /* "" when nvmlDeviceGetUUID failed */
+    char uuid_error[160];                         /* then why; else "" */
     store_gpu_device acc;
     store_gpu_phase phases[GPU_PHASES];
 } gpu_live;
@@ -74,6 +77,8 @@ static void forget_data(void)
         memset(&N.dev[i].acc, 0, sizeof N.dev[i].acc);
         N.dev[i].acc.index = i;
         N.dev[i].acc.name = N.dev[i].name;
+        N.dev[i].acc.uuid = N.dev[i].uuid;
+        N.dev[i].acc.uuid_error = N.dev[i].uuid_error;
     }
 }
 
@@ -89,12 +94,14 @@ static int load(char *why, size_t why_len)
     }
     static const char *const names[] = {"nvmlInit_v2", "nvmlShutdown", "nvmlErrorString",
                                         "nvmlDeviceGetCount_v2", "nvmlDeviceGetHandleByIndex_v2",
-                                        "nvmlDeviceGetName", "nvmlDeviceGetUtilizationRates",
+                                        "nvmlDeviceGetName", "nvmlDeviceGetUUID",
+                                        "nvmlDeviceGetUtilizationRates",
                                         "nvmlDeviceGetComputeRunningProcesses_v3",
                                         "nvmlDeviceGetProcessUtilization"};
     void **slots[] = {(void **)&N.f.init, (void **)&N.f.shutdown, (void **)&N.f.error_string,
                       (void **)&N.f.device_count, (void **)&N.f.device_by_index,
-                      (void **)&N.f.device_name, (void **)&N.f.utilization,
+                      (void **)&N.f.device_name, (void **)&N.f.device_uuid,
+                      (void **)&N.f.utilization,
                       (void **)&N.f.compute_processes, (void **)&N.f.process_utilization};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         *slots[i] = dlsym(N.lib, names[i]);
@@ -137,6 +144,13 @@ static int nvml_start(const collect_config *cfg, char *why, size_t why_len)
         if (N.f.device_name(d->handle, d->name, sizeof d->name) != LAPSE_NVML_SUCCESS)
             snprintf(d->name, sizeof d->name, "GPU %u", i);
         d->name[sizeof d->name - 1] = 0;
+        d->uuid_error[0] = 0;
+        if ((r = N.f.device_uuid(d->handle, d->uuid, sizeof d->uuid)) != LAPSE_NVML_SUCCESS) {
+            d->uuid[0] = 0; /* not joinable to torch's devices: the report says why */
+            snprintf(d->uuid_error, sizeof d->uuid_error, "nvmlDeviceGetUUID: %s (%d)",
+                     nvml_error(r), r);
+        }
+        d->uuid[sizeof d->uuid - 1] = 0;
         N.count++;
     }
     if (rc < 0 && N.inited) {

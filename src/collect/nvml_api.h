@@ -14,6 +14,7 @@ typedef int nvml_return;          /* nvmlReturn_t */
 #define LAPSE_NVML_ERROR_NOT_SUPPORTED 3
 #define LAPSE_NVML_ERROR_NOT_FOUND 6     /* GetProcessUtilization: no sample since the last seen */
 #define LAPSE_NVML_ERROR_INSUFFICIENT_SIZE 7
+#define LAPSE_NVML_DEVICE_UUID_BUFFER_SIZE 96 /* NVML_DEVICE_UUID_V2_BUFFER_SIZE */
 #define LAPSE_NVML_VALUE_NOT_AVAILABLE 0xFFFFFFFFFFFFFFFFull /* usedGpuMemory not known */
 
 typedef struct nvml_device_st *nvml_device; /* nvmlDevice_t */
@@ -47,6 +48,7 @@ typedef struct nvml_api {
     nvml_return (*device_count)(unsigned int *);                 /* nvmlDeviceGetCount_v2 */
     nvml_return (*device_by_index)(unsigned int, nvml_device *); /* ..GetHandleByIndex_v2 */
     nvml_return (*device_name)(nvml_device, char *, unsigned int); /* nvmlDeviceGetName */
+    nvml_return (*device_uuid)(nvml_device, char *, unsigned int); /* nvmlDeviceGetUUID */
     nvml_return (*utilization)(nvml_device, nvml_utilization *);   /* ..GetUtilizationRates */
     nvml_return (*compute_processes)(nvml_device, unsigned int *,
                                      nvml_process_info *); /* ..GetComputeRunningProcesses_v3 */

@@ -213,7 +213,11 @@ static void memory_json(json_out *j, const run_model *m, const report_role *rr)
     json_end_object(j);
 }
 
-/* VRAM from torch, per device: the largest process peaks; NVML's figures null. */
+static const char *const vram_join_names[] = {"uuid", "no_torch_uuid", "no_nvml",
+                                              "no_match", "nvml_uuid_unknown"};
+
+/* VRAM from torch, per device: the largest process peaks; joined (join "uuid"), NVML's
+ * figures of its line (nvml_line: its index in gpu); else null. */
 static void vram_json(json_out *j, const run_model *m, const report_role *rr)
 {
     json_str(j, "vram_state", report_state_name(rr->vram_state));
@@ -230,10 +234,31 @@ static void vram_json(json_out *j, const run_model *m, const report_role *rr)
         json_u64(j, "processes", v->processes);
         json_u64(j, "allocated_peak_bytes", v->allocated_peak_bytes);
         json_u64(j, "reserved_peak_bytes", v->reserved_peak_bytes);
-        json_null(j, "busy_pct"); /* NVML's figures: not joined, unknown */
-        json_null(j, "idle_pct");
-        json_null(j, "this_run_pct");
-        json_null(j, "vram_held_peak_bytes");
+        json_str(j, "join", vram_join_names[v->join]);
+        if (*v->join_why)
+            json_str(j, "join_why", v->join_why);
+        else
+            json_null(j, "join_why");
+        const report_gpu *g = v->join == REPORT_VRAM_JOINED ? &rr->gpus[v->gpu] : NULL;
+        if (g)
+            json_u64(j, "nvml_line", v->gpu);
+        else
+            json_null(j, "nvml_line");
+        if (g && g->has_busy) {
+            json_double(j, "busy_pct", g->busy_pct, 6);
+            json_double(j, "idle_pct", g->idle_pct, 6);
+        } else {
+            json_null(j, "busy_pct"); /* NVML's figures: not joined (unknown) or not read */
+            json_null(j, "idle_pct");
+        }
+        if (g && g->has_own)
+            json_double(j, "this_run_pct", g->own_pct, 6);
+        else
+            json_null(j, "this_run_pct");
+        if (g)
+            json_u64(j, "vram_held_peak_bytes", g->mem_peak_bytes);
+        else
+            json_null(j, "vram_held_peak_bytes");
         json_end_object(j);
     }
     json_end_array(j);
@@ -271,6 +296,27 @@ static void gpu_json(json_out *j, const run_model *m, const report_role *rr)
         else
             json_null(j, "this_run_pct");
         json_u64(j, "vram_held_peak_bytes", g->mem_peak_bytes);
+        if (*g->device->uuid)
+            json_str(j, "uuid", g->device->uuid);
+        else
+            json_null(j, "uuid");
+        if (*g->device->uuid_error)
+            json_str(j, "uuid_error", g->device->uuid_error);
+        else
+            json_null(j, "uuid_error");
+        json_bool(j, "uuid_recorded", g->device->uuid_recorded);
+        if (g->vram >= 0) { /* torch's line of the same device: its peaks here too */
+            const report_vram *v = &rr->vram[g->vram];
+            json_u64(j, "vram_line", (uint64_t)g->vram);
+            json_u64(j, "torch_index", v->device->index);
+            json_u64(j, "vram_allocated_peak_bytes", v->allocated_peak_bytes);
+            json_u64(j, "vram_reserved_peak_bytes", v->reserved_peak_bytes);
+        } else {
+            json_null(j, "vram_line");
+            json_null(j, "torch_index");
+            json_null(j, "vram_allocated_peak_bytes");
+            json_null(j, "vram_reserved_peak_bytes");
+        }
         json_begin_array(j, "by_phase");
         for (uint32_t k = 0; k < g->phase_count; k++) {
             const report_gpu_phase *p = &g->phases[k];

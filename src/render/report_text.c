@@ -348,23 +348,47 @@ static void process_io_block(FILE *out, const report_role *rr, int ascii)
             fmt_duration(a, sizeof a, pio->sampler_cpu_ns_per_interval));
 }
 
-/* GPU: per device of each process, the whole device's utilisation, this run's (n/a
- * when never read: not 0%), the memory the process held, and GPU BY PHASE. */
-/* VRAM from torch, per device: the largest process peaks; NVML's figures "-" (not
- * joined: unknown, not 0). */
+/* Why a torch line met no NVML line (report_vram_join). */
+static void vram_unjoined(FILE *out, const run_model *m, const report_vram *v)
+{
+    const char *host = m->workers[v->worker].host;
+    switch (v->join) {
+    case REPORT_VRAM_NO_TORCH_UUID: fputs("    not joined to NVML: torch gave no uuid\n", out); break;
+    case REPORT_VRAM_NO_NVML:
+        fprintf(out, "    not joined to NVML: no NVML reading of the role's devices on %s\n", host);
+        break;
+    case REPORT_VRAM_NO_MATCH:
+        fprintf(out, "    not joined to NVML: no NVML device of %s has its uuid\n", host);
+        break;
+    case REPORT_VRAM_NVML_UUID_UNKNOWN:
+        fprintf(out, "    not joined to NVML: a device NVML read on %s has no uuid (%s)\n", host,
+                *v->join_why ? v->join_why : "its file records none: an older lapse wrote it");
+        break;
+    default: break;
+    }
+}
+
+/* VRAM from torch, per device: the largest process peaks. Those joined to an NVML
+ * line are on it (gpu_block); the others here, NVML's figures "-" (unknown, not 0). */
 static void vram_lines(FILE *out, const run_model *m, const report_role *rr)
 {
     char a[FMT_BUF], b[FMT_BUF];
+    uint32_t unjoined = 0;
     if (rr->vram_state == REPORT_NOT_COLLECTED)
         return;
-    fputs("  VRAM from torch (its caching allocator; per device the largest process peak of the\n"
-          "  role: a sum of peaks is no peak; not joined to NVML's readings, which name no UUID)\n",
-          out);
+    for (uint32_t i = 0; i < rr->vram_count; i++)
+        unjoined += rr->vram[i].join != REPORT_VRAM_JOINED;
+    if (unjoined || rr->vram_state != REPORT_MEASURED)
+        fputs("  VRAM from torch (its caching allocator; per device the largest process peak of the\n"
+              "  role: a sum of peaks is no peak), not joined to an NVML line\n",
+              out);
     if (rr->vram_state == REPORT_NONE_MEASURED)
         fputs("    no memory allocated through torch\n", out);
     for (uint32_t i = 0; i < rr->vram_count; i++) {
         const report_vram *v = &rr->vram[i];
         const rm_worker *w = &m->workers[v->worker];
+        if (v->join == REPORT_VRAM_JOINED)
+            continue;
         fprintf(out, "  cuda:%u %s (%s, pid %lld on %s%s): busy -, idle -, this run -;\n"
                      "    VRAM held peak -; VRAM allocated (peak) %s; VRAM reserved (peak) %s\n",
                 v->device->index, *v->device->name ? v->device->name : "(unnamed)",
@@ -372,6 +396,7 @@ static void vram_lines(FILE *out, const run_model *m, const report_role *rr)
                 v->processes > 1 ? ", the largest of its processes" : "",
                 fmt_bytes(a, sizeof a, v->allocated_peak_bytes),
                 fmt_bytes(b, sizeof b, v->reserved_peak_bytes));
+        vram_unjoined(out, m, v);
     }
     if (rr->vram_resets)
         fprintf(out, "    torch's peak stats were reset (seen at %llu reading%s): a peak reset "
@@ -381,6 +406,28 @@ static void vram_lines(FILE *out, const run_model *m, const report_role *rr)
         fprintf(out, "    a reading failed: %s\n", rr->vram_error);
 }
 
+/* torch's peaks on the NVML line they joined (by uuid), or why the line joins none. */
+static void gpu_torch_line(FILE *out, const report_role *rr, const report_gpu *g)
+{
+    char a[FMT_BUF], b[FMT_BUF];
+    if (g->vram >= 0) {
+        const report_vram *v = &rr->vram[g->vram];
+        fprintf(out, "    torch cuda:%u (joined by uuid %s%s): VRAM allocated (peak) %s; "
+                     "VRAM reserved (peak) %s\n",
+                v->device->index, v->device->uuid,
+                v->processes > 1 ? ", the largest of the role's processes" : "",
+                fmt_bytes(a, sizeof a, v->allocated_peak_bytes),
+                fmt_bytes(b, sizeof b, v->reserved_peak_bytes));
+    } else if (rr->vram_count && !*g->device->uuid) {
+        fprintf(out, "    uuid unknown (%s): no torch line can join it\n",
+                *g->device->uuid_error ? g->device->uuid_error
+                                       : "its file records none: an older lapse wrote it");
+    }
+}
+
+/* GPU: per device of each process, the whole device's utilisation, this run's (n/a
+ * when never read: not 0%), the memory the process held, and GPU BY PHASE; torch's
+ * VRAM peaks on the line of the device they joined. */
 static void gpu_block(FILE *out, const run_model *m, const report_role *rr)
 {
     char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], d[FMT_BUF], e[FMT_BUF], pbuf[512];
@@ -399,6 +446,7 @@ static void gpu_block(FILE *out, const run_model *m, const report_role *rr)
                 g->has_own ? fmt_percent(c, sizeof c, g->own_pct / 100.0) : "n/a",
                 fmt_bytes(d, sizeof d, g->mem_peak_bytes), (unsigned long long)g->ticks,
                 fmt_duration(e, sizeof e, (double)g->interval_ms * 1e6));
+        gpu_torch_line(out, rr, g);
         if (!g->phase_count)
             continue;
         fputs("  GPU BY PHASE (this run's utilisation while each top-level span was open)\n", out);

@@ -42,8 +42,12 @@ void report_windows_text(FILE *out, const report_model *r)
         }
         if (w->trace[0])
             fprintf(out, "    trace %s\n", w->trace);
-        else
+        else if (!rw->has_close)
+            fputs("    no trace yet (the backend writes it when the window closes)\n", out);
+        else if (w->error[0])
             fputs("    no trace (CAVEATS say why)\n", out);
+        else
+            fputs("    no trace (the backend named none and gave no reason)\n", out);
     }
 }
 

@@ -236,11 +236,14 @@ int store_encode(const store_file *f, bytes_out *out)
     int children = f->child_count || f->children_unrecorded;
     int causal = f->causal_count || f->causal_dropped;
     int gpu = f->gpu.interval_ms != 0;
+    uint32_t gpu_ids = 0; /* devices with an id (GPU_DEVICE_IDS) */
+    for (uint32_t i = 0; gpu && i < f->gpu.device_count; i++)
+        gpu_ids += f->gpu.devices[i].uuid != NULL;
     uint32_t gpu_timed = 0; /* nodes with a GPU time figure, measured or missing */
     for (uint32_t i = 0; i < f->node_count; i++)
         gpu_timed += (f->nodes[i].gpu_timed | f->nodes[i].gpu_untimed) != 0;
     bytes_put_u32(out, 9u + (f->samples ? 1u : 0u) + (children ? 1u : 0u) +
-                           (causal ? 1u : 0u) + (gpu ? 1u : 0u) +
+                           (causal ? 1u : 0u) + (gpu ? 1u : 0u) + (gpu_ids ? 1u : 0u) +
                            (gpu_timed ? 1u : 0u) + (f->activity ? 1u : 0u) +
                            (f->gpu_memory ? 1u : 0u)); /* section count */
     bytes_put_u32(out, 0); /* header crc, patched */
@@ -410,6 +413,19 @@ int store_encode(const store_file *f, bytes_out *out)
                 bytes_put_u64(out, dv->phases[k].ticks);
                 bytes_put_u64(out, dv->phases[k].own_pct_sum);
             }
+        }
+        section_end(out, at);
+    }
+    if (gpu_ids) { /* a section of its own: section 13's layout stays as older readers know it */
+        at = section_begin(out, STORE_SECTION_GPU_DEVICE_IDS, gpu_ids);
+        for (uint32_t i = 0; i < f->gpu.device_count; i++) {
+            const store_gpu_device *dv = &f->gpu.devices[i];
+            if (!dv->uuid)
+                continue;
+            bytes_put_u32(out, dv->index);
+            bytes_put_u32(out, 0);
+            bytes_put_str(out, dv->uuid);
+            bytes_put_str(out, dv->uuid_error ? dv->uuid_error : "");
         }
         section_end(out, at);
     }
@@ -1197,6 +1213,37 @@ int store_section_check(const uint8_t *data, uint32_t index, store_section *s, c
     return 0;
 }
 
+/* Section GPU_DEVICE_IDS: each entry names a device of GPU_DEVICE (by its NVML index),
+ * once; a uuid, or why there is none. */
+static int decode_gpu_ids(decoder *d, bytes_in *in, uint32_t count)
+{
+    store_gpu *g = &d->f->gpu;
+    if (count > g->device_count)
+        return fail(d, "GPU device ids: %u ids for %u devices", count, g->device_count);
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t index = bytes_get_u32(in);
+        bytes_get_u32(in);
+        char *uuid = get_str(d, in), *why = uuid ? get_str(d, in) : NULL;
+        if (!uuid || !why)
+            return in->failed ? fail(d, "GPU device ids section is truncated") : -ENOMEM;
+        store_gpu_device *dv = NULL;
+        for (uint32_t k = 0; k < g->device_count && !dv; k++)
+            if (g->devices[k].index == index && !g->devices[k].uuid)
+                dv = &g->devices[k];
+        if (!dv)
+            return fail(d, "GPU device ids: id %u names device %u, not in the GPU section "
+                           "(or named before)", i, index);
+        if (!*uuid == !*why)
+            return fail(d, "GPU device ids: device %u needs a uuid or why not, not %s", index,
+                        *uuid ? "both" : "neither");
+        dv->uuid = uuid;
+        dv->uuid_error = why;
+    }
+    if (in->failed || bytes_left(in))
+        return fail(d, "GPU device ids: its %u ids do not fill its payload", count);
+    return 0;
+}
+
 /* Section GPU_MEMORY: counts checked against what is left. */
 static int decode_gpu_memory(decoder *d, bytes_in *in, uint32_t count)
 {
@@ -1246,8 +1293,8 @@ static const uint32_t section_order[] = {
     STORE_SECTION_SPANS,
     STORE_SECTION_ESTIMATES,     STORE_SECTION_CPU_SAMPLES,
     STORE_SECTION_PROCESS_SAMPLES, STORE_SECTION_SAMPLES, STORE_SECTION_CPU_TICKS,
-    STORE_SECTION_CHILDREN,      STORE_SECTION_GPU_DEVICE, STORE_SECTION_GPU_MEMORY,
-    STORE_SECTION_GPU_ACTIVITY,  STORE_SECTION_GPU_TIME};
+    STORE_SECTION_CHILDREN,      STORE_SECTION_GPU_DEVICE, STORE_SECTION_GPU_DEVICE_IDS,
+    STORE_SECTION_GPU_MEMORY,    STORE_SECTION_GPU_ACTIVITY,  STORE_SECTION_GPU_TIME};
 #define SECTION_KINDS (sizeof section_order / sizeof section_order[0])
 #define REQUIRED_SECTIONS 4u
 
@@ -1309,6 +1356,7 @@ int store_decoder_section(store_decoder *d, const store_section *s, const uint8_
     case STORE_SECTION_CHILDREN: rc = decode_children(d, &in, s->count); break;
     case STORE_SECTION_CAUSALITY: rc = decode_causality(d, &in, s->count); break;
     case STORE_SECTION_GPU_DEVICE: rc = decode_gpu(d, &in, s->count); break;
+    case STORE_SECTION_GPU_DEVICE_IDS: rc = decode_gpu_ids(d, &in, s->count); break;
     case STORE_SECTION_GPU_MEMORY: rc = decode_gpu_memory(d, &in, s->count); break;
     case STORE_SECTION_GPU_ACTIVITY: rc = decode_activity(d, &in, s->count); break;
     case STORE_SECTION_GPU_TIME: rc = decode_gpu_time(d, &in, s->count); break;

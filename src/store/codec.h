@@ -20,6 +20,7 @@ enum store_section_type {
     STORE_SECTION_CHILDREN = 12,  /* the children the process forked (store_child) */
     STORE_SECTION_CAUSALITY = 17, /* signals and waits (store_causal); before SPANS */
     STORE_SECTION_GPU_DEVICE = 13, /* NVML telemetry per device (store_gpu) */
+    STORE_SECTION_GPU_DEVICE_IDS = 16, /* NVML's UUID of GPU_DEVICE's devices */
     STORE_SECTION_GPU_MEMORY = 14, /* VRAM peaks from torch per device (store_gpu_memory) */
     STORE_SECTION_GPU_ACTIVITY = 15, /* GPU kernels, copies, sets (store_gpu_activity) */
     STORE_SECTION_GPU_TIME = 18,  /* GPU time of gpu_time phases per node */

@@ -262,6 +262,9 @@ typedef struct store_gpu_device {
     uint64_t mem_peak_bytes;           /* the most device memory this process held */
     store_gpu_phase *phases;
     uint32_t phase_count;
+    char *uuid;       /* nvmlDeviceGetUUID ("GPU-..."), section GPU_DEVICE_IDS; "" when the
+                         call failed; NULL: the file has no id for it (an older writer) */
+    char *uuid_error; /* why the call failed, "" when it did not; NULL with uuid */
 } store_gpu_device;
 
 typedef struct store_gpu {

@@ -41,6 +41,7 @@ int main(void)
     CHECK_EQ_U64(LAPSE_NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NOT_SUPPORTED);
     CHECK_EQ_U64(LAPSE_NVML_ERROR_NOT_FOUND, NVML_ERROR_NOT_FOUND);
     CHECK_EQ_U64(LAPSE_NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_INSUFFICIENT_SIZE);
+    CHECK_EQ_U64(LAPSE_NVML_DEVICE_UUID_BUFFER_SIZE, NVML_DEVICE_UUID_V2_BUFFER_SIZE);
     CHECK_EQ_U64(LAPSE_NVML_VALUE_NOT_AVAILABLE, (unsigned long long)NVML_VALUE_NOT_AVAILABLE);
     /* each function's prototype in NVIDIA's header, as nvml_api's field declares it
      * (the same parameters, spelled in NVIDIA's types: nvml_device is nvmlDevice_t) */
@@ -50,6 +51,7 @@ int main(void)
     SAME_TYPE(nvmlDeviceGetCount_v2, nvmlReturn_t(unsigned int *));
     SAME_TYPE(nvmlDeviceGetHandleByIndex_v2, nvmlReturn_t(unsigned int, nvmlDevice_t *));
     SAME_TYPE(nvmlDeviceGetName, nvmlReturn_t(nvmlDevice_t, char *, unsigned int));
+    SAME_TYPE(nvmlDeviceGetUUID, nvmlReturn_t(nvmlDevice_t, char *, unsigned int));
     SAME_TYPE(nvmlDeviceGetUtilizationRates, nvmlReturn_t(nvmlDevice_t, nvmlUtilization_t *));
     SAME_TYPE(nvmlDeviceGetComputeRunningProcesses_v3,
               nvmlReturn_t(nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *));

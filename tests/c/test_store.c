@@ -394,7 +394,7 @@ static void test_gpu_device(void)
     char err[256];
     sample_model(&in);
     static store_gpu_phase phases[] = {{1, 3, 90}, {0, 1, 10}};
-    static store_gpu_device dev = {2, "Fake GPU 2", 4, 3, 210, 3, 90, 2000000, phases, 2};
+    static store_gpu_device dev = {2, "Fake GPU 2", 4, 3, 210, 3, 90, 2000000, phases, 2, NULL, NULL};
     in.gpu = (store_gpu){50, 1, "nvmlDeviceGetUtilizationRates: Unknown Error (999)", &dev, 1};
     in.meta.missing = "";
     in.meta.absent = "device: libnvidia-ml.so.1: not here";
@@ -445,6 +445,81 @@ static void test_gpu_device(void)
     CHECK_EQ_U64(out.gpu.interval_ms, 0);
     CHECK_EQ_U64(out.node_count, 4);
     store_file_free(&out);
+    bytes_out_free(&other);
+    bytes_out_free(&payload);
+    bytes_out_free(&buf);
+}
+
+static int not_gpu_ids(uint32_t type) { return type != STORE_SECTION_GPU_DEVICE_IDS; }
+
+/* GPU_DEVICE_IDS (section 16): each device's uuid, or why NVML gave none, comes back
+ * on its GPU_DEVICE device; one without an id (NULL) has none; an id naming no
+ * device, or with both a uuid and a why, is rejected; an older reader, which does not
+ * know the type, skips it and reads section 13 as before. */
+static void test_gpu_device_ids(void)
+{
+    store_file in, out;
+    char err[256];
+    sample_model(&in);
+    store_gpu_device dev[3] = {
+        {0, "Fake GPU 0", 4, 4, 200, 4, 80, 1000, NULL, 0,
+         "GPU-0000aaaa-1111-2222-3333-444455556666", ""},
+        {1, "Fake GPU 1", 2, 2, 20, 2, 10, 2000, NULL, 0, "",
+         "nvmlDeviceGetUUID: Unknown Error (999)"},
+        {2, "Fake GPU 2", 1, 1, 1, 1, 1, 3000, NULL, 0, NULL, NULL}};
+    in.gpu = (store_gpu){50, 0, "", dev, 3};
+    bytes_out buf = {0};
+    CHECK(store_encode(&in, &buf) == 0);
+    CHECK(store_decode(buf.data, buf.len, 0, &out, err, sizeof err) == 0);
+    CHECK_EQ_U64(out.gpu.device_count, 3);
+    if (out.gpu.device_count == 3) {
+        const store_gpu_device *d = out.gpu.devices;
+        CHECK(d[0].uuid && !strcmp(d[0].uuid, "GPU-0000aaaa-1111-2222-3333-444455556666"));
+        CHECK(d[0].uuid_error && !strcmp(d[0].uuid_error, ""));
+        CHECK(d[1].uuid && !strcmp(d[1].uuid, ""));
+        CHECK(d[1].uuid_error && !strcmp(d[1].uuid_error, "nvmlDeviceGetUUID: Unknown Error (999)"));
+        CHECK(d[2].uuid == NULL && d[2].uuid_error == NULL);
+        CHECK_EQ_U64(d[2].mem_peak_bytes, 3000);
+    }
+    store_file_free(&out);
+
+    /* an older reader: type 16 unknown (here 99 where it stands), skipped; section 13
+     * reads as before, with no ids */
+    bytes_out other = {0}, payload = {0};
+    bytes_put_u32(&payload, 0);
+    bytes_put_u32(&payload, 0);
+    bytes_put_str(&payload, "GPU-x");
+    bytes_put_str(&payload, "");
+    rewrite(&buf, not_gpu_ids, STORE_SECTION_GPU_DEVICE_IDS, 99, 1, &payload, &other);
+    CHECK(store_decode(other.data, other.len, 0, &out, err, sizeof err) == 0);
+    CHECK_EQ_U64(out.gpu.device_count, 3);
+    if (out.gpu.device_count == 3) {
+        CHECK(out.gpu.devices[0].uuid == NULL && out.gpu.devices[1].uuid == NULL);
+        CHECK_EQ_U64(out.gpu.devices[1].mem_peak_bytes, 2000);
+    }
+    store_file_free(&out);
+    bytes_out_free(&other);
+
+    /* an id naming a device the GPU section does not have: rejected */
+    bytes_out bad = {0};
+    other.len = 0;
+    bytes_out_free(&payload);
+    bytes_put_u32(&payload, 7);
+    bytes_put_u32(&payload, 0);
+    bytes_put_str(&payload, "GPU-x");
+    bytes_put_str(&payload, "");
+    rewrite(&buf, not_gpu_ids, STORE_SECTION_GPU_DEVICE_IDS, STORE_SECTION_GPU_DEVICE_IDS, 1,
+            &payload, &other);
+    CHECK(store_decode(other.data, other.len, 0, &out, err, sizeof err) != 0);
+    CHECK(strstr(err, "GPU device ids: id 0 names device 7, not in the GPU section") != NULL);
+
+    /* a uuid and a why at once: rejected */
+    dev[0].uuid_error = "nvmlDeviceGetUUID: Unknown Error (999)";
+    bad = (bytes_out){0};
+    CHECK(store_encode(&in, &bad) == 0);
+    CHECK(store_decode(bad.data, bad.len, 0, &out, err, sizeof err) != 0);
+    CHECK(strstr(err, "GPU device ids: device 0 needs a uuid or why not, not both") != NULL);
+    bytes_out_free(&bad);
     bytes_out_free(&other);
     bytes_out_free(&payload);
     bytes_out_free(&buf);
@@ -981,8 +1056,8 @@ static void test_gpu_activity(void)
     }
     in.activity = NULL;
 
-    /* sections a newer writer adds (16, 99: sections to come) are skipped */
-    static const uint32_t unknown[] = {16, 99};
+    /* sections a newer writer adds (19, 99: sections to come) are skipped */
+    static const uint32_t unknown[] = {19, 99};
     for (size_t u = 0; u < sizeof unknown / sizeof unknown[0]; u++) {
         uint32_t type = unknown[u];
         bytes_out with = {0}, payload = {0};
@@ -1006,6 +1081,7 @@ int main(void)
     test_bad_indices_rejected();
     test_cpu_ticks();
     test_gpu_device();
+    test_gpu_device_ids();
     test_gpu_memory();
     test_gpu_time();
     test_backend_window();

@@ -70,6 +70,7 @@ static void producer(void)
     say("producer");
     {
         LAPSE_WAIT_ON("ready"); /* until the consumer waits for the first batch */
+        put(to_consumer[1]);    /* this wait has begun: the consumer may signal "ready" */
         get(to_producer[0]);
     }
     for (int k = 0; k < rounds; k++) {
@@ -92,8 +93,13 @@ static void consumer(void)
     for (int k = 0; k < rounds; k++) {
         {
             LAPSE_WAIT_ON("batch");
-            if (k == 0)
+            if (k == 0) {
+                /* not before the producer's wait for it began (a producer started late,
+                 * as under load, would find "ready" signalled before its wait: not a
+                 * blocking pair) */
+                get(to_consumer[0]);
                 lapse_signal("ready");
+            }
             put(to_producer[1]); /* the first: "ready"; then the ack of the round before */
             get(to_consumer[0]);
         }

@@ -26,6 +26,13 @@ META_TYPES = {
     "max_spans": META_U64, "max_depth": META_U64, "max_paths": META_U64,
     "max_counters": META_U64, "cpu_user_ns": META_U64, "cpu_sys_ns": META_U64,
     "cpu_unknown": META_U32, "ctx_voluntary": META_I64, "ctx_involuntary": META_I64,
+    "timeline_dropped": META_U64,
+    "window_backend": META_STR, "window_phase": META_STR, "window_start": META_U64,
+    "window_stop": META_U64, "window_entries": META_U64, "window_opened_entry": META_U64,
+    "window_closed_entry": META_U64, "window_open_ns": META_U64, "window_close_ns": META_U64,
+    "window_trace": META_STR, "window_error": META_STR,
+    "activity_pauses": META_U32, "activity_paused_ns": META_U64,
+    "activity_pause_from_ns": META_U64, "activity_pause_to_ns": META_U64,
 }
 
 

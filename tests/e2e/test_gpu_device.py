@@ -49,6 +49,10 @@ def test_gpu_block_has_the_replayed_figures(lapse, tmp_path):
         "busy_pct": 70.0, "idle_pct": 30.0,      # (50 + 70 + 90) / 3: the fourth failed
         "this_run_pct": 30.0,                   # (30 + 0 + 60) / 3: NOT_FOUND is 0
         "vram_held_peak_bytes": 2000000,
+        "uuid": "GPU-f0f0f0f0-0000-0000-0000-000000000000",  # the fake's device 0
+        "uuid_error": None, "uuid_recorded": True,
+        "vram_line": None, "torch_index": None,  # a C program: no torch line to join
+        "vram_allocated_peak_bytes": None, "vram_reserved_peak_bytes": None,
         "by_phase": [{"phase": "train", "readings": 3, "this_run_pct": 30.0}]}
     assert doc["workers"][0]["missing"] == "" and doc["workers"][0]["absent"] == ""
     failed = [c for c in doc["caveats"] if c["kind"] == "gpu_failed"]

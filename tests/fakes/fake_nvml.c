@@ -10,10 +10,16 @@
  *                            sample: NVML_ERROR_NOT_FOUND), or n (NOT_SUPPORTED);
  *                            MEM: bytes the target holds.
  *                            Past the last line the target is not on the list.
+ *   FAKE_NVML_DEVICE=1       the scripted device is device 1 (default 0)
+ *   FAKE_NVML_UUID0=UUID     what nvmlDeviceGetUUID answers for device 0 (default
+ *                            GPU-f0f0f0f0-0000-0000-0000-000000000000), or fail: the
+ *                            call fails (999, Unknown Error); FAKE_NVML_UUID1 for device 1
+ *                            (default ...-000000000001)
  *   FAKE_NVML_GATE=1         device 0's first process list waits (10 s at most) until
  *                            the program calls fake_nvml_open_gate(), and lists no
  *                            target: the script's readings all come after the gate.
- * Two devices: "Fake GPU 0" (scripted) and "Fake GPU 1", which only pid 1 uses.
+ * Two devices: "Fake GPU 0" and "Fake GPU 1"; the scripted one (device 0, unless
+ * FAKE_NVML_DEVICE=1; "device 0" below) lists the target, the other only pid 1.
  * Device 0's process list is read once per reading: each call to
  * nvmlDeviceGetComputeRunningProcesses_v3 on it moves to the next line.
  * fake_nvml_readings(): the readings of device 0 so far (the test program waits on
@@ -47,6 +53,7 @@ static unsigned int target;
 static process_sample samples[MAX_LINES];
 static int nsamples;
 static int devices[2];
+static int *scripted_dev = &devices[0];
 static int gate_shut; /* FAKE_NVML_GATE: until fake_nvml_open_gate() */
 
 int nvmlInit_v2(void)
@@ -56,6 +63,8 @@ int nvmlInit_v2(void)
         return 9; /* NVML_ERROR_DRIVER_NOT_LOADED */
     const char *pid = getenv("FAKE_NVML_PID");
     target = pid ? (unsigned int)strtoul(pid, NULL, 10) : 0;
+    const char *dev = getenv("FAKE_NVML_DEVICE");
+    scripted_dev = dev && !strcmp(dev, "1") ? &devices[1] : &devices[0];
     const char *gate = getenv("FAKE_NVML_GATE");
     __atomic_store_n(&gate_shut, gate && !strcmp(gate, "1"), __ATOMIC_RELEASE);
     const char *path = getenv("FAKE_NVML_SCRIPT");
@@ -113,13 +122,26 @@ int nvmlDeviceGetName(void *dev, char *name, unsigned int len)
     return 0;
 }
 
-static int scripted(void *dev) { return dev == &devices[0] && line >= 0 && line < nlines && target; }
+int nvmlDeviceGetUUID(void *dev, char *uuid, unsigned int len)
+{
+    int i = dev == &devices[0] ? 0 : 1;
+    const char *u = getenv(i ? "FAKE_NVML_UUID1" : "FAKE_NVML_UUID0");
+    if (u && !strcmp(u, "fail"))
+        return 999;
+    if (u)
+        snprintf(uuid, len, "%s", u);
+    else
+        snprintf(uuid, len, "GPU-f0f0f0f0-0000-0000-0000-00000000000%d", i);
+    return 0;
+}
+
+static int scripted(void *dev) { return dev == scripted_dev && line >= 0 && line < nlines && target; }
 
 int nvmlDeviceGetComputeRunningProcesses_v3(void *dev, unsigned int *count, process_info *out)
 {
-    if (dev == &devices[0] && __atomic_load_n(&gate_shut, __ATOMIC_ACQUIRE))
+    if (dev == scripted_dev && __atomic_load_n(&gate_shut, __ATOMIC_ACQUIRE))
         wait_for_gate(); /* and line stays before the script: no target listed */
-    else if (dev == &devices[0] && line < nlines)
+    else if (dev == scripted_dev && line < nlines)
         __atomic_store_n(&line, line + 1, __ATOMIC_RELEASE);
     unsigned int n = 0;
     if (*count < 2) {
@@ -152,7 +174,7 @@ int nvmlDeviceGetProcessUtilization(void *dev, process_sample *out, unsigned int
     if (scripted(dev) && !strcmp(lines[line].own, "n"))
         return 3; /* NVML_ERROR_NOT_SUPPORTED */
     unsigned int n = 0;
-    if (dev == &devices[0])
+    if (dev == scripted_dev)
         for (int i = 0; i < nsamples && n < *count; i++)
             if (samples[i].ts > last_seen)
                 out[n++] = samples[i];

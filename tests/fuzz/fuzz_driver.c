@@ -397,6 +397,10 @@ static void make_seed(bytes_out *out)
                 ph->own_pct_sum = below(ph->ticks * 100 + 1);
             }
             d->phases = phases[i];
+            /* its id (section GPU_DEVICE_IDS): none (an older writer), a uuid, or why not */
+            int id = (int)below(3);
+            d->uuid = id == 0 ? NULL : id == 1 ? "GPU-f0f0f0f0-0000-0000-0000-000000000000" : "";
+            d->uuid_error = id == 0 ? NULL : id == 1 ? "" : "nvmlDeviceGetUUID: Unknown Error (999)";
         }
         f.gpu.devices = devices;
     }

@@ -4,8 +4,9 @@ then resets torch's peak stats and allocates 32 MiB; its report must show, for d
 0, VRAM allocated (peak) within 3% of 256 MiB and equal to what torch itself said
 before the reset, VRAM reserved (peak) >= allocated (and >= torch's before the
 reset), the reset counted, the device's
-uuid torch's, and NVML's figures null on the torch line. One line per check, PASS or
-FAIL with the figures.
+uuid torch's, and the torch line joined by uuid to NVML's line of the same device (one
+line: NVML's uuid is torch's, "GPU-" aside; the torch line carries NVML's figures, the
+NVML line torch's peaks). One line per check, PASS or FAIL with the figures.
 
     python tests/gpu/check_vram.py [RUN_DIR]
 
@@ -19,24 +20,14 @@ import sys
 import tempfile
 import time
 
+from gpu_check import check, cuda_torch, exit_code
+
 MIB = 1 << 20
-failures = 0
-
-
-def check(ok: bool, what: str) -> None:
-    global failures
-    print(("PASS " if ok else "FAIL ") + what, flush=True)
-    failures += not ok
 
 
 def main(argv: list[str]) -> int:
-    try:
-        import torch
-    except ImportError as e:
-        print(f"check_vram.py: no torch for {sys.executable} ({e}): nothing checked")
-        return 77
-    if not torch.cuda.is_available():
-        print(f"check_vram.py: no CUDA device (torch {torch.__version__}): nothing checked")
+    torch = cuda_torch("check_vram.py")
+    if torch is None:
         return 77
     from lapse import Profile, Profiler
 
@@ -74,11 +65,21 @@ def main(argv: list[str]) -> int:
           f"torch's {torch_reserved / MIB:.1f} MiB before the reset")
     check(role["vram_resets"] >= 1, f"the reset seen ({role['vram_resets']} readings)")
     check(v["uuid"] == uuid, f"uuid {v['uuid']!r} is torch's {uuid!r}")
-    check(v["busy_pct"] is None and v["vram_held_peak_bytes"] is None,
-          "NVML's figures on the torch line: null (not joined)")
-    nvml = [g["vram_held_peak_bytes"] for g in role["gpu"]]
-    print(f"NVML's VRAM held peak beside it: {nvml} (NVML lines: {len(role['gpu'])})", flush=True)
-    return 1 if failures else 0
+    check(v["join"] == "uuid" and v["nvml_line"] is not None,
+          f"torch's cuda:0 joined to an NVML line by uuid (join {v['join']!r}, "
+          f"join_why {v['join_why']!r}; NVML lines: {len(role['gpu'])})")
+    if v["nvml_line"] is not None:
+        g = role["gpu"][v["nvml_line"]]
+        nvml_uuid = g["uuid"] or ""
+        check(nvml_uuid.lower().removeprefix("gpu-") == uuid.lower().removeprefix("gpu-"),
+              f"NVML's uuid {nvml_uuid!r} (device {g['device_index']}) is torch's {uuid!r}")
+        check(g["vram_line"] is not None and role["vram"][g["vram_line"]] is v
+              and g["vram_allocated_peak_bytes"] == got,
+              f"the NVML line carries torch's peaks ({g['vram_allocated_peak_bytes']})")
+        check(v["vram_held_peak_bytes"] == g["vram_held_peak_bytes"] and
+              (v["vram_held_peak_bytes"] or 0) > 0,
+              f"the torch line carries NVML's VRAM held peak {v['vram_held_peak_bytes']}")
+    return exit_code()
 
 
 if __name__ == "__main__":

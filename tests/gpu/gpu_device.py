@@ -27,16 +27,10 @@ import sys
 import tempfile
 import time
 
+from gpu_check import check, cuda_torch, exit_code
+
 TOLERANCE = 0.05
 KERNEL_MS = 50
-
-failures = 0
-
-
-def check(ok: bool, what: str) -> None:
-    global failures
-    print(("PASS " if ok else "FAIL ") + what, flush=True)
-    failures += not ok
 
 
 def cycles_per_ms(torch) -> float:
@@ -72,13 +66,8 @@ def main(argv: list[str]) -> int:
     if len(argv) > 2 and argv[1] == "--cpu-sibling":
         cpu_sibling(argv[2])
         return 0
-    try:
-        import torch
-    except ImportError as e:
-        print(f"gpu_device.py: no torch for {sys.executable} ({e}): nothing checked")
-        return 77
-    if not torch.cuda.is_available():
-        print(f"gpu_device.py: no CUDA device (torch {torch.__version__}): nothing checked")
+    torch = cuda_torch("gpu_device.py")
+    if torch is None:
         return 77
     import lapse
     from lapse import Feature, Profile, Profiler, phase
@@ -161,7 +150,7 @@ def main(argv: list[str]) -> int:
           f"{statistics.median(without):.2f} ms without (medians of 5, in turn; "
           f"DEVICE adds {statistics.median(with_device) - statistics.median(without):+.2f} ms)")
     print("caveats:", [c["kind"] for c in doc["caveats"]])
-    return 1 if failures else 0
+    return exit_code()
 
 
 if __name__ == "__main__":

@@ -17,18 +17,12 @@ from __future__ import annotations
 import sys
 import tempfile
 
+from gpu_check import check, cuda_torch, exit_code
+
 STEPS = 5
 CYCLES = 2_000_000  # one spin kernel: ~1 ms at 2 GHz
 SPANS = {"step/forward": (4, CYCLES), "step/backward": (2, 3 * CYCLES)}  # kernels, cycles each
 TOLERANCE = 0.05
-
-failures = 0
-
-
-def check(ok: bool, what: str) -> None:
-    global failures
-    print(("PASS " if ok else "FAIL ") + what, flush=True)
-    failures += not ok
 
 
 def timed(torch, span, name: str, kernels: int, cycles: int, events: dict) -> None:
@@ -45,14 +39,8 @@ def timed(torch, span, name: str, kernels: int, cycles: int, events: dict) -> No
 
 
 def main(argv: list[str]) -> int:
-    try:
-        import torch
-    except ImportError as e:
-        print(f"gpu_spans.py: no torch for {sys.executable} ({e}): nothing checked")
-        return 77
-    if not torch.cuda.is_available():
-        print(f"gpu_spans.py: no CUDA device (torch {torch.__version__}, CUDA "
-              f"{torch.version.cuda or 'none'}): nothing checked")
+    torch = cuda_torch("gpu_spans.py")
+    if torch is None:
         return 77
     import lapse
     from lapse import Feature, Profile, Profiler, span
@@ -109,7 +97,7 @@ def main(argv: list[str]) -> int:
     check(not others, f"no GPU work attributed elsewhere ({others})")
     print("dropped_activities:", role["gpu_activity"] and role["gpu_activity"]["dropped_activities"],
           " caveats:", [c["kind"] for c in doc["caveats"]])
-    return 1 if failures else 0
+    return exit_code()
 
 
 if __name__ == "__main__":

@@ -22,28 +22,17 @@ import os
 import sys
 import tempfile
 
+from gpu_check import check, cuda_torch, exit_code
+
 ENTRIES = 6
 KERNELS = 3
 CYCLES = 1_000_000
 WINDOW = (3, 5)
 
-failures = 0
-
-
-def check(ok: bool, what: str) -> None:
-    global failures
-    print(("PASS " if ok else "FAIL ") + what, flush=True)
-    failures += not ok
-
 
 def main(argv: list[str]) -> int:
-    try:
-        import torch
-    except ImportError as e:
-        print(f"gpu_window.py: no torch for {sys.executable} ({e}): nothing checked")
-        return 77
-    if not torch.cuda.is_available():
-        print(f"gpu_window.py: no CUDA device (torch {torch.__version__}): nothing checked")
+    torch = cuda_torch("gpu_window.py")
+    if torch is None:
         return 77
     import lapse
     from lapse import Feature, Profiler
@@ -87,7 +76,7 @@ def main(argv: list[str]) -> int:
     check(len(paused) == 1 and paused[0].get("count") == 1,
           f"the report says ACTIVITY was paused once, for the window ({[c['message'] for c in paused]})")
     print("backend window:", windows)
-    return 1 if failures else 0
+    return exit_code()
 
 
 if __name__ == "__main__":

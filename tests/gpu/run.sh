@@ -21,7 +21,8 @@
 # launching span, one row a stream (kernels of a stream do not overlap).
 # Then tests/gpu/gpu_window.py: a torch backend window with ACTIVITY on (its trace holds
 # the window's kernels, lapse's ACTIVITY the others', the report says it was paused).
-# Then tests/gpu/check_vram.py: torch's VRAM allocated / reserved peaks in the GPU block.
+# Then tests/gpu/check_vram.py: torch's VRAM allocated / reserved peaks in the GPU block,
+# joined by uuid to NVML's line of the same device.
 # Prints each check on one line, PASS or FAIL with its figures; exit 0 when every check
 # holds. Under 4 minutes.
 set -euo pipefail

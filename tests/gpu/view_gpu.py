@@ -28,26 +28,15 @@ import sys
 import tempfile
 import time
 
+from gpu_check import check, cuda_torch, exit_code
+
 KERNELS = 131072
 PER_SPAN = 8
 
-failures = 0
-
-
-def check(ok: bool, what: str) -> None:
-    global failures
-    print(("PASS " if ok else "FAIL ") + what, flush=True)
-    failures += not ok
-
 
 def main(argv: list[str]) -> int:
-    try:
-        import torch
-    except ImportError as e:
-        print(f"view_gpu.py: no torch for {sys.executable} ({e}): nothing checked")
-        return 77
-    if not torch.cuda.is_available():
-        print(f"view_gpu.py: no CUDA device (torch {torch.__version__}): nothing checked")
+    torch = cuda_torch("view_gpu.py")
+    if torch is None:
         return 77
     from lapse import Feature, Profiler, span
 
@@ -112,7 +101,7 @@ def check_view(lapse_bin: str, run_dir: str, kernels: int) -> int:
     if queue:
         queue.sort()
         print(f"launch to start: min {queue[0] / 1e3:.1f} us, median {queue[len(queue) // 2] / 1e3:.1f} us")
-    return 1 if failures else 0
+    return exit_code()
 
 
 if __name__ == "__main__":

@@ -60,6 +60,20 @@ def phases(doc: dict, role: str | None = None) -> dict[str, dict]:
 
 
 @pytest.fixture(scope="session")
+def fake_nvml(tmp_path_factory) -> pathlib.Path:
+    """A folder holding the fake libnvidia-ml.so.1 (tests/fakes/fake_nvml.c): put it on
+    LD_LIBRARY_PATH of a subprocess."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.fail("no C compiler (cc) to build the fake NVML")
+    d = tmp_path_factory.mktemp("nvml")
+    repo = pathlib.Path(__file__).resolve().parents[2]
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", d / "libnvidia-ml.so.1",
+                    repo / "tests" / "fakes" / "fake_nvml.c"], check=True)
+    return d
+
+
+@pytest.fixture(scope="session")
 def fake_cupti(tmp_path_factory) -> str:
     """The fake libcupti (tests/fakes/fake_cupti.c), built once for the whole session:
     lapse keeps the libcupti it loaded for the life of the process, so every test that

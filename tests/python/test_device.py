@@ -22,18 +22,6 @@ from conftest import report
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def fake_nvml(tmp_path_factory) -> pathlib.Path:
-    """A folder holding the fake libnvidia-ml.so.1."""
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if not cc:
-        pytest.fail("no C compiler (cc) to build the fake NVML")
-    d = tmp_path_factory.mktemp("nvml")
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", d / "libnvidia-ml.so.1",
-                    REPO / "tests" / "fakes" / "fake_nvml.c"], check=True)
-    return d
-
-
 def no_nvml_here() -> bool:
     import ctypes.util
 

@@ -31,7 +31,8 @@ initialized = os.environ.get("FAKE_CUDA_INIT") == "1"
 fail = os.environ.get("FAKE_CUDA_RAISE") == "1"
 allocated = [int(os.environ.get("FAKE_ALLOC0", "256000000")), 0]
 reserved = [300_000_000, 0]
-uuids = ["GPU-1111aaaa-0000-0000-0000-000000000000", "GPU-2222bbbb-0000-0000-0000-000000000000"]
+uuids = os.environ.get("FAKE_CUDA_UUIDS", "GPU-1111aaaa-0000-0000-0000-000000000000,"
+                       "GPU-2222bbbb-0000-0000-0000-000000000000").split(",")
 
 
 class _Props:
@@ -85,9 +86,11 @@ def standin(tmp_path) -> str:
     return str(root)
 
 
-def run_program(tmp_path, body: str, env: dict[str, str] | None = None) -> tuple[dict, str, list]:
+def run_program(tmp_path, body: str, env: dict[str, str] | None = None,
+                nvml=None) -> tuple[dict, str, list]:
     """Runs body inside `with Profiler(...) as p:` in a subprocess with the stand-in
-    first on its path; its report (JSON, text) and the calls torch.cuda saw."""
+    first on its path; its report (JSON, text) and the calls torch.cuda saw. nvml: the
+    fake NVML's folder, its target that subprocess (FAKE_NVML_PID)."""
     run = tmp_path / "run"
     calls = tmp_path / "calls.json"
     prog = tmp_path / "prog.py"
@@ -113,8 +116,11 @@ def run_program(tmp_path, body: str, env: dict[str, str] | None = None) -> tuple
         print("program done")
         """))
     e = dict(os.environ, PYTHONPATH=standin(tmp_path), **(env or {}))
-    out = subprocess.run([sys.executable, str(prog), str(run), str(calls)], env=e,
-                         capture_output=True, text=True, timeout=120)
+    cmd = [sys.executable, str(prog), str(run), str(calls)]
+    if nvml is not None:
+        e.update(LD_LIBRARY_PATH=str(nvml), LAPSE_DEVICE_INTERVAL_MS="50")
+        cmd = ["sh", "-c", 'FAKE_NVML_PID=$$ exec "$0" "$@"', *cmd]
+    out = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "program done" in out.stdout
     assert "Traceback" not in out.stderr, out.stderr
@@ -140,12 +146,79 @@ def test_peaks_per_device_in_text_and_json(tmp_path) -> None:
     assert vram[0]["device_name"] == "Fake H200" and vram[0]["processes"] == 1
     for v in vram.values():  # NVML's figures: unknown, not 0
         assert v["busy_pct"] is None and v["vram_held_peak_bytes"] is None
+        assert v["join"] == "no_nvml" and v["nvml_line"] is None
     assert role["vram_resets"] == 0 and role["vram_error"] is None
     assert "VRAM held peak -; VRAM allocated (peak) 256.0 MB; VRAM reserved (peak) 300.0 MB" in text
     assert "VRAM held peak -; VRAM allocated (peak) 64.0 MB; VRAM reserved (peak) 80.0 MB" in text
     assert "cuda:1 Fake H200 (GPU-2222bbbb-0000-0000-0000-000000000000, pid" in text
     assert "busy -, idle -, this run -" in text
+    assert "not joined to NVML: no NVML reading of the role's devices on" in text
     assert "reset_peak_memory_stats" not in calls
+
+
+# NVML's devices (the fake): 0 "GPU-1111aaaa-...", which the process is not on, and 1,
+# the process's; torch sees NVML's 1 as its cuda:0 (CUDA_VISIBLE_DEVICES=1,...), in its
+# own spelling (str(props.uuid): no "GPU-" prefix), and a cuda:1 NVML has no line for.
+JOIN_ENV = {"FAKE_CUDA_INIT": "1", "FAKE_NVML_DEVICE": "1",
+            "FAKE_NVML_UUID0": "GPU-1111aaaa-0000-0000-0000-000000000000",
+            "FAKE_NVML_UUID1": "GPU-2222bbbb-0000-0000-0000-000000000000",
+            "FAKE_CUDA_UUIDS": "2222bbbb-0000-0000-0000-000000000000,"
+                               "9999cccc-0000-0000-0000-000000000000"}
+JOIN_BODY = """
+    import torch
+    torch.cuda.allocated[1], torch.cuda.reserved[1] = 64_000_000, 80_000_000
+    readings(1)
+    time.sleep(0.5)  # the fake's three readings of NVML's device 1
+"""
+
+
+def nvml_script(tmp_path) -> dict[str, str]:
+    (tmp_path / "script").write_text("50 30 1000000\n70 - 2000000\n90 60 1500000\n")
+    return {"FAKE_NVML_SCRIPT": str(tmp_path / "script")}
+
+
+def test_torch_line_joins_nvml_by_uuid_not_by_index(fake_nvml, tmp_path) -> None:
+    doc, text, _ = run_program(tmp_path, JOIN_BODY, dict(JOIN_ENV, **nvml_script(tmp_path)),
+                               nvml=fake_nvml)
+    role = doc["roles"][0]
+    (gpu,) = role["gpu"]  # NVML's device 1 only: 0 never listed the process
+    assert (gpu["device_index"], gpu["uuid"], gpu["readings"], gpu["busy_pct"],
+            gpu["this_run_pct"], gpu["vram_held_peak_bytes"]) == (
+        1, "GPU-2222bbbb-0000-0000-0000-000000000000", 3, 70.0, 30.0, 2000000)
+    vram = {v["torch_index"]: v for v in role["vram"]}
+    assert gpu["vram_line"] == role["vram"].index(vram[0]) and gpu["torch_index"] == 0
+    assert (gpu["vram_allocated_peak_bytes"], gpu["vram_reserved_peak_bytes"]) == (256 * MB, 300 * MB)
+    v = vram[0]
+    assert (v["join"], v["nvml_line"], v["busy_pct"], v["idle_pct"], v["this_run_pct"],
+            v["vram_held_peak_bytes"]) == ("uuid", 0, 70.0, 30.0, 30.0, 2000000)
+    u = vram[1]  # no NVML line has its uuid: a line of its own
+    assert (u["join"], u["nvml_line"], u["busy_pct"], u["vram_held_peak_bytes"]) == (
+        "no_match", None, None, None)
+    host = doc["workers"][0]["host"]
+    assert ("    VRAM held peak 2.0 MB; 3 readings, every 50.0ms\n"
+            "    torch cuda:0 (joined by uuid 2222bbbb-0000-0000-0000-000000000000): "
+            "VRAM allocated (peak) 256.0 MB; VRAM reserved (peak) 300.0 MB\n") in text
+    assert "cuda:0 Fake H200" not in text  # one line, NVML's
+    assert "cuda:1 Fake H200 (9999cccc-0000-0000-0000-000000000000, pid" in text
+    assert f"    not joined to NVML: no NVML device of {host} has its uuid\n" in text
+
+
+def test_a_failing_uuid_call_leaves_its_device_unjoinable(fake_nvml, tmp_path) -> None:
+    env = dict(JOIN_ENV, FAKE_NVML_UUID1="fail", **nvml_script(tmp_path))
+    doc, text, _ = run_program(tmp_path, JOIN_BODY, env, nvml=fake_nvml)
+    role = doc["roles"][0]
+    (gpu,) = role["gpu"]
+    assert (gpu["device_index"], gpu["uuid"], gpu["uuid_error"], gpu["vram_line"]) == (
+        1, None, "nvmlDeviceGetUUID: Unknown Error (999)", None)
+    assert gpu["readings"] == 3 and gpu["busy_pct"] == 70.0  # its figures still read
+    vram = {v["torch_index"]: v for v in role["vram"]}
+    for v in vram.values():
+        assert (v["join"], v["join_why"], v["nvml_line"], v["busy_pct"]) == (
+            "nvml_uuid_unknown", "nvmlDeviceGetUUID: Unknown Error (999)", None, None)
+    assert "    uuid unknown (nvmlDeviceGetUUID: Unknown Error (999)): no torch line can join it\n" in text
+    assert "cuda:0 Fake H200 (2222bbbb-0000-0000-0000-000000000000, pid" in text
+    assert ("not joined to NVML: a device NVML read on {} has no uuid (nvmlDeviceGetUUID: "
+            "Unknown Error (999))".format(doc["workers"][0]["host"])) in text
 
 
 def test_a_program_without_torch_has_no_gpu_block(tmp_path) -> None:

@@ -288,8 +288,9 @@
     if (r.gpu_state === 'measured' && r.gpu && r.gpu.length) {
       sec.appendChild(h('h3', { text: 'GPU (NVML: busy = the whole device; this run = this process)' }));
       var prow = [];
-      sec.appendChild(table([{ label: 'device', text: 1 }, { label: 'pid' }, { label: 'busy' }, { label: 'idle' }, { label: 'this run' },
-        { label: 'VRAM held peak' }, { label: 'readings' }],
+      /* a torch line joined by uuid is on its device's NVML line (vram_line) */
+      sec.appendChild(table([{ label: 'device', text: 1 }, { label: 'uuid', text: 1 }, { label: 'pid' }, { label: 'busy' }, { label: 'idle' }, { label: 'this run' },
+        { label: 'VRAM held peak' }, { label: 'readings' }, { label: 'torch', text: 1 }, { label: 'VRAM allocated (peak)' }, { label: 'VRAM reserved (peak)' }],
         r.gpu.map(function (g, gi) {
           var G = P + '/gpu/' + gi;
           (g.by_phase || []).forEach(function (ph, k) {
@@ -297,9 +298,12 @@
             prow.push([cell(ph.phase === null ? '(other phases)' : ph.phase), cell(g.device_name), fig(B + '/this_run_pct', ph.this_run_pct, 'pct'),
               fig(B + '/readings', ph.readings, 'count')]);
           });
-          return [cell(g.device_name), fig(G + '/pid', g.pid, 'count'), fig(G + '/busy_pct', g.busy_pct, 'pct'), fig(G + '/idle_pct', g.idle_pct, 'pct'),
+          return [cell(g.device_name), cell(g.uuid || ('unknown' + (g.uuid_error ? ': ' + g.uuid_error : ''))), fig(G + '/pid', g.pid, 'count'),
+            fig(G + '/busy_pct', g.busy_pct, 'pct'), fig(G + '/idle_pct', g.idle_pct, 'pct'),
             fig(G + '/this_run_pct', g.this_run_pct, 'pct'), fig(G + '/vram_held_peak_bytes', g.vram_held_peak_bytes, 'bytes'),
-            fig(G + '/readings', g.readings, 'count')];
+            fig(G + '/readings', g.readings, 'count'), cell(g.vram_line === null || g.vram_line === undefined ? '-' : 'cuda:' + g.torch_index + ' (joined by uuid)'),
+            fig(G + '/vram_allocated_peak_bytes', g.vram_allocated_peak_bytes, 'bytes'),
+            fig(G + '/vram_reserved_peak_bytes', g.vram_reserved_peak_bytes, 'bytes')];
         }), 'gpu'));
       if (prow.length) {
         sec.appendChild(h('h3', { text: 'GPU BY PHASE (this run, while each top-level span was open)' }));
@@ -307,18 +311,24 @@
       }
     }
     if (r.vram_state && r.vram_state !== 'not_collected') {
-      /* VRAM from torch: per device the largest process peak; NVML's figures '-' */
-      sec.appendChild(h('h3', { text: 'VRAM from torch (per device the largest process peak; not joined to NVML)' }));
-      if (r.vram.length)
+      /* VRAM from torch not joined to an NVML line: NVML's figures '-' (unknown) */
+      var NOT_JOINED = { no_torch_uuid: 'torch gave no uuid', no_nvml: 'no NVML reading on its host',
+        no_match: 'no NVML device of its host has its uuid', nvml_uuid_unknown: 'an NVML device of its host has no uuid' };
+      var vrows = [];
+      r.vram.forEach(function (v, vi) {
+        if (v.join === 'uuid') return;
+        var V = P + '/vram/' + vi;
+        vrows.push([cell('cuda:' + v.torch_index + ' ' + v.device_name), cell(v.uuid || '-'), fig(V + '/pid', v.pid, 'count'),
+          fig(V + '/processes', v.processes, 'count'), cell('-'), cell('-'), cell('-'), cell('-'), /* NVML's: unknown */
+          fig(V + '/allocated_peak_bytes', v.allocated_peak_bytes, 'bytes'), fig(V + '/reserved_peak_bytes', v.reserved_peak_bytes, 'bytes'),
+          cell((NOT_JOINED[v.join] || v.join) + (v.join_why ? ' (' + v.join_why + ')' : ''))]);
+      });
+      if (vrows.length || !r.vram.length)
+        sec.appendChild(h('h3', { text: 'VRAM from torch (per device the largest process peak; not joined to an NVML line)' }));
+      if (vrows.length)
         sec.appendChild(table([{ label: 'device', text: 1 }, { label: 'uuid', text: 1 }, { label: 'pid' }, { label: 'processes' },
           { label: 'busy' }, { label: 'idle' }, { label: 'this run' }, { label: 'VRAM held peak' },
-          { label: 'VRAM allocated (peak)' }, { label: 'VRAM reserved (peak)' }],
-          r.vram.map(function (v, vi) {
-            var V = P + '/vram/' + vi;
-            return [cell('cuda:' + v.torch_index + ' ' + v.device_name), cell(v.uuid || '-'), fig(V + '/pid', v.pid, 'count'),
-              fig(V + '/processes', v.processes, 'count'), cell('-'), cell('-'), cell('-'), cell('-'), /* NVML's: unknown */
-              fig(V + '/allocated_peak_bytes', v.allocated_peak_bytes, 'bytes'), fig(V + '/reserved_peak_bytes', v.reserved_peak_bytes, 'bytes')];
-          }), 'vram'));
+          { label: 'VRAM allocated (peak)' }, { label: 'VRAM reserved (peak)' }, { label: 'not joined', text: 1 }], vrows, 'vram'));
       if (r.vram_resets)
         sec.appendChild(h('p', { class: 'note', text: "torch's peak stats were reset (seen at " + r.vram_resets + ' readings): a peak reset before lapse read it is missed' }));
       if (r.vram_error)
@@ -412,13 +422,16 @@
       return a.pid - b.pid;
     });
     var lanes = [], y = 0, host = null, tmin = Infinity, tmax = -Infinity, cmin = Infinity, cmax = -Infinity;
-    var stats = {};
+    var stats = {}, bands = [];
     (rep.roles || []).forEach(function (r) { stats[r.role] = { role: r, ix: phaseIndex(r) }; });
     procs.forEach(function (p) {
       if (p.host !== host) { host = p.host; lanes.push({ kind: 'host', y: y, h: HEAD, label: 'host ' + host }); y += HEAD; }
+      var pli = lanes.length;
       var plane = { kind: 'process', y: y, h: HEAD, proc: p,
-        label: p.role + ' pid ' + p.pid + (p.rank !== null ? ' rank ' + p.rank : '') };
+        label: p.role + ' pid ' + p.pid + (p.rank !== null ? ' rank ' + p.rank : ''),
+        caveats: caveatsOf(rep.caveats, p) };
       lanes.push(plane); y += HEAD;
+      var gpuY0 = null;
       var pmin = Infinity, pmax = -Infinity;
       /* a sampled thread's merged flame chart (the file's Python samples, laid out
        * by lapse: analyze/sample_chart.c), under that thread's lane */
@@ -494,6 +507,7 @@
           if (at < pmin) pmin = at;
           if (at + tr.dur[k] > pmax) pmax = at + tr.dur[k];
         }
+        if (gpuY0 === null) gpuY0 = y;
         lanes.push({ kind: 'gpu', y: y, h: rows * ROW, proc: p, track: tr, levels: levels, names: p.gpu.names,
           label: 'GPU ' + tr.device + ' \u00b7 stream ' + tr.stream + (tr.more ? ' and ' + tr.more + ' more' : '') });
         y += rows * ROW;
@@ -520,13 +534,56 @@
         }
       }
       if (p.dropped && p.dropped_at_ns !== null) { pmax = Math.max(pmax, p.dropped_at_ns); pmin = Math.min(pmin, p.dropped_at_ns); }
+      /* the report's backend windows and ACTIVITY pauses of this process: bands */
+      processBands(rep, p, pli, plane, y, gpuY0 === null ? null : [gpuY0, y - gpuY0]).forEach(function (b) {
+        bands.push(b);
+        pmin = Math.min(pmin, b.t0);
+        if (b.t1 !== null) pmax = Math.max(pmax, b.t1);
+      });
       if (pmin < tmin) tmin = pmin;
       if (pmax > tmax) tmax = pmax;
     });
     if (!isFinite(tmin) && isFinite(cmin)) { tmin = cmin; tmax = cmax; }
     if (!isFinite(tmin)) { tmin = 0; tmax = 1; }
     if (tmax <= tmin) tmax = tmin + 1;
-    return { lanes: lanes, height: y, t0: tmin, t1: tmax };
+    return { lanes: lanes, height: y, t0: tmin, t1: tmax, bands: bands };
+  }
+
+  /* The report's caveats about process p (those naming its pid and host): indices. */
+  function caveatsOf(caveats, p) {
+    var out = [];
+    (caveats || []).forEach(function (c, i) { if (c.pid === p.pid && c.host === p.host) out.push(i); });
+    return out;
+  }
+
+  /* Process p's bands, from the report's figures (run clock, as the timelines'): its
+   * backend window (backend_windows: open to close, over all its lanes) and its
+   * ACTIVITY pauses (caveat activity_paused, over its GPU tracks, else its own lane).
+   * The file keeps only the pauses' first start, last end, count and total, so several
+   * pauses are one band from the first start to the last end. t1 null: still open (or
+   * paused) when its file was written: the band runs to the right edge. */
+  function processBands(rep, p, li, plane, yEnd, gpu) {
+    var out = [];
+    (rep.backend_windows || []).forEach(function (w, i) {
+      if (w.pid !== p.pid || w.host !== p.host || w.open_at_ns === null) return;
+      out.push({ kind: 'window', json: '/backend_windows/' + i, lane: li, y: plane.y, h: yEnd - plane.y,
+        t0: w.open_at_ns, t1: w.close_at_ns,
+        label: w.backend + ' window: entries ' + w.first_entry + '..' + w.last_entry + ' of ' + w.phase +
+          (w.state === 'cut' ? ' (the session stopped inside it)' : w.state === 'open' ? ' so far (still open when its file was written)' : ''),
+        more: 'Open from ' + fmtDuration(w.open_at_ns) + (w.close_at_ns === null ? '' : ' to ' + fmtDuration(w.close_at_ns)) +
+          ' after the run\'s start; ' + (w.trace ? 'trace ' + w.trace : 'no trace') });
+    });
+    (rep.caveats || []).forEach(function (c, i) {
+      if (c.kind !== 'activity_paused' || c.pid !== p.pid || c.host !== p.host) return;
+      out.push({ kind: 'paused', json: '/caveats/' + i, lane: li, y: gpu ? gpu[0] : plane.y, h: gpu ? gpu[1] : plane.h,
+        t0: c.from_ns, t1: c.to_ns,
+        label: 'ACTIVITY paused (torch.profiler had CUPTI): ' + (c.count === 1 ? 'once, ' : fmtCount(c.count) + ' times, ') +
+          fmtDuration(c.paused_ns) + ' in all',
+        more: (c.count === 1 ? 'From its start to its end' : 'From the first pause\'s start to the last one\'s end (the file keeps ' +
+          'no other pause\'s times)') + (c.to_ns === null ? ', still paused when its file was written' : '') +
+          ': the GPU records of the paused time are in torch\'s trace, not here; this is not an idle GPU.' });
+    });
+    return out;
   }
 
   function lowerBoundEnd(end, n, t) { /* first i with end[i] > t */
@@ -561,7 +618,7 @@
     var L = buildLanes(view, rep);
     var LABEL = 170;
     var st = { t0: L.t0, t1: L.t1, query: '', frameMs: 0, width: 0, causal: true, arrows: [], critical: [], arrowsLeftOut: 0,
-      selectedGpu: null, launch: null };
+      selectedGpu: null, launch: null, marks: [], bands: [] };
     var ctx = canvas.getContext('2d');
     var dpr = window.devicePixelRatio || 1;
 
@@ -646,7 +703,7 @@
       ctx.clearRect(0, 0, st.width, L.height);
       ctx.font = '11px system-ui, sans-serif';
       ctx.textBaseline = 'middle';
-      B.n = 0;
+      B.n = 0; st.marks = []; st.bands = [];
       var scale = (st.width - LABEL) / (st.t1 - st.t0), searching = !!st.query, t0 = st.t0, t1 = st.t1;
       var top = wrap.scrollTop, bottom = top + wrap.clientHeight;
       L.lanes.forEach(function (lane, li) {
@@ -657,6 +714,7 @@
           ctx.fillRect(0, lane.y, st.width, lane.h);
           ctx.fillStyle = '#1d232a';
           ctx.fillText(lane.label, 4, lane.y + lane.h / 2);
+          if (lane.caveats && lane.caveats.length) drawMark(lane, li);
           var p = lane.proc;
           if (lane.kind === 'process' && p.dropped) {
             var xd = Math.max(xOf(p.dropped_at_ns), LABEL);
@@ -717,6 +775,7 @@
         });
         ctx.restore();
       });
+      drawBands(scale);
       drawCausality(scale);
       drawLaunch(scale);
       ctx.fillStyle = '#d9dde2';
@@ -725,6 +784,59 @@
       info.textContent = fmtDuration(st.t1 - st.t0) + ' shown, from ' + fmtDuration(Math.max(st.t0, 0)) +
         ' · ' + B.n + ' bars' + (st.arrows.length ? ' · ' + st.arrows.length + ' hand-offs' : '') +
         (st.arrowsLeftOut ? ' (' + st.arrowsLeftOut + ' more: zoom in)' : '') + ' · frame ' + st.frameMs.toFixed(1) + ' ms';
+    }
+
+    /* A process's caveats: a mark after its lane's label ("! 2"), the caveats' text on
+     * hover and click. */
+    function drawMark(lane, li) {
+      var text = '\u26a0 ' + lane.caveats.length, x0 = 4 + ctx.measureText(lane.label).width + 8;
+      var w = ctx.measureText(text).width + 8;
+      ctx.fillStyle = '#b3261e';
+      ctx.fillRect(x0, lane.y + 2, w, lane.h - 4);
+      ctx.fillStyle = '#fff';
+      ctx.fillText(text, x0 + 4, lane.y + lane.h / 2);
+      st.marks.push({ lane: li, pid: lane.proc.pid, host: lane.proc.host, x0: x0, x1: x0 + w, y: lane.y, h: lane.h,
+        caveats: lane.caveats.slice() });
+    }
+    /* The bands (processBands): a shade over the lanes from t0 to t1 (t1 null: to the
+     * right edge), edged, with its label at its left end. */
+    var BAND_STYLE = { window: ['rgba(39,96,168,.10)', '#2760a8'], paused: ['rgba(230,140,0,.18)', '#b86e00'] };
+    function drawBands(scale) {
+      if (!L.bands.length) return;
+      ctx.save();
+      ctx.beginPath(); ctx.rect(LABEL, 0, st.width - LABEL, L.height); ctx.clip();
+      L.bands.forEach(function (b, i) {
+        var x0 = LABEL + (b.t0 - st.t0) * scale, x1 = b.t1 === null ? st.width : LABEL + (b.t1 - st.t0) * scale;
+        if (x1 < LABEL || x0 > st.width) return;
+        var sty = BAND_STYLE[b.kind];
+        ctx.fillStyle = sty[0];
+        ctx.fillRect(x0, b.y, Math.max(x1 - x0, 1), b.h);
+        ctx.fillStyle = sty[1];
+        ctx.fillRect(x0, b.y, 1, b.h);
+        if (b.t1 !== null) ctx.fillRect(x1 - 1, b.y, 1, b.h);
+        var ly = b.kind === 'window' ? b.y + HEAD / 2 : b.y + Math.min(b.h, ROW) / 2, lx = Math.max(x0, LABEL) + 4;
+        ctx.save();
+        ctx.beginPath(); ctx.rect(lx, b.y, Math.max(Math.min(x1, st.width) - lx - 2, 0), b.h); ctx.clip();
+        ctx.fillText(b.label, lx, ly);
+        ctx.restore();
+        st.bands.push({ band: i, kind: b.kind, json: b.json, lane: b.lane, x0: x0, x1: x1, y: b.y, h: b.h, t0: b.t0, t1: b.t1,
+          label: b.label, more: b.more });
+      });
+      ctx.restore();
+    }
+    function markAt(x, y) {
+      for (var k = 0; k < st.marks.length; k++) {
+        var m = st.marks[k];
+        if (x >= m.x0 && x < m.x1 && y >= m.y && y < m.y + m.h) return m;
+      }
+      return null;
+    }
+    function bandAt(x, y) { /* a window's band: its process's head lane; a pause's: its GPU lanes */
+      for (var k = st.bands.length - 1; k >= 0; k--) {
+        var b = st.bands[k], top = b.kind === 'window' ? HEAD : b.h;
+        if (x >= Math.max(b.x0, LABEL) && x < Math.max(b.x1, b.x0 + 1) && y >= b.y && y < b.y + top) return b;
+      }
+      return null;
     }
 
     /* A line track: each record a level over its interval, joined to the next one
@@ -919,11 +1031,12 @@
       out.push('launch to start ' + (tr.queue_ns[k] < 0 ? fmtDelta(tr.queue_ns[k]) : fmtDuration(tr.queue_ns[k])));
       return out;
     }
+    function caveatLines(m) { return m.caveats.map(function (i) { return rep.caveats[i].message; }); }
     function hover(x, y) {
-      var b = drag ? null : barAt(x, y);
-      if (!b) { tip.hidden = true; return null; }
+      var m = drag ? null : markAt(x, y), b = drag || m ? null : barAt(x, y), band = drag || m || b ? null : bandAt(x, y);
+      if (!m && !b && !band) { tip.hidden = true; return null; }
       tip.textContent = '';
-      tipLines(b).forEach(function (line, k) { tip.appendChild(h(k ? 'div' : 'b', { text: line })); });
+      (m ? caveatLines(m) : band ? [band.label, band.more] : tipLines(b)).forEach(function (line, k) { tip.appendChild(h(k ? 'div' : 'b', { text: line })); });
       tip.hidden = false;
       var left = Math.min(x + 12, st.width - tip.offsetWidth - 4);
       tip.style.left = Math.max(left, 0) + 'px';
@@ -937,9 +1050,14 @@
     canvas.addEventListener('mouseleave', function () { tip.hidden = true; });
 
     function select(x, y) {
-      var b = barAt(x, y);
+      var m = markAt(x, y), b = m ? null : barAt(x, y), band = m || b ? null : bandAt(x, y);
       detail.textContent = '';
       if (st.selectedGpu) { st.selectedGpu = null; redraw(); }
+      if (m) {
+        caveatLines(m).forEach(function (line) { detail.appendChild(h('div', { class: 'caveat', text: line })); });
+        return m;
+      }
+      if (band) { detail.appendChild(h('b', { text: band.label })); detail.appendChild(h('div', { text: band.more })); return band; }
       if (!b) { detail.textContent = 'No span there.'; return null; }
       var lane = L.lanes[b.lane];
       if (b.dropped) { detail.textContent = fmtCount(b.dropped) + ' spans of ' + lane.label + ' were not recorded from here on: its timeline was full (max_spans ' + fmtCount(lane.proc.max_spans) + '). The Summary counts them; the timeline cannot show them.'; return b; }
@@ -1034,6 +1152,8 @@
       launch: function () { return st.launch; },
       hover: hover,
       arrows: function () { return st.arrows; },
+      marks: function () { return st.marks; },
+      bands: function () { return st.bands; },
       critical: function () { return st.critical; }
     };
     return { el: root, api: api };
@@ -1229,12 +1349,30 @@
     return root;
   }
 
+  /* The caveats' count in the page's head ("3 caveats"): a click opens the list under
+   * the head, on every tab, each caveat in the report's words (text: a caveat's line). */
+  function caveatCount(caveats, text) {
+    if (!caveats || !caveats.length) return;
+    var top = document.getElementById('top');
+    var list = h('ul', { class: 'caveats', id: 'caveat-list' });
+    caveats.forEach(function (c, i) {
+      list.appendChild(h('li', { 'data-json': '/caveats/' + i + '/message', 'data-kind': 'text', 'data-value': JSON.stringify(c.message) }, text(c)));
+    });
+    var panel = h('div', { id: 'caveat-panel', hidden: '' }, list);
+    var b = h('button', { type: 'button', id: 'caveat-count', 'aria-expanded': 'false',
+      text: caveats.length + ' caveat' + (caveats.length === 1 ? '' : 's') });
+    b.addEventListener('click', function () { panel.hidden = !panel.hidden; b.setAttribute('aria-expanded', String(!panel.hidden)); });
+    top.appendChild(b);
+    top.parentNode.insertBefore(panel, top.nextSibling);
+  }
+
   function startDiff(d) {
     var app = document.getElementById('app');
     app.textContent = '';
     app.appendChild(diffTab(d));
     var b = h('button', { type: 'button', 'data-tab': 'diff', class: 'active', text: 'Diff' });
     document.getElementById('tabs').appendChild(b);
+    caveatCount(d.caveats, function (c) { return c.side.toUpperCase() + ' ' + c.message; });
     hook.show = function () {};
     hook.diff = d;
   }
@@ -1261,6 +1399,7 @@
         if (on && t[2]) t[2].show();
       });
     };
+    caveatCount(rep.caveats, function (c) { return c.message; });
     hook.report = rep;
     hook.timeline = tl.api;
     hook.flame = fl.api;
