@@ -86,25 +86,22 @@ sys.exit(1 if fail else 0)
 PY
 py=${LAPSE_PYTHON:-python3}
 echo "torch: $py"
-torch_rc=0
-env -u LAPSE_PROFILE -u LAPSE_RUN_DIR -u LAPSE_RUN_ID -u LAPSE_FEATURES -u LAPSE_ROLE \
-    "$py" "$repo/tests/gpu/gpu_spans.py" "$work/torch-runs" || torch_rc=$?
-[ "$torch_rc" = 77 ] && echo "SKIP torch check (the line above says why)" && torch_rc=0
-device_rc=0
-env -u LAPSE_PROFILE -u LAPSE_RUN_DIR -u LAPSE_RUN_ID -u LAPSE_FEATURES -u LAPSE_ROLE \
-    "$py" "$repo/tests/gpu/gpu_device.py" "$work/device-runs" || device_rc=$?
-[ "$device_rc" = 77 ] && echo "SKIP device check (the line above says why)" && device_rc=0
-view_rc=0
-env -u LAPSE_PROFILE -u LAPSE_RUN_DIR -u LAPSE_RUN_ID -u LAPSE_FEATURES -u LAPSE_ROLE \
-    "$py" "$repo/tests/gpu/view_gpu.py" "$build/lapse" "$work/view-runs" || view_rc=$?
-[ "$view_rc" = 77 ] && echo "SKIP view check (the line above says why)" && view_rc=0
-window_rc=0
-env -u LAPSE_PROFILE -u LAPSE_RUN_DIR -u LAPSE_RUN_ID -u LAPSE_FEATURES -u LAPSE_ROLE \
-    "$py" "$repo/tests/gpu/gpu_window.py" "$work/window-runs" || window_rc=$?
-[ "$window_rc" = 77 ] && echo "SKIP torch window check (the line above says why)" && window_rc=0
-vram_rc=0
-env -u LAPSE_PROFILE -u LAPSE_RUN_DIR -u LAPSE_RUN_ID -u LAPSE_FEATURES -u LAPSE_ROLE \
-    "$py" "$repo/tests/gpu/check_vram.py" "$work/vram-runs" || vram_rc=$?
-[ "$vram_rc" = 77 ] && echo "SKIP VRAM check (the line above says why)" && vram_rc=0
-[ "$c_rc" = 0 ] && [ "$torch_rc" = 0 ] && [ "$device_rc" = 0 ] && [ "$view_rc" = 0 ] && \
-    [ "$window_rc" = 0 ] && [ "$vram_rc" = 0 ]
+# each Python check in a clean environment (its own Profiler); 77 is a SKIP, said above it
+py_rc=0
+py_check() {
+    local what=$1 rc=0
+    shift
+    env -u LAPSE_PROFILE -u LAPSE_RUN_DIR -u LAPSE_RUN_ID -u LAPSE_FEATURES -u LAPSE_ROLE \
+        "$py" "$@" || rc=$?
+    if [ "$rc" = 77 ]; then
+        echo "SKIP $what check (the line above says why)"
+    elif [ "$rc" != 0 ]; then
+        py_rc=1
+    fi
+}
+py_check torch "$repo/tests/gpu/gpu_spans.py" "$work/torch-runs"
+py_check device "$repo/tests/gpu/gpu_device.py" "$work/device-runs"
+py_check view "$repo/tests/gpu/view_gpu.py" "$build/lapse" "$work/view-runs"
+py_check "torch window" "$repo/tests/gpu/gpu_window.py" "$work/window-runs"
+py_check VRAM "$repo/tests/gpu/check_vram.py" "$work/vram-runs"
+[ "$c_rc" = 0 ] && [ "$py_rc" = 0 ]
