@@ -2,9 +2,10 @@
  * the default features; a top-level span "train" open for argv[1] ms, then
  * "idle" for argv[2] ms. The GPU it "uses" is the fake NVML's (tests/fakes).
  *
- *   e2e_gpu_phases sync LOAD TRAIN   in step with the fake's readings: "load" open
- *                                    for its first LOAD readings, "train" for the
- *                                    next TRAIN, then no phase until the script ends */
+ *   e2e_gpu_phases sync LOAD TRAIN   in step with the fake's readings (with its gate,
+ *                                    FAKE_NVML_GATE=1): "load" open for its first LOAD
+ *                                    readings, "train" for the next TRAIN, then no
+ *                                    phase until the script ends */
 #include "lapse.h"
 
 #include <dlfcn.h>
@@ -33,13 +34,16 @@ static int in_step(int load, int train)
     void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_NOLOAD);
     int (*readings)(void) = lib ? (int (*)(void))dlsym(lib, "fake_nvml_readings") : NULL;
     int (*lines)(void) = lib ? (int (*)(void))dlsym(lib, "fake_nvml_lines") : NULL;
-    if (!readings || !lines) {
+    void (*open_gate)(void) = lib ? (void (*)(void))dlsym(lib, "fake_nvml_open_gate") : NULL;
+    if (!readings || !lines || !open_gate) {
         fprintf(stderr, "e2e_gpu_phases: the fake NVML is not loaded\n");
         return 1;
     }
     /* a reading takes the open phases before it reads the device: once the fake has
      * counted reading k, reading k + 1 sees what is open from then on */
     LAPSE_BEGIN("load");
+    open_gate(); /* FAKE_NVML_GATE=1: the script's first reading comes after "load" opened
+                    (the sampler's first tick may come before this thread got here) */
     int ok = wait_readings(readings, load);
     LAPSE_END("load");
     LAPSE_BEGIN("train");

@@ -122,7 +122,7 @@ def test_gpu_by_phase_follows_the_phases_open_at_each_reading(lapse, tmp_path):
     # "load" is open at readings 1-2, "train" at 3-5, nothing at 6 (the program
     # switches in step with the fake's count of readings)
     script = "50 10 1000\n50 20 1000\n50 60 1000\n50 80 1000\n50 - 1000\n50 40 1000\n"
-    env = gpu_env(lapse, tmp_path, "main", script=script)
+    env = gpu_env(lapse, tmp_path, "main", script=script, FAKE_NVML_GATE="1")
     cmd = f'FAKE_NVML_PID=$$ exec "{lapse.program("e2e_gpu_phases")}" sync 2 3'
     r = run_program(["sh", "-c", cmd], env)
     assert r.returncode == 0, r.stderr
